@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Inside the emulated controller: the contract between the controller core (registers,
+ * queues, admin commands, PRPs, engine: hw/emu/*.c) and its namespaces (hw/emu/ns/*.c).
+ */
+#ifndef UNVME_EMU_H
+#define UNVME_EMU_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unvme/spec.h"
+
+struct emu_ctrl;
+struct emu_ns;
+
+#define EMU_MAX_NS          32
+#define EMU_PAGE_SIZE       4096u          /* CAP.MPSMIN = CAP.MPSMAX = 0: 4 KiB pages */
+#define EMU_MDTS_BYTES      (2u << 20)     /* largest transfer: 2 MiB (KV values up to 2 MiB) */
+#define EMU_XFER_MAX_SEGS   (EMU_MDTS_BYTES / EMU_PAGE_SIZE + 1)
+
+/* ---- device description (parsed from the emu:// URI) ---- */
+
+enum emu_ns_kind {
+	EMU_NS_MEM,   /* data in anonymous memory, lost when the device is destroyed */
+	EMU_NS_FILE,  /* data in a file; survives the process; Flush makes it durable */
+	EMU_NS_NULL,  /* moves no data: reads leave the buffer untouched, writes are dropped */
+	EMU_NS_KV,    /* key-value namespace (reserved for the KV command set) */
+};
+
+struct emu_ns_params {
+	enum emu_ns_kind kind;
+	uint64_t size_bytes;       /* 0 with EMU_NS_FILE: take the existing file's size */
+	uint32_t lba_size;         /* 512 or 4096 */
+	char     path[PATH_MAX];   /* EMU_NS_FILE (and file-backed KV) */
+	uint8_t  nguid[16];        /* filled by the controller: unique per device and namespace */
+	uint8_t  eui64[8];
+};
+
+enum emu_mode {
+	EMU_MODE_INLINE,  /* the SQ is processed inside the doorbell write, on the host's thread */
+	EMU_MODE_THREAD,  /* an engine thread polls doorbells like hardware */
+};
+
+struct emu_latency_model {
+	uint64_t read_ns;    /* per read command */
+	uint64_t write_ns;   /* per write command */
+	uint32_t units;      /* parallel internal units (0 = unlimited) */
+	uint64_t bw_bytes_per_s; /* bandwidth cap (0 = none) */
+};
+
+struct emu_params {
+	char     name[64];           /* for messages; from the URI's host part */
+	char     serial[21];
+	char     model[41];
+	char     firmware[9];        /* factory revision in slot 1 */
+	enum emu_mode mode;
+	int      engine_cpu;         /* CPU to pin the engine thread to, -1 = none */
+	struct emu_latency_model lat;
+	uint32_t max_queues;         /* I/O queue pairs the controller can grant */
+	uint32_t mqes;               /* max queue entries (1's based) */
+	char     state_path[PATH_MAX]; /* non-volatile controller state; "" = none (volatile) */
+	uint32_t nr_ns;
+	struct emu_ns_params ns[EMU_MAX_NS];
+};
+
+/* Parses an emu:// URI; on failure returns -EINVAL and names the bad part in err. */
+int emu_params_parse(const char *uri, struct emu_params *p, char *err, size_t errlen);
+
+/* ---- host memory access through the IOMMU (controller core) ---- */
+
+struct emu_sg {
+	uint8_t *addr;
+	uint32_t len;
+};
+
+struct emu_xfer {
+	uint32_t nseg;
+	uint32_t len;
+	struct emu_sg seg[EMU_XFER_MAX_SEGS];
+};
+
+/*
+ * Resolves the PRP1/PRP2 data pointer of cmd for a transfer of len bytes into host memory
+ * segments, applying every PRP rule (offsets, page crossings, PRP lists and their chaining).
+ * Returns 0 or a status word (NVME_CQE_STATUS form): PRP Offset Invalid, Data Transfer Error
+ * for an address outside the IOMMU mappings, Invalid Field for SGLs (PSDT != 0).
+ */
+uint16_t emu_xfer_map(struct emu_ctrl *c, const struct nvme_sqe *cmd, uint32_t len,
+		      struct emu_xfer *x);
+/* Copies len bytes between a flat buffer and the transfer's segments. */
+void emu_xfer_to_host(const struct emu_xfer *x, const void *src, uint32_t len);
+void emu_xfer_from_host(const struct emu_xfer *x, void *dst, uint32_t len);
+
+/* ---- namespaces (hw/emu/ns) ---- */
+
+/* Counters of one submission queue; the SMART log sums them over all queues. */
+struct emu_io_stats {
+	uint64_t read_cmds;
+	uint64_t write_cmds;
+	uint64_t bytes_read;
+	uint64_t bytes_written;
+};
+
+/* What the controller hands a namespace with each I/O command. */
+struct emu_io_ctx {
+	struct emu_ctrl *ctrl;       /* for emu_xfer_map */
+	struct emu_io_stats *stats;  /* counters of the submitting queue */
+	uint32_t dw0;                /* out: completion DW0 */
+	uint64_t err_lba;            /* out: the LBA to report in the error log, if any */
+};
+
+int emu_ns_create(const struct emu_ns_params *p, uint32_t nsid, struct emu_ns **out, char *err,
+		  size_t errlen);
+void emu_ns_destroy(struct emu_ns *ns);
+
+uint8_t  emu_ns_csi(const struct emu_ns *ns);
+uint32_t emu_ns_lba_size(const struct emu_ns *ns);
+uint64_t emu_ns_nlbas(const struct emu_ns *ns);
+
+/* Identify Namespace (CNS 00h) for this namespace. */
+void emu_ns_identify(const struct emu_ns *ns, struct nvme_id_ns *out);
+/* I/O command set specific Identify Namespace (CNS 05h): a status if csi is not the namespace's. */
+uint16_t emu_ns_identify_csi(const struct emu_ns *ns, uint8_t csi, void *out4096);
+/* Namespace identification descriptors (CNS 03h) */
+void emu_ns_ids(const struct emu_ns *ns, uint8_t nguid[16], uint8_t eui64[8]);
+
+/* Format NVM on this namespace: lbaf index into the Identify formats, ses per the spec. */
+uint16_t emu_ns_format(struct emu_ns *ns, uint8_t lbaf, uint8_t ses);
+/* Volatile write cache on or off (Set Features 06h); off makes every write durable. */
+void emu_ns_set_write_cache(struct emu_ns *ns, bool enabled);
+/* Makes all written data durable (controller shutdown). Returns 0 or -errno. */
+int emu_ns_sync(struct emu_ns *ns);
+
+/*
+ * Executes one I/O command addressed to this namespace (the controller has already checked
+ * the NSID). Returns 0 or a status word (NVME_CQE_STATUS form, with DNR where a retry cannot
+ * help). Safe to call from several threads at once for different queues.
+ */
+uint16_t emu_ns_execute(struct emu_ns *ns, const struct nvme_sqe *cmd, struct emu_io_ctx *io);
+
+#endif

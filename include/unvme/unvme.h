@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * uNVMe: a user-space NVMe driver.
+ *
+ * Return convention, everywhere in this header unless a function says otherwise:
+ *   0            success
+ *   < 0          a host-side failure, as a negative errno (-EINVAL bad argument, -ENODEV no
+ *                such device, -ENOMEM, -EAGAIN queue full, -ETIMEDOUT, -EIO controller failed)
+ *   > 0          the device completed the command with an NVMe error status, encoded as
+ *                NVME_STATUS(sct, sc) = (SCT << 8) | SC; unvme_status_str() names it.
+ * Functions never set errno as their result. Failures also leave a human-readable reason in
+ * a thread-local buffer, unvme_errmsg().
+ *
+ * Threading contract:
+ *   - A queue pair (struct unvme_qpair) belongs to one thread at a time: submit and poll it from
+ *     that thread only. The I/O path takes no locks.
+ *   - Admin commands (everything taking only a controller) are serialised internally and may be
+ *     called from any thread.
+ *   - unvme_ctrlr_reset() and unvme_ctrlr_close() must not run while another thread uses one of
+ *     the controller's queue pairs.
+ *
+ * Device ids: "emu://..." names an emulated controller (see docs/devices.md), a PCI address
+ * ("0000:02:00.0") names a PCIe controller, and any other word is looked up as an alias in
+ * $UNVME_DEVICES ("name=devid;name=devid") and the devices file ($UNVME_CONFIG, else
+ * ~/.config/unvme/devices.json, else /etc/unvme/devices.json). "emu0" is built in.
+ */
+#ifndef UNVME_H
+#define UNVME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "spec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(UNVME_BUILDING_LIBRARY)
+#define UNVME_API __attribute__((visibility("default")))
+#else
+#define UNVME_API
+#endif
+
+struct unvme_ctrlr;
+struct unvme_ns;
+struct unvme_qpair;
+
+/* ---- errors ---- */
+
+/* Name of an NVMe status in the library's (SCT << 8) | SC form, e.g. "LBA Out of Range".
+ * The generic codes 0x80..0xbf depend on the command set: csi picks the naming. */
+UNVME_API const char *unvme_status_str(int status, uint8_t csi);
+/* Name of a status type, e.g. "Generic Command Status". */
+UNVME_API const char *unvme_sct_str(unsigned sct);
+/* The reason for the calling thread's last failure, "" if none. */
+UNVME_API const char *unvme_errmsg(void);
+
+/* ---- DMA memory ----
+ * Buffers passed to queue pairs must come from here: the memory is pinned and mapped for the
+ * device (hugepages when reserved, else locked regular pages). Thread safe. */
+UNVME_API void *unvme_dma_alloc(size_t size, size_t align);
+UNVME_API void *unvme_dma_zalloc(size_t size, size_t align);
+UNVME_API void unvme_dma_free(void *buf);
+/* Bus address of DMA memory, or UINT64_MAX if buf is not DMA memory. */
+UNVME_API uint64_t unvme_dma_iova(const void *buf);
+
+/* ---- controllers ---- */
+
+struct unvme_ctrlr_opts {
+	uint32_t num_io_queues;     /* requested I/O queue pairs (default 64; the device may grant fewer) */
+	uint32_t admin_queue_depth; /* default 32 */
+	uint32_t admin_timeout_ms;  /* default 10000 */
+	uint32_t io_queue_depth;    /* default for unvme_qpair_create with depth 0 (default 256) */
+	uint32_t io_timeout_ms;     /* default per-command I/O timeout (default 30000; 0 = none) */
+};
+UNVME_API void unvme_ctrlr_opts_default(struct unvme_ctrlr_opts *opts);
+
+/* Attach: resolves devid, runs the NVMe init sequence (disable, admin queue, enable, identify,
+ * number of queues) and discovers the active namespaces. opts may be NULL. */
+UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts *opts,
+			       struct unvme_ctrlr **out);
+/* Deletes I/O queues, requests a normal shutdown (CC.SHN) and detaches. NULL is ignored. */
+UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *ctrlr);
+/* Controller reset: outstanding commands complete with ABORTED_SQ_DELETION, the controller is
+ * disabled and re-initialised, existing queue pairs are re-created on the device. */
+UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *ctrlr);
+/* 1 if the controller reported a fatal status (CSTS.CFS) or stopped answering. */
+UNVME_API int unvme_ctrlr_is_failed(const struct unvme_ctrlr *ctrlr);
+
+UNVME_API const char *unvme_ctrlr_devid(const struct unvme_ctrlr *ctrlr);   /* as given */
+UNVME_API const char *unvme_ctrlr_address(const struct unvme_ctrlr *ctrlr); /* resolved: URI or BDF */
+UNVME_API const char *unvme_ctrlr_transport(const struct unvme_ctrlr *ctrlr); /* "emu", "vfio", ... */
+UNVME_API const struct nvme_id_ctrl *unvme_ctrlr_identify_data(const struct unvme_ctrlr *ctrlr);
+UNVME_API uint64_t unvme_ctrlr_cap(const struct unvme_ctrlr *ctrlr);
+UNVME_API uint32_t unvme_ctrlr_vs(const struct unvme_ctrlr *ctrlr);
+/* Number of I/O queue pairs granted by Set Features (Number of Queues). */
+UNVME_API uint32_t unvme_ctrlr_max_io_queues(const struct unvme_ctrlr *ctrlr);
+/* Largest transfer of one command in bytes (from MDTS; capped by the driver's PRP pool). */
+UNVME_API uint32_t unvme_ctrlr_max_xfer(const struct unvme_ctrlr *ctrlr);
+
+/* Active namespaces: iterate with first/next (0 ends). */
+UNVME_API uint32_t unvme_ctrlr_first_nsid(const struct unvme_ctrlr *ctrlr);
+UNVME_API uint32_t unvme_ctrlr_next_nsid(const struct unvme_ctrlr *ctrlr, uint32_t prev);
+/* NULL if nsid is not an active namespace. */
+UNVME_API struct unvme_ns *unvme_ctrlr_ns(struct unvme_ctrlr *ctrlr, uint32_t nsid);
+/* Re-reads Identify for every namespace (after Format, for example). */
+UNVME_API int unvme_ctrlr_refresh_ns(struct unvme_ctrlr *ctrlr);
+
+/* ---- namespaces ---- */
+UNVME_API uint32_t unvme_ns_id(const struct unvme_ns *ns);
+UNVME_API uint8_t unvme_ns_csi(const struct unvme_ns *ns);
+UNVME_API uint64_t unvme_ns_nlbas(const struct unvme_ns *ns);
+UNVME_API uint32_t unvme_ns_lba_size(const struct unvme_ns *ns);
+UNVME_API const struct nvme_id_ns *unvme_ns_identify_data(const struct unvme_ns *ns);
+UNVME_API struct unvme_ctrlr *unvme_ns_ctrlr(const struct unvme_ns *ns);
+
+/* ---- admin commands (synchronous, any thread) ----
+ * buf may be any memory: the driver copies through its own DMA buffer. cpl (may be NULL)
+ * receives the completion entry. The command's CID and data pointer are filled in. */
+UNVME_API int unvme_admin(struct unvme_ctrlr *ctrlr, struct nvme_sqe *cmd, void *buf, size_t len,
+			  struct nvme_cqe *cpl);
+UNVME_API int unvme_identify(struct unvme_ctrlr *ctrlr, uint8_t cns, uint32_t nsid, uint8_t csi,
+			     void *buf4096);
+UNVME_API int unvme_get_log_page(struct unvme_ctrlr *ctrlr, uint8_t lid, uint32_t nsid, void *buf,
+				 uint32_t len, uint64_t offset);
+/* *value (may be NULL) receives completion DW0. */
+UNVME_API int unvme_get_features(struct unvme_ctrlr *ctrlr, uint8_t fid, uint32_t nsid,
+				 uint32_t cdw11, uint32_t *value);
+UNVME_API int unvme_set_features(struct unvme_ctrlr *ctrlr, uint8_t fid, uint32_t nsid,
+				 uint32_t cdw11, bool save, uint32_t *value);
+/* Format NVM; nsid 0xffffffff for all. ses: enum nvme_format_ses. Refreshes namespace data. */
+UNVME_API int unvme_format(struct unvme_ctrlr *ctrlr, uint32_t nsid, uint8_t lbaf, uint8_t ses);
+/* Firmware Image Download of a whole image in chunks of xfer bytes (0: 4 KiB or FWUG). */
+UNVME_API int unvme_fw_download(struct unvme_ctrlr *ctrlr, const void *image, size_t len,
+				uint32_t xfer);
+/* Firmware Commit; *dw0 (may be NULL) receives DW0. Status FW_NEEDS_RESET etc. are returned
+ * as positive statuses like any other. */
+UNVME_API int unvme_fw_commit(struct unvme_ctrlr *ctrlr, uint8_t slot, uint8_t action);
+/* Abort command cid on queue sqid; *aborted (may be NULL) is set when the device aborted it. */
+UNVME_API int unvme_abort(struct unvme_ctrlr *ctrlr, uint16_t sqid, uint16_t cid, bool *aborted);
+
+/* ---- I/O queue pairs (one thread each, no locks) ---- */
+
+struct unvme_qpair_opts {
+	uint32_t depth;      /* entries in the SQ and CQ (0: controller default); at most CAP.MQES+1.
+	                        One slot stays empty, so depth-1 commands can be outstanding. */
+	uint32_t timeout_ms; /* per-command timeout (0: controller default; UINT32_MAX: none) */
+};
+
+typedef void (*unvme_cmd_cb)(void *arg, const struct nvme_cqe *cpl);
+
+UNVME_API int unvme_qpair_create(struct unvme_ctrlr *ctrlr, const struct unvme_qpair_opts *opts,
+				 struct unvme_qpair **out);
+/* Deletes the queues on the device; outstanding commands complete with ABORTED_SQ_DELETION. */
+UNVME_API void unvme_qpair_destroy(struct unvme_qpair *qp);
+UNVME_API uint16_t unvme_qpair_id(const struct unvme_qpair *qp);
+UNVME_API uint32_t unvme_qpair_outstanding(const struct unvme_qpair *qp);
+
+/* Queues a raw command. buf/len describe the data (DMA memory, or NULL/0); the driver fills in
+ * CID and PRP1/PRP2 (building a PRP list when needed). The doorbell is rung by the next
+ * unvme_qpair_poll() or unvme_qpair_ring(), so a burst of submissions costs one doorbell write.
+ * Returns -EAGAIN when the queue is full, -EINVAL for a buffer that is not DMA memory or a
+ * length over unvme_ctrlr_max_xfer(), -EIO when the controller has failed. cb is called from
+ * unvme_qpair_poll() on the owning thread. */
+UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *cmd, void *buf,
+				 size_t len, unvme_cmd_cb cb, void *arg);
+/* Makes queued submissions visible to the device (SQ tail doorbell). */
+UNVME_API void unvme_qpair_ring(struct unvme_qpair *qp);
+/* Rings pending submissions, then reaps up to max completions (0: no limit), calling their
+ * callbacks; checks timeouts. Returns the number reaped or a negative errno (-EIO: failed). */
+UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max);
+/* Submits and waits. Returns status per the convention above; cpl (may be NULL) gets the entry. */
+UNVME_API int unvme_qpair_cmd_sync(struct unvme_qpair *qp, const struct nvme_sqe *cmd, void *buf,
+				   size_t len, struct nvme_cqe *cpl);
+
+/* ---- block I/O on NVM namespaces ----
+ * Asynchronous forms queue one command; the synchronous (_sync) forms submit and poll until
+ * the command completes and return its status. buf is DMA memory of nlb * lba size bytes. */
+UNVME_API int unvme_read(struct unvme_ns *ns, struct unvme_qpair *qp, void *buf, uint64_t slba,
+			 uint32_t nlb, unvme_cmd_cb cb, void *arg);
+UNVME_API int unvme_write(struct unvme_ns *ns, struct unvme_qpair *qp, const void *buf, uint64_t slba,
+			  uint32_t nlb, unvme_cmd_cb cb, void *arg);
+UNVME_API int unvme_flush(struct unvme_ns *ns, struct unvme_qpair *qp, unvme_cmd_cb cb, void *arg);
+UNVME_API int unvme_write_zeroes(struct unvme_ns *ns, struct unvme_qpair *qp, uint64_t slba,
+				 uint32_t nlb, unvme_cmd_cb cb, void *arg);
+/* Dataset Management with the deallocate attribute over one range. */
+UNVME_API int unvme_deallocate(struct unvme_ns *ns, struct unvme_qpair *qp, uint64_t slba,
+			       uint32_t nlb, unvme_cmd_cb cb, void *arg);
+UNVME_API int unvme_compare(struct unvme_ns *ns, struct unvme_qpair *qp, const void *buf,
+			    uint64_t slba, uint32_t nlb, unvme_cmd_cb cb, void *arg);
+
+UNVME_API int unvme_read_sync(struct unvme_ns *ns, struct unvme_qpair *qp, void *buf, uint64_t slba,
+			      uint32_t nlb);
+UNVME_API int unvme_write_sync(struct unvme_ns *ns, struct unvme_qpair *qp, const void *buf,
+			       uint64_t slba, uint32_t nlb);
+UNVME_API int unvme_flush_sync(struct unvme_ns *ns, struct unvme_qpair *qp);
+UNVME_API int unvme_write_zeroes_sync(struct unvme_ns *ns, struct unvme_qpair *qp, uint64_t slba,
+				      uint32_t nlb);
+UNVME_API int unvme_deallocate_sync(struct unvme_ns *ns, struct unvme_qpair *qp, uint64_t slba,
+				    uint32_t nlb);
+UNVME_API int unvme_compare_sync(struct unvme_ns *ns, struct unvme_qpair *qp, const void *buf,
+				 uint64_t slba, uint32_t nlb);
+
+/* ---- device ids ---- */
+/* Resolves an alias to a device address (URI or BDF) into out. Returns 0, or -ENOENT with a
+ * message naming where it looked. */
+UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen);
+/* Lists the names known from the environment, the devices file and the built-ins: calls fn
+ * once per (name, address). */
+UNVME_API int unvme_devid_list(void (*fn)(void *arg, const char *name, const char *address),
+			       void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs every Debian package (and PyPI test tool) the project needs. Idempotent and
+# non-interactive: it only calls apt-get when something is missing, so a second run is instant.
+set -euo pipefail
+
+PKGS=(build-essential meson ninja-build pkg-config libjson-c-dev liburing-dev python3 python3-pip)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# pytest drives the integration tests; the python3 on PATH may not be Debian's.
+if ! python3 -c 'import pytest' 2>/dev/null; then
+  echo "install-deps: installing pytest"
+  python3 -m pip install --quiet pytest 2>/dev/null || python3 -m pip install --quiet --break-system-packages pytest
+fi

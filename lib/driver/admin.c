@@ -1,1 +1,207 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Admin commands: a synchronous path over the admin queue, serialised by a mutex so any
+ * thread may use it, with a bounce buffer so callers may pass ordinary memory. The data
+ * direction comes from the opcode itself (bits 1:0: 01b host to controller, 10b controller to
+ * host, NVMe Base 2.0 figure "Opcodes for Admin Commands").
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrlr.h"
+#include "errmsg.h"
+
+struct admin_wait {
+	volatile int done;
+	struct nvme_cqe cpl;
+};
+
+static void admin_cb(void *arg, const struct nvme_cqe *cpl)
+{
+	struct admin_wait *w = arg;
+	w->cpl = *cpl;
+	w->done = 1;
+}
+
+UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf, size_t len,
+			  struct nvme_cqe *cpl)
+{
+	if (!c || !cmd || (len && !buf))
+		return unvme_fail(-EINVAL, "unvme_admin: controller, command and buffer are required");
+	if (len > c->max_xfer && c->max_xfer)
+		return unvme_fail(-EINVAL, "admin transfer of %zu bytes exceeds the controller's maximum "
+				  "of %u", len, c->max_xfer);
+	pthread_mutex_lock(&c->admin_lock);
+	int rc = 0;
+	if (len > c->admin_buf_len) {
+		size_t want = len < 4096 ? 4096 : len;
+		void *nb = unvme_dma_alloc(want, 4096);
+		if (!nb) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		unvme_dma_free(c->admin_buf);
+		c->admin_buf = nb;
+		c->admin_buf_len = want;
+	}
+	bool to_dev = (cmd->opc & 0x3u) == 0x1u || (cmd->opc & 0x3u) == 0x3u;
+	bool from_dev = (cmd->opc & 0x2u) != 0;
+	if (len) {
+		if (to_dev)
+			memcpy(c->admin_buf, buf, len);
+		else
+			memset(c->admin_buf, 0, len);
+	}
+	struct admin_wait w = {0};
+	rc = unvme_qpair_submit(c->admin, cmd, len ? c->admin_buf : NULL, len, admin_cb, &w);
+	if (rc == -EAGAIN)
+		rc = unvme_fail(-EBUSY, "%s: admin queue full", c->devid);
+	if (rc)
+		goto out;
+	uint16_t cid = c->admin->last_cid;
+	rc = qpair_wait(c->admin, &w.done, c->opts.admin_timeout_ms);
+	if (rc) {
+		if (!w.done)
+			c->admin->reqs[cid].cb = NULL; /* w is on this stack */
+		ctrlr_check_fatal(c);
+		if (rc == -ETIMEDOUT)
+			rc = unvme_fail(rc, "%s: admin command 0x%02x got no completion within %u ms%s",
+					c->devid, cmd->opc, c->opts.admin_timeout_ms,
+					c->failed ? " (controller fatal status set)" : "");
+		goto out;
+	}
+	cmd->cid = w.cpl.cid;
+	if (len && from_dev)
+		memcpy(buf, c->admin_buf, len);
+	if (cpl)
+		*cpl = w.cpl;
+	rc = NVME_STATUS_FROM_CQE(w.cpl.status);
+out:
+	pthread_mutex_unlock(&c->admin_lock);
+	return rc;
+}
+
+UNVME_API int unvme_identify(struct unvme_ctrlr *c, uint8_t cns, uint32_t nsid, uint8_t csi,
+			     void *buf4096)
+{
+	struct nvme_sqe cmd = {0};
+	cmd.opc = NVME_ADM_IDENTIFY;
+	cmd.nsid = nsid;
+	cmd.cdw10 = cns;
+	cmd.cdw11 = (uint32_t)csi << 24;
+	return unvme_admin(c, &cmd, buf4096, 4096, NULL);
+}
+
+UNVME_API int unvme_get_log_page(struct unvme_ctrlr *c, uint8_t lid, uint32_t nsid, void *buf,
+				 uint32_t len, uint64_t offset)
+{
+	if (len == 0 || len % 4 || offset % 4)
+		return unvme_fail(-EINVAL, "log page length %u and offset %llu must be non-zero "
+				  "multiples of 4", len, (unsigned long long)offset);
+	struct nvme_sqe cmd = {0};
+	uint32_t numd = len / 4 - 1;
+	cmd.opc = NVME_ADM_GET_LOG_PAGE;
+	cmd.nsid = nsid;
+	cmd.cdw10 = lid | ((numd & 0xffffu) << 16);
+	cmd.cdw11 = numd >> 16;
+	cmd.cdw12 = (uint32_t)offset;
+	cmd.cdw13 = (uint32_t)(offset >> 32);
+	return unvme_admin(c, &cmd, buf, len, NULL);
+}
+
+UNVME_API int unvme_get_features(struct unvme_ctrlr *c, uint8_t fid, uint32_t nsid, uint32_t cdw11,
+				 uint32_t *value)
+{
+	struct nvme_sqe cmd = {0};
+	struct nvme_cqe cpl = {0};
+	cmd.opc = NVME_ADM_GET_FEATURES;
+	cmd.nsid = nsid;
+	cmd.cdw10 = fid;
+	cmd.cdw11 = cdw11;
+	int rc = unvme_admin(c, &cmd, NULL, 0, &cpl);
+	if (rc == 0 && value)
+		*value = cpl.dw0;
+	return rc;
+}
+
+UNVME_API int unvme_set_features(struct unvme_ctrlr *c, uint8_t fid, uint32_t nsid, uint32_t cdw11,
+				 bool save, uint32_t *value)
+{
+	struct nvme_sqe cmd = {0};
+	struct nvme_cqe cpl = {0};
+	cmd.opc = NVME_ADM_SET_FEATURES;
+	cmd.nsid = nsid;
+	cmd.cdw10 = fid | (save ? NVME_FEAT_SAVE : 0);
+	cmd.cdw11 = cdw11;
+	int rc = unvme_admin(c, &cmd, NULL, 0, &cpl);
+	if (rc == 0 && value)
+		*value = cpl.dw0;
+	return rc;
+}
+
+UNVME_API int unvme_format(struct unvme_ctrlr *c, uint32_t nsid, uint8_t lbaf, uint8_t ses)
+{
+	struct nvme_sqe cmd = {0};
+	cmd.opc = NVME_ADM_FORMAT_NVM;
+	cmd.nsid = nsid;
+	cmd.cdw10 = (lbaf & 0xfu) | (((uint32_t)ses & 0x7u) << 9) | (((uint32_t)lbaf >> 4 & 0x3u) << 12);
+	int rc = unvme_admin(c, &cmd, NULL, 0, NULL);
+	if (rc == 0)
+		rc = unvme_ctrlr_refresh_ns(c);
+	return rc;
+}
+
+UNVME_API int unvme_fw_download(struct unvme_ctrlr *c, const void *image, size_t len, uint32_t xfer)
+{
+	if (!image || len == 0)
+		return unvme_fail(-EINVAL, "firmware image is empty");
+	if (xfer == 0) {
+		uint8_t fwug = c->id.fwug;
+		xfer = (fwug && fwug != 0xff) ? (uint32_t)fwug * 4096u : 4096u;
+	}
+	if (xfer % 4 || xfer > c->max_xfer)
+		return unvme_fail(-EINVAL, "firmware transfer size %u must be a multiple of 4 and at most "
+				  "%u", xfer, c->max_xfer);
+	const uint8_t *p = image;
+	uint8_t *chunk = malloc(xfer);
+	if (!chunk)
+		return -ENOMEM;
+	int rc = 0;
+	for (size_t off = 0; off < len && rc == 0; off += xfer) {
+		size_t n = len - off < xfer ? len - off : xfer;
+		size_t padded = (n + 3) & ~(size_t)3; /* dword units; the image header says its length */
+		memset(chunk, 0, padded);
+		memcpy(chunk, p + off, n);
+		struct nvme_sqe cmd = {0};
+		cmd.opc = NVME_ADM_FW_DOWNLOAD;
+		cmd.cdw10 = (uint32_t)(padded / 4 - 1);
+		cmd.cdw11 = (uint32_t)(off / 4);
+		rc = unvme_admin(c, &cmd, chunk, padded, NULL);
+	}
+	free(chunk);
+	return rc;
+}
+
+UNVME_API int unvme_fw_commit(struct unvme_ctrlr *c, uint8_t slot, uint8_t action)
+{
+	struct nvme_sqe cmd = {0};
+	cmd.opc = NVME_ADM_FW_COMMIT;
+	cmd.cdw10 = (slot & 0x7u) | (((uint32_t)action & 0x7u) << 3);
+	int rc = unvme_admin(c, &cmd, NULL, 0, NULL);
+	if (rc == 0 && action == NVME_FW_CA_ACTIVATE_NOW)
+		unvme_identify(c, NVME_CNS_CTRL, 0, 0, &c->id);
+	return rc;
+}
+
+UNVME_API int unvme_abort(struct unvme_ctrlr *c, uint16_t sqid, uint16_t cid, bool *aborted)
+{
+	struct nvme_sqe cmd = {0};
+	struct nvme_cqe cpl = {0};
+	cmd.opc = NVME_ADM_ABORT;
+	cmd.cdw10 = sqid | ((uint32_t)cid << 16);
+	int rc = unvme_admin(c, &cmd, NULL, 0, &cpl);
+	if (aborted)
+		*aborted = rc == 0 && !(cpl.dw0 & 1u);
+	return rc;
+}

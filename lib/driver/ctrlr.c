@@ -1,1 +1,432 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Controller attach, initialisation, reset and detach (NVMe Base 2.0 section 3.5.1).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctrlr.h"
+#include "errmsg.h"
+#include "transport.h"
+
+#define DEFAULT_IO_QUEUES 64
+#define DEFAULT_ADMIN_DEPTH 32
+#define DEFAULT_ADMIN_TIMEOUT_MS 10000
+#define DEFAULT_IO_DEPTH 256
+#define DEFAULT_IO_TIMEOUT_MS 30000
+#define SHUTDOWN_TIMEOUT_MS 5000
+
+UNVME_API void unvme_ctrlr_opts_default(struct unvme_ctrlr_opts *opts)
+{
+	opts->num_io_queues = DEFAULT_IO_QUEUES;
+	opts->admin_queue_depth = DEFAULT_ADMIN_DEPTH;
+	opts->admin_timeout_ms = DEFAULT_ADMIN_TIMEOUT_MS;
+	opts->io_queue_depth = DEFAULT_IO_DEPTH;
+	opts->io_timeout_ms = DEFAULT_IO_TIMEOUT_MS;
+}
+
+static void sleep_us(unsigned us)
+{
+	struct timespec ts = {.tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000};
+	nanosleep(&ts, NULL);
+}
+
+/* Waits for CSTS.RDY to equal want within CAP.TO (500 ms units). */
+static int wait_ready(struct unvme_ctrlr *c, uint32_t want)
+{
+	uint64_t limit_ms = (uint64_t)(NVME_CAP_TO(c->cap) ? NVME_CAP_TO(c->cap) : 1) * 500u;
+	uint64_t deadline = unvme_now_ms() + limit_ms;
+	unsigned delay = 1;
+	for (;;) {
+		uint32_t csts = reg_read32(c, NVME_REG_CSTS);
+		if (csts == 0xffffffffu)
+			return unvme_fail(-ENODEV, "%s: controller does not answer (CSTS reads all ones)",
+					  c->devid);
+		if (want && (csts & NVME_CSTS_CFS))
+			return unvme_fail(-EIO, "%s: controller reported a fatal status (CSTS.CFS) while "
+					  "enabling", c->devid);
+		if ((csts & NVME_CSTS_RDY) == want)
+			return 0;
+		if (unvme_now_ms() > deadline)
+			return unvme_fail(-ETIMEDOUT, "%s: CSTS.RDY did not become %u within CAP.TO "
+					  "(%llu ms)", c->devid, want, (unsigned long long)limit_ms);
+		sleep_us(delay);
+		if (delay < 10000)
+			delay *= 2;
+	}
+}
+
+int ctrlr_disable(struct unvme_ctrlr *c)
+{
+	uint32_t cc = reg_read32(c, NVME_REG_CC);
+	if (cc & NVME_CC_EN)
+		reg_write32(c, NVME_REG_CC, cc & ~NVME_CC_EN);
+	return wait_ready(c, 0);
+}
+
+int ctrlr_enable(struct unvme_ctrlr *c)
+{
+	struct unvme_qpair *aq = c->admin;
+	qpair_reset_rings(aq);
+	reg_write32(c, NVME_REG_AQA, NVME_AQA_MAKE(aq->depth, aq->depth));
+	reg_write64(c, NVME_REG_ASQ, aq->sq_iova);
+	reg_write64(c, NVME_REG_ACQ, aq->cq_iova);
+	uint32_t css = (NVME_CAP_CSS(c->cap) & NVME_CAP_CSS_IOCS) ? NVME_CC_CSS_IOCS : NVME_CC_CSS_NVM;
+	uint32_t mps = 0;
+	while ((4096u << mps) < c->page_size)
+		mps++;
+	uint32_t cc = NVME_CC_EN | NVME_CC_CSS_SET(css) | NVME_CC_MPS_SET(mps) | NVME_CC_AMS_SET(0) |
+		      NVME_CC_IOSQES_SET(NVME_SQES_LOG2) | NVME_CC_IOCQES_SET(NVME_CQES_LOG2);
+	reg_write32(c, NVME_REG_CC, cc);
+	return wait_ready(c, 1);
+}
+
+void ctrlr_check_fatal(struct unvme_ctrlr *c)
+{
+	uint32_t csts = reg_read32(c, NVME_REG_CSTS);
+	if (csts == 0xffffffffu || (csts & NVME_CSTS_CFS))
+		c->failed = 1;
+}
+
+int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
+{
+	struct nvme_sqe cmd = {0};
+	cmd.opc = NVME_ADM_CREATE_CQ;
+	cmd.prp1 = qp->cq_iova;
+	cmd.cdw10 = ((uint32_t)(qp->depth - 1) << 16) | qp->qid;
+	cmd.cdw11 = NVME_CREATE_CQ_PC; /* polled: no interrupts */
+	int rc = unvme_admin(c, &cmd, NULL, 0, NULL);
+	if (rc)
+		return rc > 0 ? unvme_fail(rc, "Create I/O CQ %u (depth %u): %s", qp->qid, qp->depth,
+					   unvme_status_str(rc, NVME_CSI_NVM))
+			      : rc;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opc = NVME_ADM_CREATE_SQ;
+	cmd.prp1 = qp->sq_iova;
+	cmd.cdw10 = ((uint32_t)(qp->depth - 1) << 16) | qp->qid;
+	cmd.cdw11 = ((uint32_t)qp->qid << 16) | NVME_CREATE_SQ_PC;
+	rc = unvme_admin(c, &cmd, NULL, 0, NULL);
+	if (rc) {
+		int st = rc;
+		memset(&cmd, 0, sizeof(cmd));
+		cmd.opc = NVME_ADM_DELETE_CQ;
+		cmd.cdw10 = qp->qid;
+		unvme_admin(c, &cmd, NULL, 0, NULL);
+		return st > 0 ? unvme_fail(st, "Create I/O SQ %u (depth %u): %s", qp->qid, qp->depth,
+					   unvme_status_str(st, NVME_CSI_NVM))
+			      : st;
+	}
+	return 0;
+}
+
+int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
+{
+	struct nvme_sqe cmd = {0};
+	cmd.opc = NVME_ADM_DELETE_SQ;
+	cmd.cdw10 = qp->qid;
+	int rc = unvme_admin(c, &cmd, NULL, 0, NULL);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opc = NVME_ADM_DELETE_CQ;
+	cmd.cdw10 = qp->qid;
+	int rc2 = unvme_admin(c, &cmd, NULL, 0, NULL);
+	return rc ? rc : rc2;
+}
+
+/* Identify, number of queues, namespaces: everything after CSTS.RDY. */
+static int ctrlr_configure(struct unvme_ctrlr *c)
+{
+	int rc = unvme_identify(c, NVME_CNS_CTRL, 0, 0, &c->id);
+	if (rc)
+		return rc > 0 ? unvme_fail(-EIO, "%s: Identify Controller failed: %s", c->devid,
+					   unvme_status_str(rc, 0))
+			      : rc;
+	uint64_t mdts_bytes = c->id.mdts ? ((uint64_t)c->page_size << c->id.mdts) : UINT64_MAX;
+	/* One PRP list page per command bounds a transfer at page_size / 8 pages. */
+	uint64_t list_bytes = (uint64_t)c->page_size * (c->page_size / sizeof(uint64_t));
+	c->max_xfer = (uint32_t)(mdts_bytes < list_bytes ? mdts_bytes : list_bytes);
+
+	uint32_t want = c->opts.num_io_queues ? c->opts.num_io_queues : 1;
+	if (want > 65535)
+		want = 65535;
+	uint32_t dw0 = 0;
+	rc = unvme_set_features(c, NVME_FEAT_NUM_QUEUES, 0, ((want - 1) << 16) | (want - 1), false,
+				&dw0);
+	if (rc)
+		return rc > 0 ? unvme_fail(-EIO, "%s: Set Features (Number of Queues) failed: %s",
+					   c->devid, unvme_status_str(rc, 0))
+			      : rc;
+	uint32_t nsq = (dw0 & 0xffff) + 1, ncq = (dw0 >> 16) + 1;
+	uint32_t granted = nsq < ncq ? nsq : ncq;
+	if (granted > want)
+		granted = want;
+	if (!c->qid_used) {
+		c->max_io_queues = granted;
+		c->qid_used = calloc(granted + 1, 1);
+		if (!c->qid_used)
+			return -ENOMEM;
+	} else if (granted < c->max_io_queues) {
+		/* After a reset the device may grant fewer; queues above the grant fail. */
+		c->max_io_queues = granted;
+	}
+	return ns_scan(c);
+}
+
+static void ctrlr_free(struct unvme_ctrlr *c)
+{
+	ns_free_all(c);
+	if (c->mapper_registered)
+		dma_mapper_unregister(&c->mapper);
+	if (c->transport_ctx)
+		c->ops->detach(c);
+	qpair_free(c->admin);
+	unvme_dma_free(c->admin_buf);
+	free(c->qid_used);
+	pthread_mutex_destroy(&c->admin_lock);
+	pthread_mutex_destroy(&c->qp_lock);
+	free(c);
+}
+
+UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts *opts,
+			       struct unvme_ctrlr **out)
+{
+	if (!devid || !out)
+		return unvme_fail(-EINVAL, "unvme_ctrlr_open: devid and out are required");
+	*out = NULL;
+	unvme_errmsg_clear();
+	struct unvme_ctrlr *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	pthread_mutex_init(&c->admin_lock, NULL);
+	pthread_mutex_init(&c->qp_lock, NULL);
+	if (opts)
+		c->opts = *opts;
+	else
+		unvme_ctrlr_opts_default(&c->opts);
+	snprintf(c->devid, sizeof(c->devid), "%s", devid);
+
+	int rc = unvme_devid_resolve(devid, c->address, sizeof(c->address));
+	if (rc)
+		goto fail;
+	c->ops = unvme_transport_find(c->address);
+	if (!c->ops) {
+		rc = -ENODEV;
+		goto fail;
+	}
+	rc = c->ops->attach(c, c->address);
+	if (rc)
+		goto fail;
+	c->mapper = (struct dma_mapper){.map = c->ops->dma_map, .unmap = c->ops->dma_unmap,
+					.ctx = c->transport_ctx};
+	rc = dma_mapper_register(&c->mapper);
+	if (rc)
+		goto fail;
+	c->mapper_registered = true;
+
+	c->cap = reg_read64(c, NVME_REG_CAP);
+	c->vs = reg_read32(c, NVME_REG_VS);
+	if (c->cap == UINT64_MAX) {
+		rc = unvme_fail(-ENODEV, "%s: controller does not answer (CAP reads all ones)", devid);
+		goto fail;
+	}
+	c->dstrd = NVME_CAP_DSTRD(c->cap);
+	c->page_size = 4096u << NVME_CAP_MPSMIN(c->cap);
+	c->max_xfer = c->page_size; /* until Identify tells MDTS */
+
+	uint32_t adepth = c->opts.admin_queue_depth ? c->opts.admin_queue_depth : DEFAULT_ADMIN_DEPTH;
+	if (adepth > 4096)
+		adepth = 4096; /* AQA holds 12 bits */
+	rc = qpair_alloc(c, 0, adepth, 0, &c->admin);
+	if (rc)
+		goto fail;
+	rc = ctrlr_disable(c);
+	if (rc)
+		goto fail;
+	rc = ctrlr_enable(c);
+	if (rc)
+		goto fail;
+	rc = ctrlr_configure(c);
+	if (rc)
+		goto fail;
+	*out = c;
+	return 0;
+fail:
+	{
+		/* Keep the reason: cleanup may overwrite the thread's message. */
+		char why[512];
+		snprintf(why, sizeof(why), "%s", unvme_errmsg());
+		if (c->transport_ctx && c->admin)
+			ctrlr_disable(c);
+		ctrlr_free(c);
+		return unvme_fail(rc < 0 ? rc : -EIO, "%s", why[0] ? why : "controller attach failed");
+	}
+}
+
+UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *c)
+{
+	if (!c)
+		return;
+	while (c->qpairs)
+		unvme_qpair_destroy(c->qpairs);
+	if (!c->failed) {
+		/* Normal shutdown (3.6.1): data in the device's caches is made durable. */
+		uint32_t cc = reg_read32(c, NVME_REG_CC);
+		reg_write32(c, NVME_REG_CC, (cc & ~NVME_CC_SHN_SET(3)) | NVME_CC_SHN_SET(NVME_CC_SHN_NORMAL));
+		uint64_t deadline = unvme_now_ms() + SHUTDOWN_TIMEOUT_MS;
+		while (NVME_CSTS_SHST(reg_read32(c, NVME_REG_CSTS)) != NVME_CSTS_SHST_COMPLETE &&
+		       unvme_now_ms() < deadline)
+			sleep_us(100);
+	}
+	ctrlr_disable(c);
+	ctrlr_free(c);
+}
+
+UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
+{
+	pthread_mutex_lock(&c->qp_lock);
+	int rc = ctrlr_disable(c);
+	/* Disabled, the controller touches no memory: now the commands can be given back. */
+	qpair_fail_outstanding(c->admin, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
+	for (struct unvme_qpair *qp = c->qpairs; qp; qp = qp->next) {
+		qpair_fail_outstanding(qp, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
+		qpair_reset_rings(qp);
+	}
+	c->failed = 0;
+	if (rc == 0)
+		rc = ctrlr_enable(c);
+	if (rc == 0)
+		rc = ctrlr_configure(c);
+	for (struct unvme_qpair *qp = c->qpairs; qp; qp = qp->next) {
+		qp->failed = 0;
+		int qrc = (rc == 0 && qp->qid <= c->max_io_queues) ? ctrlr_create_io_queues(c, qp) : -EIO;
+		if (qrc) {
+			qp->failed = 1;
+			if (rc == 0)
+				rc = qrc;
+		}
+	}
+	if (rc)
+		c->failed = 1;
+	pthread_mutex_unlock(&c->qp_lock);
+	return rc;
+}
+
+UNVME_API int unvme_qpair_create(struct unvme_ctrlr *c, const struct unvme_qpair_opts *opts,
+				 struct unvme_qpair **out)
+{
+	if (!c || !out)
+		return unvme_fail(-EINVAL, "unvme_qpair_create: controller and out are required");
+	if (c->failed)
+		return unvme_fail(-EIO, "%s: controller has failed; reset it", c->devid);
+	uint32_t mqes = NVME_CAP_MQES(c->cap) + 1;
+	uint32_t depth = opts && opts->depth ? opts->depth : c->opts.io_queue_depth;
+	if (!depth)
+		depth = DEFAULT_IO_DEPTH;
+	if ((!opts || !opts->depth) && depth > mqes)
+		depth = mqes;
+	uint32_t timeout = opts && opts->timeout_ms ? opts->timeout_ms : c->opts.io_timeout_ms;
+	if (timeout == UINT32_MAX)
+		timeout = 0;
+
+	pthread_mutex_lock(&c->qp_lock);
+	uint16_t qid = 0;
+	for (uint32_t q = 1; q <= c->max_io_queues; q++) {
+		if (!c->qid_used[q]) {
+			qid = (uint16_t)q;
+			break;
+		}
+	}
+	if (!qid) {
+		pthread_mutex_unlock(&c->qp_lock);
+		return unvme_fail(-EBUSY, "%s: all %u I/O queue pairs granted by the controller are in use",
+				  c->devid, c->max_io_queues);
+	}
+	struct unvme_qpair *qp;
+	int rc = qpair_alloc(c, qid, depth, timeout, &qp);
+	if (rc == 0) {
+		rc = ctrlr_create_io_queues(c, qp);
+		if (rc) {
+			char why[512];
+			snprintf(why, sizeof(why), "%s", unvme_errmsg());
+			qpair_free(qp);
+			unvme_fail(rc, "%s", why);
+		}
+	}
+	if (rc == 0) {
+		c->qid_used[qid] = 1;
+		qp->next = c->qpairs;
+		c->qpairs = qp;
+		*out = qp;
+	}
+	pthread_mutex_unlock(&c->qp_lock);
+	return rc;
+}
+
+UNVME_API void unvme_qpair_destroy(struct unvme_qpair *qp)
+{
+	if (!qp)
+		return;
+	struct unvme_ctrlr *c = qp->ctrlr;
+	pthread_mutex_lock(&c->qp_lock);
+	if (!c->failed && !qp->failed)
+		ctrlr_delete_io_queues(c, qp);
+	/* Deleted on the device (or the device is dead): nothing more will complete. */
+	qpair_fail_outstanding(qp, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
+	for (struct unvme_qpair **pp = &c->qpairs; *pp; pp = &(*pp)->next) {
+		if (*pp == qp) {
+			*pp = qp->next;
+			break;
+		}
+	}
+	if (qp->qid <= c->max_io_queues)
+		c->qid_used[qp->qid] = 0;
+	pthread_mutex_unlock(&c->qp_lock);
+	qpair_free(qp);
+}
+
+UNVME_API int unvme_ctrlr_is_failed(const struct unvme_ctrlr *c)
+{
+	return c->failed ? 1 : 0;
+}
+
+UNVME_API const char *unvme_ctrlr_devid(const struct unvme_ctrlr *c)
+{
+	return c->devid;
+}
+
+UNVME_API const char *unvme_ctrlr_address(const struct unvme_ctrlr *c)
+{
+	return c->address;
+}
+
+UNVME_API const char *unvme_ctrlr_transport(const struct unvme_ctrlr *c)
+{
+	return c->ops->name;
+}
+
+UNVME_API const struct nvme_id_ctrl *unvme_ctrlr_identify_data(const struct unvme_ctrlr *c)
+{
+	return &c->id;
+}
+
+UNVME_API uint64_t unvme_ctrlr_cap(const struct unvme_ctrlr *c)
+{
+	return c->cap;
+}
+
+UNVME_API uint32_t unvme_ctrlr_vs(const struct unvme_ctrlr *c)
+{
+	return c->vs;
+}
+
+UNVME_API uint32_t unvme_ctrlr_max_io_queues(const struct unvme_ctrlr *c)
+{
+	return c->max_io_queues;
+}
+
+UNVME_API uint32_t unvme_ctrlr_max_xfer(const struct unvme_ctrlr *c)
+{
+	return c->max_xfer;
+}

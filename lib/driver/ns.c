@@ -1,1 +1,173 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Namespace discovery: the Active Namespace ID list, then Identify Namespace and the
+ * Namespace Identification Descriptors (for the command set) of each. A rescan keeps the
+ * struct of a namespace that is still there, so pointers the application holds stay valid.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrlr.h"
+#include "errmsg.h"
+
+static struct unvme_ns *find_ns(struct unvme_ctrlr *c, uint32_t nsid)
+{
+	size_t lo = 0, hi = c->nr_ns;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->ns[mid]->nsid == nsid)
+			return c->ns[mid];
+		if (c->ns[mid]->nsid < nsid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static uint8_t ns_csi(struct unvme_ctrlr *c, uint32_t nsid)
+{
+	uint8_t desc[4096];
+	if (unvme_identify(c, NVME_CNS_NS_DESC_LIST, nsid, 0, desc) != 0)
+		return NVME_CSI_NVM; /* controllers before 1.3 have no descriptors: NVM */
+	for (size_t off = 0; off + sizeof(struct nvme_ns_id_desc) <= sizeof(desc);) {
+		const struct nvme_ns_id_desc *d = (const void *)(desc + off);
+		if (d->nidl == 0 && d->nidt == 0)
+			break;
+		if (d->nidt == NVME_NIDT_CSI && d->nidl >= 1 && off + 4 < sizeof(desc))
+			return desc[off + 4];
+		off += sizeof(*d) + d->nidl;
+	}
+	return NVME_CSI_NVM;
+}
+
+static int ns_fill(struct unvme_ctrlr *c, struct unvme_ns *ns)
+{
+	int rc = unvme_identify(c, NVME_CNS_NS, ns->nsid, 0, &ns->id);
+	if (rc)
+		return rc;
+	ns->csi = ns_csi(c, ns->nsid);
+	ns->lba_size = nvme_ns_lba_size(&ns->id);
+	ns->lba_shift = (uint32_t)__builtin_ctz(ns->lba_size);
+	ns->nlbas = ns->id.nsze;
+	return 0;
+}
+
+int ns_scan(struct unvme_ctrlr *c)
+{
+	uint32_t *list = malloc(4096);
+	if (!list)
+		return -ENOMEM;
+	int rc = unvme_identify(c, NVME_CNS_ACTIVE_NS_LIST, 0, 0, list);
+	if (rc) {
+		free(list);
+		return rc > 0 ? unvme_fail(-EIO, "%s: Identify Active Namespace List failed: %s",
+					   c->devid, unvme_status_str(rc, 0))
+			      : rc;
+	}
+	size_t n = 0;
+	while (n < NVME_NS_LIST_MAX && list[n])
+		n++;
+	struct unvme_ns **nsv = calloc(n ? n : 1, sizeof(*nsv));
+	if (!nsv) {
+		free(list);
+		return -ENOMEM;
+	}
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct unvme_ns *ns = find_ns(c, list[i]);
+		if (!ns) {
+			ns = calloc(1, sizeof(*ns));
+			if (!ns) {
+				rc = -ENOMEM;
+				break;
+			}
+			ns->ctrlr = c;
+			ns->nsid = list[i];
+		}
+		nsv[kept++] = ns;
+		rc = ns_fill(c, ns);
+		if (rc) {
+			rc = rc > 0 ? unvme_fail(-EIO, "%s: Identify Namespace %u failed: %s", c->devid,
+						 ns->nsid, unvme_status_str(rc, 0))
+				    : rc;
+			break;
+		}
+	}
+	/* Namespaces that disappeared are freed; ones still listed moved into nsv. */
+	for (uint32_t i = 0; i < c->nr_ns; i++) {
+		bool still = false;
+		for (size_t k = 0; k < kept; k++)
+			still |= nsv[k] == c->ns[i];
+		if (!still)
+			free(c->ns[i]);
+	}
+	free(c->ns);
+	c->ns = nsv;
+	c->nr_ns = (uint32_t)kept;
+	free(list);
+	return rc;
+}
+
+void ns_free_all(struct unvme_ctrlr *c)
+{
+	for (uint32_t i = 0; i < c->nr_ns; i++)
+		free(c->ns[i]);
+	free(c->ns);
+	c->ns = NULL;
+	c->nr_ns = 0;
+}
+
+UNVME_API int unvme_ctrlr_refresh_ns(struct unvme_ctrlr *c)
+{
+	return ns_scan(c);
+}
+
+UNVME_API uint32_t unvme_ctrlr_first_nsid(const struct unvme_ctrlr *c)
+{
+	return c->nr_ns ? c->ns[0]->nsid : 0;
+}
+
+UNVME_API uint32_t unvme_ctrlr_next_nsid(const struct unvme_ctrlr *c, uint32_t prev)
+{
+	for (uint32_t i = 0; i < c->nr_ns; i++)
+		if (c->ns[i]->nsid > prev)
+			return c->ns[i]->nsid;
+	return 0;
+}
+
+UNVME_API struct unvme_ns *unvme_ctrlr_ns(struct unvme_ctrlr *c, uint32_t nsid)
+{
+	return c ? find_ns(c, nsid) : NULL;
+}
+
+UNVME_API uint32_t unvme_ns_id(const struct unvme_ns *ns)
+{
+	return ns->nsid;
+}
+
+UNVME_API uint8_t unvme_ns_csi(const struct unvme_ns *ns)
+{
+	return ns->csi;
+}
+
+UNVME_API uint64_t unvme_ns_nlbas(const struct unvme_ns *ns)
+{
+	return ns->nlbas;
+}
+
+UNVME_API uint32_t unvme_ns_lba_size(const struct unvme_ns *ns)
+{
+	return ns->lba_size;
+}
+
+UNVME_API const struct nvme_id_ns *unvme_ns_identify_data(const struct unvme_ns *ns)
+{
+	return &ns->id;
+}
+
+UNVME_API struct unvme_ctrlr *unvme_ns_ctrlr(const struct unvme_ns *ns)
+{
+	return ns->ctrlr;
+}

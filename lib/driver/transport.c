@@ -1,1 +1,26 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stddef.h>
+
+#include "devid.h"
+#include "errmsg.h"
+#include "transport.h"
+
+static const struct unvme_transport_ops *const transports[] = {
+	&unvme_transport_emu,
+};
+
+const struct unvme_transport_ops *unvme_transport_find(const char *address)
+{
+	for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
+		if (transports[i]->matches(address))
+			return transports[i];
+	char bdf[13];
+	if (unvme_addr_parse_bdf(address, bdf))
+		unvme_fail(-ENODEV, "%s: PCIe devices need the VFIO transport, which this build does not "
+			   "have yet; to use an emulated device under this address, declare an alias such "
+			   "as UNVME_DEVICES='%s=emu://?ns=mem:1G:512'", bdf, bdf);
+	else
+		unvme_fail(-ENODEV, "%s: no transport serves this address", address);
+	return NULL;
+}

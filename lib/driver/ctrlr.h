@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The driver's view of a controller, its namespaces and queue pairs (internal). */
+#ifndef UNVME_DRIVER_CTRLR_H
+#define UNVME_DRIVER_CTRLR_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "unvme/unvme.h"
+#include "dma.h"
+#include "transport.h"
+
+#define REQ_NONE 0xffffu
+
+enum req_state {
+	REQ_FREE = 0,
+	REQ_ACTIVE,
+	REQ_ABORT_SENT, /* timed out once, Abort sent; a second timeout recovers the queue */
+};
+
+/* One outstanding command; its index is the command id. */
+struct unvme_req {
+	unvme_cmd_cb cb;
+	void *arg;
+	uint64_t *prp_list;     /* one page, allocated the first time a transfer needs a list */
+	uint64_t prp_list_iova;
+	uint64_t seen_ms;       /* first timeout scan that saw it outstanding (0 = not yet) */
+	uint16_t next_free;
+	uint8_t state;
+	uint8_t opc;
+};
+
+struct unvme_qpair {
+	/* Hot fields first: the submission and completion paths touch only these lines. */
+	struct nvme_sqe *sq;
+	volatile struct nvme_cqe *cq;
+	struct unvme_req *reqs;
+	void (*write32)(void *ctx, uint32_t off, uint32_t val);
+	void *bus;
+	uint32_t sq_db;         /* doorbell offsets in BAR0 */
+	uint32_t cq_db;
+	uint32_t outstanding;
+	uint16_t sq_tail;
+	uint16_t cq_head;
+	uint16_t depth;         /* ring entries; depth - 1 commands may be outstanding */
+	uint16_t free_head;
+	uint16_t unrung;        /* submissions the device has not been told about */
+	uint8_t phase;
+	uint8_t failed;
+	uint32_t poll_count;
+	uint32_t page_size;
+
+	/* Cold. */
+	struct unvme_ctrlr *ctrlr;
+	uint16_t qid;
+	bool recovering;
+	uint16_t last_cid;        /* of the latest submission, for synchronous waits */
+	uint32_t timeout_ms;
+	uint64_t last_scan_ms;
+	uint64_t sq_iova;
+	uint64_t cq_iova;
+	struct unvme_qpair *next; /* in ctrlr->qpairs */
+};
+
+struct unvme_ns {
+	struct unvme_ctrlr *ctrlr;
+	uint32_t nsid;
+	uint8_t csi;
+	uint32_t lba_size;
+	uint32_t lba_shift;
+	uint64_t nlbas;
+	struct nvme_id_ns id;
+};
+
+struct unvme_ctrlr {
+	const struct unvme_transport_ops *ops;
+	void *transport_ctx;
+	char devid[256];
+	char address[4352];
+	struct unvme_ctrlr_opts opts;
+	struct dma_mapper mapper;
+	bool mapper_registered;
+
+	uint64_t cap;
+	uint32_t vs;
+	uint32_t dstrd;
+	uint32_t page_size;
+	uint32_t max_xfer;
+	uint32_t max_io_queues;
+	struct nvme_id_ctrl id;
+
+	pthread_mutex_t admin_lock;  /* serialises admin commands */
+	struct unvme_qpair *admin;
+	void *admin_buf;             /* bounce buffer for admin data, admin_buf_len bytes */
+	size_t admin_buf_len;
+
+	pthread_mutex_t qp_lock;     /* qpair list and qid allocation */
+	struct unvme_qpair *qpairs;
+	uint8_t *qid_used;           /* max_io_queues + 1 entries */
+
+	uint32_t nr_ns;
+	struct unvme_ns **ns;        /* active namespaces, sorted by nsid */
+	volatile int failed;
+};
+
+/* qpair.c */
+int qpair_alloc(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint32_t timeout_ms,
+		struct unvme_qpair **out);
+void qpair_free(struct unvme_qpair *qp);
+/* Rewinds the rings to their power-on state (after a reset or before re-creation). */
+void qpair_reset_rings(struct unvme_qpair *qp);
+/* Completes every outstanding command locally with status (sct, sc). */
+void qpair_fail_outstanding(struct unvme_qpair *qp, uint8_t sct, uint8_t sc);
+/* Polls until the command behind *done completes or timeout_ms passes. */
+int qpair_wait(struct unvme_qpair *qp, volatile int *done, uint32_t timeout_ms);
+
+/* ctrlr.c */
+int ctrlr_enable(struct unvme_ctrlr *c);
+int ctrlr_disable(struct unvme_ctrlr *c);
+int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp);
+int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp);
+void ctrlr_check_fatal(struct unvme_ctrlr *c);
+
+/* ns.c */
+int ns_scan(struct unvme_ctrlr *c);
+void ns_free_all(struct unvme_ctrlr *c);
+
+static inline uint32_t reg_read32(struct unvme_ctrlr *c, uint32_t off)
+{
+	return c->ops->read32(c->transport_ctx, off);
+}
+static inline void reg_write32(struct unvme_ctrlr *c, uint32_t off, uint32_t v)
+{
+	c->ops->write32(c->transport_ctx, off, v);
+}
+static inline uint64_t reg_read64(struct unvme_ctrlr *c, uint32_t off)
+{
+	return c->ops->read64(c->transport_ctx, off);
+}
+static inline void reg_write64(struct unvme_ctrlr *c, uint32_t off, uint64_t v)
+{
+	c->ops->write64(c->transport_ctx, off, v);
+}
+
+uint64_t unvme_now_ms(void);
+
+#endif

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * DMA memory: pinned host memory with a bus address (IOVA) per byte.
+ *
+ * Memory comes in 2 MiB chunks (hugepages when reserved, else locked regular pages), each
+ * given an IOVA range of its own. Every device attached to the process sees every chunk:
+ * transports register a mapper, which is told about all existing chunks at once and about
+ * each new chunk as it is created (VFIO_IOMMU_MAP_DMA for a PCIe device, the emulated
+ * platform's IOMMU for an emulated one).
+ */
+#ifndef UNVME_DRIVER_DMA_H
+#define UNVME_DRIVER_DMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DMA_CHUNK_SIZE (2u << 20)
+
+struct dma_mapper {
+	int (*map)(void *ctx, void *vaddr, uint64_t iova, size_t len);
+	void (*unmap)(void *ctx, uint64_t iova, size_t len);
+	void *ctx;
+};
+
+/* Registers a mapper and maps every existing chunk through it; 0 or the mapper's error. */
+int dma_mapper_register(const struct dma_mapper *m);
+/* Unmaps every chunk from the mapper and forgets it. */
+void dma_mapper_unregister(const struct dma_mapper *m);
+
+/* The IOVA of vaddr and how many bytes from vaddr on are contiguous in IOVA space (to the
+ * end of its allocation's chunk). Returns UINT64_MAX when vaddr is not DMA memory. Lock free. */
+uint64_t dma_translate(const void *vaddr, size_t *contig);
+
+#endif

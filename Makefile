@@ -1,0 +1,57 @@
+# Front door for the common verbs; meson and ninja do the work. Every target that builds
+# first runs scripts/install-deps.sh, which is instant when everything is installed.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+PREFIX     ?= /usr/local
+PYTEST     ?= python3 -m pytest
+
+.PHONY: all deps build test test-unit test-asan test-tsan test-integration demo bench install clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) --prefix=$(PREFIX)
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+# All tests: unit tests, the same under ASan+UBSan, the threaded ones under TSan, then the
+# integration tests that drive the tools as a user would.
+test: build test-unit test-asan test-tsan test-integration
+
+test-unit: build
+	meson test -C $(BUILD) --print-errorlogs
+
+$(ASAN_BUILD)/build.ninja:
+	meson setup $(ASAN_BUILD) -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false
+
+test-asan: deps $(ASAN_BUILD)/build.ninja
+	ninja -C $(ASAN_BUILD)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		meson test -C $(ASAN_BUILD) --print-errorlogs
+
+$(TSAN_BUILD)/build.ninja:
+	meson setup $(TSAN_BUILD) -Dbuildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false
+
+test-tsan: deps $(TSAN_BUILD)/build.ninja
+	ninja -C $(TSAN_BUILD)
+	TSAN_OPTIONS=halt_on_error=1 meson test -C $(TSAN_BUILD) --suite threaded --print-errorlogs
+
+test-integration: build
+	UNVME_BUILD=$(BUILD) $(PYTEST) -q tests/integration
+
+demo: build
+	BUILD=$(BUILD) scripts/demo.sh
+
+bench: build
+	BUILD=$(BUILD) scripts/bench.sh
+
+install: build
+	meson install -C $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

@@ -28,8 +28,9 @@ void lat_hist_merge(struct lat_histogram *dst, const struct lat_histogram *src);
 uint64_t lat_hist_percentile(const struct lat_histogram *h, double pct);
 double lat_hist_mean(const struct lat_histogram *h);
 
-/* Range r holds values with highest set bit at position r + LAT_HIST_SUB_BITS - 1 (range 0
- * holds 0..63 exactly); the sub-bucket is the next LAT_HIST_SUB_BITS bits. */
+/* Range 0 holds 0..63 exactly. Range r >= 1 holds values whose highest set bit is at position
+ * r + LAT_HIST_SUB_BITS - 1; the sub-bucket is the LAT_HIST_SUB_BITS bits below that bit, so
+ * every bucket spans at most 1/64 of its values. */
 static inline void lat_hist_index(uint64_t v, unsigned *range, unsigned *sub)
 {
 	if (v < LAT_HIST_SUB) {
@@ -38,8 +39,8 @@ static inline void lat_hist_index(uint64_t v, unsigned *range, unsigned *sub)
 		return;
 	}
 	unsigned msb = 63u - (unsigned)__builtin_clzll(v);
-	unsigned shift = msb - (LAT_HIST_SUB_BITS - 1);
-	*range = shift;
+	unsigned shift = msb - LAT_HIST_SUB_BITS;
+	*range = shift + 1;
 	*sub = (unsigned)(v >> shift) & (LAT_HIST_SUB - 1);
 }
 

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The namespace object shared by the files of hw/emu/ns (the controller sees it opaque). */
+#ifndef UNVME_EMU_NS_INTERNAL_H
+#define UNVME_EMU_NS_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw/emu/emu.h"
+#include "hw/emu/ns/ns_backend.h"
+
+/*
+ * The namespace's current geometry in one word, so that an I/O command reads a consistent
+ * LBA size with a single atomic load while a Format NVM may change it from the admin path:
+ * bits 7:0 hold log2 of the LBA data size, EMU_NS_FORMATTING is set while a format runs
+ * (commands then complete with Format In Progress, NVMe Base 2.0 section 5.14).
+ */
+#define EMU_NS_GEOM_SHIFT_MASK 0xffu
+#define EMU_NS_FORMATTING      (1u << 31)
+
+/* The LBA formats every namespace offers (Identify Namespace LBAF0 and LBAF1). */
+#define EMU_NS_NR_LBAF 2u
+static inline unsigned emu_ns_lbaf_shift(unsigned index)
+{
+	static const unsigned char shift[EMU_NS_NR_LBAF] = { 9, 12 }; /* 512 B, 4096 B */
+	return index < EMU_NS_NR_LBAF ? shift[index] : 0;
+}
+static inline unsigned emu_ns_lbaf_index(unsigned shift)
+{
+	return shift == 12 ? 1u : 0u;
+}
+
+struct emu_ns {
+	struct emu_ns_backend *be;
+	_Atomic uint32_t geom;      /* see EMU_NS_GEOM_SHIFT_MASK */
+	atomic_bool write_cache;    /* Volatile Write Cache feature (06h), enabled by default */
+	uint8_t nguid[16];
+	uint8_t eui64[8];
+};
+
+/* A completion status word with the Do Not Retry bit where a retry cannot help. */
+static inline uint16_t emu_ns_status(unsigned sct, unsigned sc, bool dnr)
+{
+	return (uint16_t)(NVME_CQE_STATUS(sct, sc) | (dnr ? 0x8000u : 0u));
+}
+
+/* snprintf into err (which may be NULL). */
+void emu_ns_set_error(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

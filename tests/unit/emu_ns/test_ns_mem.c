@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The memory backend's promise about memory: a namespace costs only the pages written, and
+ * deallocation (Dataset Management AD, Write Zeroes) gives whole pages back.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hw/emu/emu.h"
+#include "ns_test_cmd.h"
+#include "test_util.h"
+#include "xfer_double.h"
+
+#define MiB (1024u * 1024u)
+
+/* Resident set size of this process in bytes (/proc/self/statm, second field, in pages). */
+static long long rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long long size = 0, resident = -1;
+	if (f) {
+		if (fscanf(f, "%lld %lld", &size, &resident) != 2)
+			resident = -1;
+		fclose(f);
+	}
+	return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
+}
+
+static void test_pages_come_and_go(void)
+{
+	struct ns_fixture f;
+	REQUIRE(ns_fixture_open(&f, EMU_NS_MEM, 1024ull * MiB, 4096) == 0);
+	const uint32_t chunk = 512; /* blocks of 4 KiB: 2 MiB per command */
+	uint8_t *b = ns_test_alloc(2 * MiB);
+	ns_test_pattern(b, 2 * MiB, 70);
+	xfer_double_set_seg_size(4096);
+
+	long long base = rss_bytes();
+	REQUIRE(base > 0);
+	/* reading never-written blocks allocates nothing */
+	for (uint64_t lba = 0; lba < 16384; lba += chunk)
+		CHECK_EQ(ns_read(f.ns, lba, chunk, b), 0);
+	long long after_read = rss_bytes();
+#ifndef __SANITIZE_THREAD__ /* ThreadSanitizer's shadow of the bytes read is resident too */
+	CHECK(after_read - base < 4 * MiB);
+#endif
+
+	/* 64 MiB written: about 64 MiB more resident */
+	ns_test_pattern(b, 2 * MiB, 71);
+	for (uint64_t lba = 0; lba < 16384; lba += chunk)
+		CHECK_EQ(ns_write(f.ns, lba, chunk, b), 0);
+	long long written = rss_bytes();
+	CHECK(written - after_read > 60 * MiB);
+
+	/* half of it deallocated by DSM, a quarter by Write Zeroes: 48 MiB back */
+	struct nvme_dsm_range *r = ns_test_alloc(sizeof(*r));
+	r->cattr = 0, r->slba = 0, r->nlb = 8192;
+	struct nvme_sqe c = ns_cmd_dsm(1, NVME_DSM_ATTR_AD, r);
+	CHECK_EQ(ns_exec(f.ns, &c, NULL, NULL), 0);
+	c = ns_cmd(NVME_CMD_WRITE_ZEROES, 8192, 4096, NULL);
+	CHECK_EQ(ns_exec(f.ns, &c, NULL, NULL), 0);
+	long long released = rss_bytes();
+	CHECK(written - released > 44 * MiB);
+	printf("     (resident: +%lld MiB after reads, +%lld MiB after writes, -%lld MiB after deallocation)\n",
+	       (after_read - base) / MiB, (written - after_read) / MiB, (written - released) / MiB);
+
+	/* and what is left is the last quarter, intact */
+	CHECK_EQ(ns_read(f.ns, 12288, chunk, b + 0), 0);
+	uint8_t *want = ns_test_alloc(2 * MiB);
+	ns_test_pattern(want, 2 * MiB, 71);
+	CHECK(memcmp(b, want, 2 * MiB) == 0);
+	CHECK_EQ(ns_read(f.ns, 8192, chunk, b), 0);
+	CHECK(ns_test_all_zero(b, 2 * MiB));
+
+	xfer_double_set_seg_size(0);
+	free(want);
+	free(r);
+	free(b);
+	ns_fixture_close(&f);
+}
+
+TEST_MAIN(TEST(test_pages_come_and_go))

@@ -160,7 +160,8 @@ UNVME_API uint16_t unvme_qpair_id(const struct unvme_qpair *qp);
 UNVME_API uint32_t unvme_qpair_outstanding(const struct unvme_qpair *qp);
 
 /* Queues a raw command. buf/len describe the data (DMA memory, or NULL/0); the driver fills in
- * CID and PRP1/PRP2 (building a PRP list when needed). The doorbell is rung by the next
+ * CID and, when len > 0, PRP1/PRP2 (building a PRP list when needed); with no data the
+ * command's PRP fields go to the device as given (Create I/O SQ/CQ use them). The doorbell is rung by the next
  * unvme_qpair_poll() or unvme_qpair_ring(), so a burst of submissions costs one doorbell write.
  * Returns -EAGAIN when the queue is full, -EINVAL for a buffer that is not DMA memory or a
  * length over unvme_ctrlr_max_xfer(), -EIO when the controller has failed. cb is called from

@@ -125,10 +125,8 @@ UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *
 							  "dword-aligned DMA memory from unvme_dma_alloc",
 							  buf, len)
 					     : rc;
-	} else {
-		sqe->prp1 = 0;
-		sqe->prp2 = 0;
 	}
+	/* With no buffer the caller's DPTR passes through: Create I/O SQ/CQ carry the ring there. */
 	qp->free_head = req->next_free;
 	req->cb = cb;
 	req->arg = arg;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Inside the emulated controller: the contract between the controller core (registers,
- * queues, admin commands, PRPs, engine: hw/emu/*.c) and its namespaces (hw/emu/ns/*.c).
+ * queues, admin commands, PRPs, engine: the .c files of hw/emu) and its namespaces (hw/emu/ns).
  */
 #ifndef UNVME_EMU_H
 #define UNVME_EMU_H
@@ -64,6 +64,8 @@ struct emu_params {
 	char     state_path[PATH_MAX]; /* non-volatile controller state; "" = none (volatile) */
 	uint32_t nr_ns;
 	struct emu_ns_params ns[EMU_MAX_NS];
+	uint32_t engine;             /* thread mode: index of the shared engine thread */
+	uint32_t dstrd;              /* CAP.DSTRD: doorbell stride 4 << dstrd bytes */
 };
 
 /* Parses an emu:// URI; on failure returns -EINVAL and names the bad part in err. */

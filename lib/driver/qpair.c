@@ -145,9 +145,8 @@ UNVME_API void unvme_qpair_ring(struct unvme_qpair *qp)
 {
 	if (qp->unrung) {
 		qp->unrung = 0;
-		/* The device may read the SQEs as soon as it sees the tail: make them visible first.
-		 * (A release fence; on x86 a compiler barrier, for MMIO the store order holds.) */
-		atomic_thread_fence(memory_order_release);
+		/* The device may read the SQEs as soon as it sees the tail; the transport's register
+		 * write is a release (see transport.h), so the entries are visible first. */
 		qp->write32(qp->bus, qp->sq_db, qp->sq_tail);
 	}
 }

@@ -23,7 +23,9 @@ struct unvme_transport_ops {
 	int (*attach)(struct unvme_ctrlr *ctrlr, const char *address);
 	void (*detach)(struct unvme_ctrlr *ctrlr);
 
-	/* Controller registers (BAR0 for PCIe). Doorbells are registers too. */
+	/* Controller registers (BAR0 for PCIe). Doorbells are registers too. A register write is
+	 * a release: every store the caller made to host memory before it (SQEs, PRP lists) is
+	 * visible to the device before the write, so a doorbell never overtakes its entries. */
 	uint32_t (*read32)(void *ctx, uint32_t off);
 	void (*write32)(void *ctx, uint32_t off, uint32_t val);
 	uint64_t (*read64)(void *ctx, uint32_t off);

@@ -24,7 +24,7 @@ build: deps $(BUILD)/build.ninja
 test: build test-unit test-asan test-tsan test-integration
 
 test-unit: build
-	meson test -C $(BUILD) --print-errorlogs
+	meson test -C $(BUILD) --no-suite integration --print-errorlogs
 
 $(ASAN_BUILD)/build.ninja:
 	meson setup $(ASAN_BUILD) -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false
@@ -32,7 +32,7 @@ $(ASAN_BUILD)/build.ninja:
 test-asan: deps $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		meson test -C $(ASAN_BUILD) --print-errorlogs
+		meson test -C $(ASAN_BUILD) --no-suite integration --print-errorlogs
 
 $(TSAN_BUILD)/build.ninja:
 	meson setup $(TSAN_BUILD) -Dbuildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false
@@ -48,7 +48,7 @@ demo: build
 	BUILD=$(BUILD) scripts/demo.sh
 
 bench: build
-	BUILD=$(BUILD) scripts/bench.sh
+	BUILD=$(BUILD) python3 scripts/bench.py
 
 install: build
 	meson install -C $(BUILD)

@@ -3,7 +3,7 @@
 # non-interactive: it only calls apt-get when something is missing, so a second run is instant.
 set -euo pipefail
 
-PKGS=(build-essential meson ninja-build pkg-config libjson-c-dev liburing-dev python3 python3-pip)
+PKGS=(build-essential meson ninja-build pkg-config libjson-c-dev liburing-dev python3 python3-pip fio)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -22,17 +22,6 @@ enum unvme_fmt {
 	UNVME_FMT_JSON = 1,
 };
 
-/* A snapshot of the controller registers, for printing. */
-struct nvme_regs_snapshot {
-	uint64_t cap;
-	uint32_t vs;
-	uint32_t cc;
-	uint32_t csts;
-	uint32_t aqa;
-	uint64_t asq;
-	uint64_t acq;
-};
-
 UNVME_API void unvme_print_id_ctrl(FILE *f, const struct nvme_id_ctrl *id, enum unvme_fmt fmt);
 UNVME_API void unvme_print_id_ns(FILE *f, const struct nvme_id_ns *id, enum unvme_fmt fmt);
 UNVME_API void unvme_print_id_ns_nvm(FILE *f, const struct nvme_id_ns_nvm *id, enum unvme_fmt fmt);

@@ -96,6 +96,8 @@ UNVME_API const char *unvme_ctrlr_transport(const struct unvme_ctrlr *ctrlr); /*
 UNVME_API const struct nvme_id_ctrl *unvme_ctrlr_identify_data(const struct unvme_ctrlr *ctrlr);
 UNVME_API uint64_t unvme_ctrlr_cap(const struct unvme_ctrlr *ctrlr);
 UNVME_API uint32_t unvme_ctrlr_vs(const struct unvme_ctrlr *ctrlr);
+/* Reads CAP, VS, CC, CSTS, AQA, ASQ and ACQ now. Returns 0. */
+UNVME_API int unvme_ctrlr_regs(struct unvme_ctrlr *ctrlr, struct nvme_regs_snapshot *out);
 /* Number of I/O queue pairs granted by Set Features (Number of Queues). */
 UNVME_API uint32_t unvme_ctrlr_max_io_queues(const struct unvme_ctrlr *ctrlr);
 /* Largest transfer of one command in bytes (from MDTS; capped by the driver's PRP pool). */

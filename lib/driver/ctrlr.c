@@ -430,3 +430,15 @@ UNVME_API uint32_t unvme_ctrlr_max_xfer(const struct unvme_ctrlr *c)
 {
 	return c->max_xfer;
 }
+
+UNVME_API int unvme_ctrlr_regs(struct unvme_ctrlr *c, struct nvme_regs_snapshot *out)
+{
+	out->cap = reg_read64(c, NVME_REG_CAP);
+	out->vs = reg_read32(c, NVME_REG_VS);
+	out->cc = reg_read32(c, NVME_REG_CC);
+	out->csts = reg_read32(c, NVME_REG_CSTS);
+	out->aqa = reg_read32(c, NVME_REG_AQA);
+	out->asq = reg_read64(c, NVME_REG_ASQ);
+	out->acq = reg_read64(c, NVME_REG_ACQ);
+	return 0;
+}

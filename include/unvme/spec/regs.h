@@ -95,6 +95,17 @@ static inline uint64_t nvme_cap_make(uint32_t mqes, uint32_t cqr, uint32_t to, u
 #define NVME_AQA_MAKE(sq_entries, cq_entries) \
 	((((uint32_t)(sq_entries) - 1) & 0xfff) | ((((uint32_t)(cq_entries) - 1) & 0xfff) << 16))
 
+/* A snapshot of the controller registers a host reads (for printing and diagnostics). */
+struct nvme_regs_snapshot {
+	uint64_t cap;
+	uint32_t vs;
+	uint32_t cc;
+	uint32_t csts;
+	uint32_t aqa;
+	uint64_t asq;
+	uint64_t acq;
+};
+
 /* Doorbells (3.1.24/25): SQy tail at 0x1000 + (2y) * stride, CQy head at 0x1000 + (2y+1) * stride */
 static inline uint32_t nvme_sq_doorbell_offset(uint32_t qid, uint32_t dstrd)
 {

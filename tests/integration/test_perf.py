@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""unvme perf: smoke runs (never asserting speed), JSON shape, verify mode, and the errors it
+must name before starting."""
+import os
+
+import pytest
+
+NULL_DEV = "emu://p?ns=null:1G:512"
+
+
+def test_text_output(unvme):
+    r = unvme.ok("perf", NULL_DEV, "-w", "randread", "-b", "4k", "-q", "32", "-t", "1")
+    lines = r.out.splitlines()
+    assert any("IOPS" in l and "p99.99" in l for l in lines)
+    total = next(l for l in lines if l.startswith("Total"))
+    assert float(total.split()[1]) > 0
+    assert any(l.startswith(f"{NULL_DEV} nsid 1") for l in lines)
+    assert "ns per I/O" in r.out
+
+
+def test_json_output(unvme):
+    j = unvme.ok("perf", NULL_DEV, "-w", "randwrite", "-b", "512", "-q", "8", "-t", "1",
+                 "-o", "json").json()
+    assert j["workload"] == "randwrite" and j["block_size"] == 512 and j["queue_depth"] == 8
+    assert j["total"]["iops"] > 0 and j["total"]["ios"] > 0 and j["total"]["errors"] == 0
+    ns = j["namespaces"][0]
+    assert ns["device"] == NULL_DEV and ns["nsid"] == 1
+    lat = ns["latency_us"]
+    assert 0 <= lat["min"] <= lat["p50"] <= lat["p99"] <= lat["p99.9"] <= lat["p99.99"]
+    assert lat["p99.99"] <= lat["max"] * 1.02 + 0.01
+    assert j["ns_per_io_cpu"] > 0
+    assert "percentiles" not in ns
+
+
+def test_latency_table(unvme):
+    r = unvme.ok("perf", NULL_DEV, "-t", "1", "-q", "4", "-L")
+    assert "99.9999%" in r.out and "1.0000%" in r.out
+    j = unvme.ok("perf", NULL_DEV, "-t", "1", "-q", "4", "-L", "-o", "json").json()
+    pcts = j["namespaces"][0]["percentiles"]
+    assert pcts[0]["percentile"] == 1 and pcts[-1]["percentile"] == 99.9999
+    values = [p["latency_us"] for p in pcts]
+    assert values == sorted(values)
+
+
+def test_several_namespaces_devices_and_cores(unvme):
+    cores = ",".join(str(c) for c in sorted(os.sched_getaffinity(0))[:2])
+    j = unvme.ok("perf", "-d", "emu://a?ns=null:1G:512&ns=mem:8M:4096", "-d", NULL_DEV,
+                 "-w", "randrw", "-M", "70", "-b", "4k", "-q", "16", "-t", "1", "-c", cores,
+                 "-o", "json").json()
+    assert j["threads"] == len(cores.split(","))
+    assert [(n["device"], n["nsid"]) for n in j["namespaces"]] == [
+        ("emu://a?ns=null:1G:512&ns=mem:8M:4096", 1), ("emu://a?ns=null:1G:512&ns=mem:8M:4096", 2),
+        (NULL_DEV, 1)]
+    assert all(n["ios"] > 0 for n in j["namespaces"])
+    assert j["total"]["ios"] == sum(n["ios"] for n in j["namespaces"])
+    # one namespace picked out of two
+    j = unvme.ok("perf", "emu://a?ns=null:1G:512&ns=mem:8M:4096", "-n", "2", "-t", "1", "-q", "4",
+                 "-o", "json").json()
+    assert [n["nsid"] for n in j["namespaces"]] == [2]
+
+
+def test_thread_mode_with_latency(unvme):
+    j = unvme.ok("perf", "emu://t?ns=mem:16M:512&mode=thread&rlat=50us", "-w", "randread",
+                 "-q", "4", "-t", "1", "-o", "json").json()
+    # four outstanding reads of at least 50 us each
+    assert j["namespaces"][0]["latency_us"]["p50"] >= 45
+    assert j["total"]["iops"] <= 4 / 45e-6
+
+
+def test_verify_write_then_read(unvme):
+    dev = unvme.file_dev("v", size="2M", lba=512)
+    unvme.ok("perf", dev, "-w", "write", "-b", "4k", "-q", "8", "-t", "1", "--verify")
+    j = unvme.ok("perf", dev, "-w", "read", "-b", "4k", "-q", "8", "-t", "1", "--verify",
+                 "-o", "json").json()
+    assert j["total"]["verify_errors"] == 0 and j["total"]["ios"] > 0
+    # corrupt one block behind perf's back: a sequential verify read finds it
+    unvme.ok("write", dev, "-s", 9, "--pattern", "0xab")
+    r = unvme.run("perf", dev, "-w", "read", "-b", "4k", "-q", "8", "-t", "1", "--verify")
+    assert r.rc == 1, r
+    assert "failed verification" in r.err and "LBA 9" in r.err
+
+
+def test_verify_in_one_process_on_memory(unvme):
+    r = unvme.batch("emu://vm?ns=mem:1M:4096",
+                    "perf -w write -t 1 -q 4 --verify -o json\nperf -w randread -t 1 -q 4 --verify -o json\n")
+    assert r.rc == 0, r
+
+
+@pytest.mark.parametrize("args, words", [
+    (["-b", "1024", "-d", "emu://x?ns=null:1G:4096"], ["--block-size", "4096-byte LBA"]),
+    (["-b", "64M"], ["--block-size", "at most"]),
+    (["-q", "5000", "-d", "emu://x?ns=null:1G:512&mqes=1024"], ["--queue-depth", "1023"]),
+    (["-n", "7", "-d", NULL_DEV], ["--namespace-id", "namespace 7", "active: 1"]),
+    (["-n", "1,x", "-d", NULL_DEV], ["--namespace-id", "1,x"]),
+    (["-d", NULL_DEV, "-d", NULL_DEV], ["given twice"]),
+    (["-c", "0,0", "-d", NULL_DEV], ["--cores", "twice"]),
+])
+def test_errors_named_before_starting(unvme, args, words):
+    r = unvme.run("perf", "-t", "1", *args)
+    assert r.rc == 2, r
+    for w in words:
+        assert w in r.err, (w, r)
+
+
+def test_unopenable_device(unvme):
+    r = unvme.run("perf", "-t", "1", "emu://x?ns=null:1G:513")
+    assert r.rc == 3 and "513" in r.err
+
+
+def test_io_errors_are_counted_and_reported(unvme):
+    r = unvme.batch("emu://e?ns=mem:1M:512", "inject-fault --media-error 3\n"
+                                              "perf -w randread -q 4 -t 1 -o json\n")
+    assert r.rc == 1, r
+    assert "3 I/Os failed" in r.err

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The command table: every command's name, summary, handler and options in one place, so
+ * that `unvme help`, `unvme <command> --help` and the parser all come from the same source.
+ */
+#include <string.h>
+
+#include "cli.h"
+
+#define OPT_NSID(def) OPT_DEF("namespace-id", 'n', OPT_U32, nsid, "NSID", "namespace id", def)
+
+static const struct opt_def no_opts[] = { OPT_END };
+
+static const struct opt_def fmt_opts[] = {
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def id_ctrl_opts[] = {
+	OPT("csi", 0, OPT_U8, csi, "CSI",
+	    "print the I/O command set specific structure (CNS 06h) of this command set instead"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def id_ns_opts[] = {
+	OPT_NSID("1"),
+	OPT("csi", 0, OPT_U8, csi, "CSI",
+	    "print the I/O command set specific structure (CNS 05h) of this command set instead"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def list_ns_opts[] = {
+	OPT("csi", 0, OPT_U8, csi, "CSI", "only namespaces of this command set (CNS 07h)"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def ns_descs_opts[] = {
+	OPT_NSID("1"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def error_log_opts[] = {
+	OPT("log-entries", 'e', OPT_U32, entries, "N",
+	    "entries to read (default: all the controller keeps, ELPE+1)"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def get_log_opts[] = {
+	OPT_REQ("log-id", 'i', OPT_U8, lid, "LID", "log page identifier"),
+	OPT_REQ("log-len", 'l', OPT_U32, log_len, "LEN", "bytes to read (a multiple of 4)"),
+	OPT_DEF("namespace-id", 'n', OPT_U32, nsid, "NSID", "namespace id",
+		"0xffffffff"),
+	OPT("offset", 0, OPT_U64, offset, "BYTES", "log page offset"),
+	OPT("lsp", 0, OPT_U8, lsp, "LSP", "log specific field"),
+	OPT("raw-binary", 'b', OPT_FLAG, raw_binary, NULL, "write the raw bytes to stdout"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def get_feature_opts[] = {
+	OPT_REQ("feature-id", 'f', OPT_U8, fid, "FID", "feature identifier"),
+	OPT("namespace-id", 'n', OPT_U32, nsid, "NSID", "namespace id (default 0)"),
+	OPT("sel", 's', OPT_U8, sel, "SEL",
+	    "0 current, 1 default, 2 saved, 3 supported capabilities"),
+	OPT("cdw11", 0, OPT_U32, cdw11, "VALUE", "command dword 11"),
+	OPT("data-len", 'l', OPT_U32, data_len, "LEN",
+	    "bytes of feature data to read (default: the feature's size, 0 for most)"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def set_feature_opts[] = {
+	OPT_REQ("feature-id", 'f', OPT_U8, fid, "FID", "feature identifier"),
+	OPT_REQ("value", 'v', OPT_U32, value, "VALUE", "command dword 11"),
+	OPT("namespace-id", 'n', OPT_U32, nsid, "NSID", "namespace id (default 0)"),
+	OPT("save", 0, OPT_FLAG, save, NULL, "keep the value across power cycles"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def format_opts[] = {
+	OPT("namespace-id", 'n', OPT_U32, nsid, "NSID", "namespace to format"),
+	OPT("all", 0, OPT_FLAG, all, NULL, "format every namespace (NSID ffffffffh)"),
+	OPT("lbaf", 'l', OPT_U8, lbaf, "LBAF",
+	    "LBA format index from id-ns (default: the current one)"),
+	OPT("ses", 's', OPT_U8, ses, "SES", "secure erase: 0 none, 1 user data, 2 crypto"),
+	OPT("force", 0, OPT_FLAG, force, NULL, "really erase (without it, only says what would go)"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def fw_download_opts[] = {
+	OPT_REQ("fw", 'f', OPT_STR, fw_file, "FILE", "firmware image file"),
+	OPT("xfer", 'x', OPT_U32, xfer, "BYTES",
+	    "bytes per Firmware Image Download command (default: 4 KiB or FWUG)"),
+	OPT_DEF("slot", 's', OPT_U8, slot, "SLOT", "firmware slot to commit to", "2"),
+	OPT_DEF("action", 'a', OPT_U8, action, "ACTION",
+		"commit action: 0 replace, 1 replace and activate at reset, "
+		"2 activate at reset, 3 activate now", "1"),
+	OPT("reset", 'r', OPT_FLAG, reset, NULL, "reset the controller when the new image needs it"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def fw_commit_opts[] = {
+	OPT_REQ("slot", 's', OPT_U8, slot, "SLOT", "firmware slot"),
+	OPT_REQ("action", 'a', OPT_U8, action, "ACTION",
+		"0 replace, 1 replace and activate at reset, 2 activate at reset, 3 activate now"),
+	OPT("reset", 'r', OPT_FLAG, reset, NULL, "reset the controller when activation needs it"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def fw_image_opts[] = {
+	OPT_REQ("revision", 'r', OPT_STR, revision, "REV", "firmware revision, 1 to 8 characters"),
+	OPT_REQ("output", 'o', OPT_STR, out_file, "FILE", "image file to write"),
+	OPT_END,
+};
+
+static const struct opt_def fault_opts[] = {
+	OPT("fatal", 0, OPT_FLAG, fault_fatal, NULL,
+	    "controller fatal status now: commands fail until a reset"),
+	OPT("drop", 0, OPT_U32, fault_drop, "N", "the next N I/O commands never complete"),
+	OPT("media-error", 0, OPT_U32, fault_media, "N", "the next N reads/writes fail with a media error"),
+	OPT("clear", 0, OPT_FLAG, fault_clear, NULL, "remove every injected fault"),
+	OPT_END,
+};
+
+#define IO_RANGE_OPTS \
+	OPT_NSID("1"), \
+	OPT("start-block", 's', OPT_U64, slba, "SLBA", "first logical block"), \
+	OPT("block-count", 'c', OPT_U32, blocks, "N", \
+	    "number of logical blocks, 1's based (default 1, or enough for --data-size)")
+
+static const struct opt_def read_opts[] = {
+	IO_RANGE_OPTS,
+	OPT("data", 'd', OPT_STR, data_file, "FILE", "write the data read to FILE (default: hex dump)"),
+	OPT("data-size", 'z', OPT_SIZE, data_size, "BYTES", "bytes to output (default: all blocks)"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def write_opts[] = {
+	IO_RANGE_OPTS,
+	OPT("data", 'd', OPT_STR, data_file, "FILE", "data to write"),
+	OPT("data-size", 'z', OPT_SIZE, data_size, "BYTES",
+	    "bytes taken from FILE (default: the whole file); the rest of the last block is zero"),
+	OPT("pattern", 'p', OPT_U8, pattern, "0xNN", "write this byte everywhere (without --data)"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def compare_opts[] = {
+	IO_RANGE_OPTS,
+	OPT("data", 'd', OPT_STR, data_file, "FILE", "data to compare against"),
+	OPT("data-size", 'z', OPT_SIZE, data_size, "BYTES", "bytes taken from FILE"),
+	OPT("pattern", 'p', OPT_U8, pattern, "0xNN", "compare against this byte (without --data)"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def flush_opts[] = {
+	OPT_NSID("1"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def write_zeroes_opts[] = {
+	IO_RANGE_OPTS,
+	OPT("deac", 0, OPT_FLAG, deac, NULL, "also deallocate the blocks"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def deallocate_opts[] = {
+	IO_RANGE_OPTS,
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+#define PASSTHRU_OPTS(nsid_def) \
+	OPT_REQ("opcode", 'O', OPT_U8, opcode, "OPC", "command opcode"), \
+	OPT_DEF("namespace-id", 'n', OPT_U32, nsid, "NSID", "NSID field", nsid_def), \
+	OPT("flags", 'f', OPT_U8, flags, "FLAGS", "command dword 0 bits 15:8 (FUSE, PSDT)"), \
+	OPT("cdw2", 0, OPT_U32, cdw2, "VALUE", "command dword 2"), \
+	OPT("cdw3", 0, OPT_U32, cdw3, "VALUE", "command dword 3"), \
+	OPT("cdw10", 0, OPT_U32, cdw10, "VALUE", "command dword 10"), \
+	OPT("cdw11", 0, OPT_U32, cdw11, "VALUE", "command dword 11"), \
+	OPT("cdw12", 0, OPT_U32, cdw12, "VALUE", "command dword 12"), \
+	OPT("cdw13", 0, OPT_U32, cdw13, "VALUE", "command dword 13"), \
+	OPT("cdw14", 0, OPT_U32, cdw14, "VALUE", "command dword 14"), \
+	OPT("cdw15", 0, OPT_U32, cdw15, "VALUE", "command dword 15"), \
+	OPT("data-len", 'l', OPT_U32, data_len, "LEN", "bytes of data (sets the data pointer)"), \
+	OPT("read", 'r', OPT_FLAG, dir_read, NULL, "the command returns data: print it"), \
+	OPT("write", 'w', OPT_FLAG, dir_write, NULL, "the command takes data: from --input-file or zeroes"), \
+	OPT("input-file", 'i', OPT_STR, input_file, "FILE", "data for --write"), \
+	OPT("raw-binary", 'b', OPT_FLAG, raw_binary, NULL, "write returned data raw to stdout"), \
+	OPT_OUTPUT_FORMAT
+
+static const struct opt_def admin_passthru_opts[] = {
+	PASSTHRU_OPTS("0"),
+	OPT_END,
+};
+
+static const struct opt_def io_passthru_opts[] = {
+	PASSTHRU_OPTS("1"),
+	OPT_END,
+};
+
+static const struct opt_def perf_opts[] = {
+	OPT("device", 'd', OPT_STR_LIST, perf_devs, "DEV",
+	    "device to test; repeat for several (default: the positional device or emu0)"),
+	OPT("namespace-id", 'n', OPT_STR, nsid_list, "NSIDS",
+	    "namespaces, e.g. 1 or 1,2 (default: all active namespaces)"),
+	OPT_DEF("workload", 'w', OPT_STR, workload, "PATTERN",
+		"randread, randwrite, read, write or randrw", "randread"),
+	OPT_DEF("rwmixread", 'M', OPT_U32, mix, "PCT", "percentage of reads for randrw", "50"),
+	OPT_DEF("block-size", 'b', OPT_SIZE, block_size, "BYTES", "I/O size", "4k"),
+	OPT_DEF("queue-depth", 'q', OPT_U32, qd, "QD",
+		"I/Os kept outstanding per queue pair (one per core and device)", "32"),
+	OPT_DEF("time", 't', OPT_U32, seconds, "SECONDS", "measured run time", "5"),
+	OPT("warmup", 0, OPT_U32, warmup, "SECONDS", "run this long before measuring"),
+	OPT("cores", 'c', OPT_STR, cores, "LIST",
+	    "CPUs to run on, one pinned thread each, e.g. 0,1 or 0-3 (default: one unpinned thread)"),
+	OPT("latency-table", 'L', OPT_FLAG, lat_table, NULL, "print the whole percentile table"),
+	OPT("verify", 'V', OPT_FLAG, verify, NULL,
+	    "writes stamp each block with its LBA; reads check stamped blocks"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def batch_opts[] = {
+	OPT("file", 'f', OPT_STR, batch_file, "FILE", "read commands from FILE (default: stdin)"),
+	OPT("keep-going", 'k', OPT_FLAG, keep_going, NULL, "run every line even after a failure"),
+	OPT_END,
+};
+
+static const char perf_details[] =
+	"Each core runs one thread pinned to it, with its own queue pair on every device; the\n"
+	"queue depth is per queue pair, and each queue pair spreads its I/Os round robin over\n"
+	"the device's selected namespaces. Latency percentiles come from a log-linear histogram\n"
+	"(within 1.6%). \"ns per I/O of CPU\" is threads x elapsed / I/Os: the CPU time the\n"
+	"driver, the emulated device (inline mode) and the tool spend per I/O.\n"
+	"Example: unvme perf 'emu://perf?ns=null:1T:512' -w randread -b 512 -q 128 -t 3\n";
+
+static const char io_details[] =
+	"The command goes to the device as given: a range past the end of the namespace or an\n"
+	"unknown namespace is answered by the device (LBA Out of Range, Invalid Namespace or\n"
+	"Format). Transfers larger than the controller's limit are split.\n";
+
+static const char batch_details[] =
+	"Runs one command per line (or several separated by ';') in this process, so that\n"
+	"memory-backed emulated devices and injected faults live across commands. Devices stay\n"
+	"open between lines; the positional argument of batch is the device for lines that name\n"
+	"none. Lines are split on blanks; quote with ' or \", '#' starts a comment. Stops at the\n"
+	"first failing line unless --keep-going; the exit code is that of the first failure.\n";
+
+const struct cli_cmd cli_commands[] = {
+	{ "list", "list every known device with its namespaces", cmd_list, fmt_opts, POS_NONE, NULL },
+	{ "devices", "list device aliases and what they resolve to", cmd_devices, fmt_opts, POS_NONE,
+	  "Aliases come from $UNVME_DEVICES (\"name=devid;name=devid\"), the devices file\n"
+	  "($UNVME_CONFIG, else ~/.config/unvme/devices.json, else /etc/unvme/devices.json)\n"
+	  "and the built-in emu0.\n" },
+	{ "id-ctrl", "Identify Controller", cmd_id_ctrl, id_ctrl_opts, POS_DEVICE, NULL },
+	{ "id-ns", "Identify Namespace", cmd_id_ns, id_ns_opts, POS_DEVICE, NULL },
+	{ "list-ns", "active namespace ids", cmd_list_ns, list_ns_opts, POS_DEVICE, NULL },
+	{ "ns-descs", "namespace identification descriptors", cmd_ns_descs, ns_descs_opts, POS_DEVICE,
+	  NULL },
+	{ "smart-log", "SMART / Health Information log", cmd_smart_log, fmt_opts, POS_DEVICE, NULL },
+	{ "error-log", "Error Information log", cmd_error_log, error_log_opts, POS_DEVICE, NULL },
+	{ "fw-log", "Firmware Slot Information log", cmd_fw_log, fmt_opts, POS_DEVICE, NULL },
+	{ "get-log", "any log page, raw", cmd_get_log, get_log_opts, POS_DEVICE, NULL },
+	{ "get-feature", "Get Features", cmd_get_feature, get_feature_opts, POS_DEVICE, NULL },
+	{ "set-feature", "Set Features", cmd_set_feature, set_feature_opts, POS_DEVICE, NULL },
+	{ "format", "Format NVM: change the LBA format, erase data", cmd_format, format_opts,
+	  POS_DEVICE,
+	  "Without --force nothing is sent: the command says what would be erased and exits\n"
+	  "with code 2.\n" },
+	{ "fw-download", "download a firmware image and commit it", cmd_fw_download, fw_download_opts,
+	  POS_DEVICE,
+	  "Downloads the image in chunks, then commits it to the slot with the action. Says whether\n"
+	  "a reset is needed to run the new image; --reset does it and shows the running revision.\n" },
+	{ "fw-commit", "Firmware Commit", cmd_fw_commit, fw_commit_opts, POS_DEVICE, NULL },
+	{ "fw-image", "build a firmware image for the emulated controller", cmd_fw_image, fw_image_opts,
+	  POS_FILE,
+	  "The positional argument is the payload file (default: a generated payload). The image\n"
+	  "is a 32-byte header (\"UNVMEFW1\", 8-byte revision, u32 payload length, u32 CRC-32 of\n"
+	  "the payload, 8 reserved bytes; little endian) followed by the payload.\n" },
+	{ "reset", "controller reset", cmd_reset, fmt_opts, POS_DEVICE, NULL },
+	{ "show-regs", "controller registers", cmd_show_regs, fmt_opts, POS_DEVICE, NULL },
+	{ "read", "Read blocks", cmd_read, read_opts, POS_DEVICE, io_details },
+	{ "write", "Write blocks", cmd_write, write_opts, POS_DEVICE, io_details },
+	{ "compare", "Compare blocks with data", cmd_compare, compare_opts, POS_DEVICE, io_details },
+	{ "flush", "Flush: make written data durable", cmd_flush, flush_opts, POS_DEVICE, NULL },
+	{ "write-zeroes", "Write Zeroes", cmd_write_zeroes, write_zeroes_opts, POS_DEVICE, io_details },
+	{ "deallocate", "Dataset Management, deallocate (trim) a range", cmd_deallocate,
+	  deallocate_opts, POS_DEVICE, io_details },
+	{ "admin-passthru", "send any admin command", cmd_admin_passthru, admin_passthru_opts,
+	  POS_DEVICE, NULL },
+	{ "io-passthru", "send any I/O command", cmd_io_passthru, io_passthru_opts, POS_DEVICE, NULL },
+	{ "inject-fault", "emulated controller: inject a fault (vendor admin command C1h)",
+	  cmd_inject_fault, fault_opts, POS_DEVICE,
+	  "Give exactly one of the options. The fault lives in the emulated controller of this\n"
+	  "process: use it inside 'unvme batch' to see its effect on the next commands.\n" },
+	{ "perf", "I/O benchmark", cmd_perf, perf_opts, POS_DEVICE, perf_details },
+	{ "batch", "run several commands in one process", cmd_batch, batch_opts, POS_DEVICE,
+	  batch_details },
+	{ "help", "this help, or a command's", cmd_help, no_opts, POS_COMMAND, NULL },
+	{ "version", "print the version", cmd_version, no_opts, POS_NONE, NULL },
+	{ NULL, NULL, NULL, NULL, POS_NONE, NULL },
+};
+
+const struct cli_cmd *cli_find_command(const char *name)
+{
+	for (const struct cli_cmd *c = cli_commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+void cli_print_usage(FILE *f)
+{
+	fprintf(f, "usage: unvme <command> [<device>] [options]\n\n"
+		   "The device is a name from 'unvme devices', an emu:// URI or a PCI address;\n"
+		   "it defaults to %s.\n\ncommands:\n", CLI_DEFAULT_DEVICE);
+	for (const struct cli_cmd *c = cli_commands; c->name; c++)
+		fprintf(f, "  %-15s %s\n", c->name, c->summary);
+	fprintf(f, "\nexit codes:\n"
+		   "  0  success\n"
+		   "  1  the device returned an NVMe error status (printed by name)\n"
+		   "  2  usage error: unknown option, bad value, missing argument\n"
+		   "  3  the device could not be opened, or a host-side failure\n"
+		   "\nSee 'unvme <command> --help' for a command's options.\n");
+}
+
+void cli_print_command_help(FILE *f, const struct cli_cmd *c)
+{
+	const char *pos = "";
+	switch (c->pos) {
+	case POS_DEVICE: pos = " [<device>]"; break;
+	case POS_FILE: pos = " [<file>]"; break;
+	case POS_COMMAND: pos = " [<command>]"; break;
+	case POS_NONE: break;
+	}
+	fprintf(f, "usage: unvme %s%s [options]\n  %s\n", c->name, pos, c->summary);
+	if (c->details)
+		fprintf(f, "\n%s", c->details);
+	fprintf(f, "\noptions:\n");
+	for (const struct opt_def *o = c->opts; o->name; o++) {
+		char left[64];
+		const char *mv = o->kind == OPT_FLAG ? "" : (o->metavar ? o->metavar : "VALUE");
+		if (o->short_name)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name, o->name,
+				 *mv ? " " : "", mv);
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", o->name, *mv ? " " : "", mv);
+		fprintf(f, "  %-30s %s", left, o->help);
+		if (o->def && o->kind != OPT_FMT)
+			fprintf(f, " [default %s]", o->def);
+		fprintf(f, "%s\n", o->required ? " (required)" : "");
+	}
+	fprintf(f, "  %-30s %s\n", "-h, --help", "this help");
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * unvme perf: the benchmark's shared structures. perf.c sets a run up (options, devices,
+ * namespaces, queue pairs, threads), perf_worker.c is the per-thread I/O loop, perf_report.c
+ * turns the counters and histograms into text or JSON.
+ */
+#ifndef UNVME_TOOL_PERF_H
+#define UNVME_TOOL_PERF_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "histogram.h"
+
+#define PERF_MAX_TARGETS 64
+#define PERF_MAX_CTRLRS 16
+#define PERF_MAX_THREADS 256
+
+/* A namespace under test, shared read-only by every thread. */
+struct perf_target {
+	const char *devid;
+	struct unvme_ns *ns;
+	uint32_t nsid;
+	unsigned ctrlr;       /* index in perf_config.ctrlrs */
+	uint32_t lba_size;
+	uint32_t lbas_per_io; /* block size / LBA size */
+	uint64_t nunits;      /* whole I/O-sized units in the namespace */
+};
+
+/* Counters of one thread for one target. */
+struct perf_stats {
+	uint64_t ios;           /* completed without error while measuring */
+	uint64_t errors;        /* completed with an error status while measuring */
+	uint64_t verify_errors; /* blocks whose stamp did not match (--verify reads) */
+	int first_status;       /* the first error status seen, library form */
+	uint64_t first_bad_lba; /* the first block that failed verification */
+	uint64_t seq_next;      /* next unit for sequential workloads */
+	/* I/Os reaped in one poll share its timestamp, those submitted together share theirs:
+	 * a run of completions with the same submission time is recorded in one go. */
+	uint64_t run_submit_ts;
+	uint64_t run_n;
+	struct lat_histogram hist; /* latency in TSC ticks; stays the last member (reset_stats) */
+};
+
+struct perf_qpair;
+
+/* One outstanding I/O: its buffer and what was asked. Preallocated, reused forever. */
+struct perf_slot {
+	struct perf_qpair *q;
+	uint8_t *buf;
+	uint64_t submit_ts;
+	uint64_t slba;
+	uint32_t target;
+	bool is_read;
+};
+
+/* A thread's queue pair on one controller, with the targets on that controller. */
+struct perf_qpair {
+	struct perf_thread *t;
+	struct unvme_qpair *qp;
+	uint32_t targets[PERF_MAX_TARGETS];
+	uint32_t ntargets;
+	uint32_t next_target; /* round robin cursor */
+	struct perf_slot *slots;
+	uint32_t nslots;
+	uint32_t outstanding;
+	uint8_t *bufs;        /* DMA memory of all slots */
+};
+
+struct perf_config;
+
+struct perf_thread {
+	const struct perf_config *cfg;
+	pthread_barrier_t *start; /* all threads begin together */
+	unsigned index;
+	int cpu;              /* -1: not pinned */
+	pthread_t tid;
+	uint64_t rng;         /* xorshift64 state */
+	uint64_t poll_ts;     /* timestamp of the current poll's completions, 0 = not taken yet */
+	bool measuring;       /* completions count */
+	bool stopping;        /* completions are not resubmitted */
+	struct perf_qpair qps[PERF_MAX_CTRLRS];
+	unsigned nqps;
+	struct perf_stats *stats; /* [cfg->ntargets] */
+	uint64_t start_ts, end_ts; /* the measured period, ticks */
+	uint64_t submit_failures;
+	int fatal;            /* a poll or submit failed: the library's result */
+	char fatal_msg[256];
+	uint32_t stuck;       /* I/Os that never completed after the run */
+};
+
+enum perf_workload {
+	PERF_RANDREAD,
+	PERF_RANDWRITE,
+	PERF_READ,
+	PERF_WRITE,
+	PERF_RANDRW,
+};
+
+struct perf_config {
+	enum perf_workload workload;
+	const char *workload_name;
+	bool random;
+	bool mixed;
+	uint64_t read_threshold; /* randrw: read when (rand & 0xffffffff) < this */
+	bool all_reads;          /* read or randread */
+	uint32_t mix;
+	uint64_t block_size;
+	uint32_t qd;
+	uint32_t seconds;
+	uint32_t warmup;
+	bool verify;
+	bool lat_table;
+	enum unvme_fmt fmt;
+	struct unvme_ctrlr *ctrlrs[PERF_MAX_CTRLRS];
+	const char *ctrlr_names[PERF_MAX_CTRLRS];
+	unsigned nctrlrs;
+	struct perf_target targets[PERF_MAX_TARGETS];
+	unsigned ntargets;
+	int cpus[PERF_MAX_THREADS];
+	unsigned nthreads;
+	bool pinned;
+	double tsc_hz;
+};
+
+/* Set from the SIGINT handler: threads stop measuring and drain. */
+extern volatile sig_atomic_t perf_interrupted;
+
+/* perf_worker.c */
+void *perf_thread_main(void *arg);
+
+/* perf_report.c: prints the results; returns the exit code they call for. */
+int perf_report(const struct perf_config *cfg, struct perf_thread *threads);
+
+#endif

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * unvme perf's results: per namespace and in total, IOPS, MiB/s, latency (average, min, max,
+ * p50/p99/p99.9/p99.99, or the whole table with -L) and the CPU time per I/O, as a text table
+ * or one JSON document with the same fields.
+ */
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf.h"
+
+static const double headline_pcts[] = { 50.0, 99.0, 99.9, 99.99 };
+static const char *headline_names[] = { "p50", "p99", "p99.9", "p99.99" };
+#define N_HEADLINE (sizeof(headline_pcts) / sizeof(headline_pcts[0]))
+
+static const double table_pcts[] = { 1, 5, 10, 20, 30, 40, 50, 60, 70, 75, 80, 90, 95, 98, 99,
+				     99.5, 99.9, 99.95, 99.99, 99.999, 99.9999 };
+#define N_TABLE (sizeof(table_pcts) / sizeof(table_pcts[0]))
+
+/* What one row of the report says. */
+struct perf_row {
+	char label[320];
+	uint32_t nsid;       /* 0 for the total */
+	uint64_t ios, errors, verify_errors;
+	int first_status;
+	uint64_t first_bad_lba;
+	double iops;
+	double mib_s;
+	struct lat_histogram hist;
+};
+
+static double elapsed_s(const struct perf_config *cfg, const struct perf_thread *t)
+{
+	return (double)(t->end_ts - t->start_ts) / cfg->tsc_hz;
+}
+
+static double ticks_us(const struct perf_config *cfg, uint64_t ticks)
+{
+	return (double)ticks * 1e6 / cfg->tsc_hz;
+}
+
+/* Adds thread t's counters for target k to row r. */
+static void add_stats(const struct perf_config *cfg, const struct perf_thread *t, unsigned k,
+		      struct perf_row *r)
+{
+	const struct perf_stats *st = &t->stats[k];
+	double secs = elapsed_s(cfg, t);
+	r->ios += st->ios;
+	if (st->errors && !r->errors)
+		r->first_status = st->first_status;
+	r->errors += st->errors;
+	if (st->verify_errors && !r->verify_errors)
+		r->first_bad_lba = st->first_bad_lba;
+	r->verify_errors += st->verify_errors;
+	if (secs > 0)
+		r->iops += (double)st->ios / secs;
+	lat_hist_merge(&r->hist, &st->hist);
+}
+
+static void finish_row(const struct perf_config *cfg, struct perf_row *r)
+{
+	r->mib_s = r->iops * (double)cfg->block_size / (1024.0 * 1024.0);
+}
+
+static json_object *row_json(const struct perf_config *cfg, const struct perf_row *r, bool total)
+{
+	json_object *o = json_object_new_object();
+	if (!total) {
+		json_object_object_add(o, "device", json_object_new_string(r->label));
+		json_object_object_add(o, "nsid", json_object_new_int64(r->nsid));
+	}
+	json_object_object_add(o, "ios", json_object_new_int64((int64_t)r->ios));
+	json_object_object_add(o, "errors", json_object_new_int64((int64_t)r->errors));
+	if (cfg->verify)
+		json_object_object_add(o, "verify_errors",
+				       json_object_new_int64((int64_t)r->verify_errors));
+	json_object_object_add(o, "iops", json_object_new_double(r->iops));
+	json_object_object_add(o, "mib_per_s", json_object_new_double(r->mib_s));
+	json_object *lat = json_object_new_object();
+	bool any = r->hist.count > 0;
+	json_object_object_add(lat, "avg", json_object_new_double(any ? lat_hist_mean(&r->hist) * 1e6 / cfg->tsc_hz : 0));
+	json_object_object_add(lat, "min", json_object_new_double(any ? ticks_us(cfg, r->hist.min) : 0));
+	json_object_object_add(lat, "max", json_object_new_double(any ? ticks_us(cfg, r->hist.max) : 0));
+	for (size_t i = 0; i < N_HEADLINE; i++)
+		json_object_object_add(lat, headline_names[i],
+				       json_object_new_double(ticks_us(cfg, lat_hist_percentile(&r->hist,
+											headline_pcts[i]))));
+	json_object_object_add(o, "latency_us", lat);
+	if (cfg->lat_table) {
+		json_object *arr = json_object_new_array();
+		for (size_t i = 0; i < N_TABLE; i++) {
+			json_object *p = json_object_new_object();
+			json_object_object_add(p, "percentile", json_object_new_double(table_pcts[i]));
+			json_object_object_add(p, "latency_us",
+					       json_object_new_double(ticks_us(cfg, lat_hist_percentile(
+									 &r->hist, table_pcts[i]))));
+			json_object_array_add(arr, p);
+		}
+		json_object_object_add(o, "percentiles", arr);
+	}
+	return o;
+}
+
+static void print_row(const struct perf_config *cfg, const struct perf_row *r, int width)
+{
+	bool any = r->hist.count > 0;
+	printf("%-*s %12.2f %10.2f %10.2f %10.2f %10.2f", width, r->label, r->iops, r->mib_s,
+	       any ? lat_hist_mean(&r->hist) * 1e6 / cfg->tsc_hz : 0.0,
+	       any ? ticks_us(cfg, r->hist.min) : 0.0, any ? ticks_us(cfg, r->hist.max) : 0.0);
+	for (size_t i = 0; i < N_HEADLINE; i++)
+		printf(" %10.2f", ticks_us(cfg, lat_hist_percentile(&r->hist, headline_pcts[i])));
+	printf("\n");
+}
+
+static void print_table(const struct perf_config *cfg, const struct perf_row *r)
+{
+	printf("\nLatency percentiles, %s (us):\n", r->label);
+	for (size_t i = 0; i < N_TABLE; i++)
+		printf("  %9.4f%% : %12.3f\n", table_pcts[i],
+		       ticks_us(cfg, lat_hist_percentile(&r->hist, table_pcts[i])));
+}
+
+/* "1.23M" style counts for the CPU line. */
+static void short_count(uint64_t n, char *out, size_t len)
+{
+	if (n >= 1000000000ull)
+		snprintf(out, len, "%.2fG", (double)n / 1e9);
+	else if (n >= 1000000ull)
+		snprintf(out, len, "%.2fM", (double)n / 1e6);
+	else if (n >= 1000ull)
+		snprintf(out, len, "%.2fK", (double)n / 1e3);
+	else
+		snprintf(out, len, "%llu", (unsigned long long)n);
+}
+
+int perf_report(const struct perf_config *cfg, struct perf_thread *threads)
+{
+	struct perf_row *rows = calloc(cfg->ntargets + 1, sizeof(*rows));
+	if (!rows)
+		return cli_fail("perf", EXIT_HOST, "out of memory");
+	struct perf_row *total = &rows[cfg->ntargets];
+	snprintf(total->label, sizeof(total->label), "Total");
+	lat_hist_init(&total->hist);
+	for (unsigned k = 0; k < cfg->ntargets; k++) {
+		struct perf_row *r = &rows[k];
+		snprintf(r->label, sizeof(r->label), "%s", cfg->targets[k].devid);
+		r->nsid = cfg->targets[k].nsid;
+		lat_hist_init(&r->hist);
+		for (unsigned i = 0; i < cfg->nthreads; i++)
+			add_stats(cfg, &threads[i], k, r);
+		finish_row(cfg, r);
+		total->ios += r->ios;
+		if (r->errors && !total->errors)
+			total->first_status = r->first_status;
+		total->errors += r->errors;
+		total->verify_errors += r->verify_errors;
+		total->iops += r->iops;
+		lat_hist_merge(&total->hist, &r->hist);
+	}
+	finish_row(cfg, total);
+
+	double thread_secs = 0;
+	for (unsigned i = 0; i < cfg->nthreads; i++)
+		thread_secs += elapsed_s(cfg, &threads[i]);
+	double ns_per_io = total->ios ? thread_secs * 1e9 / (double)total->ios : 0;
+	double wall = cfg->nthreads ? thread_secs / cfg->nthreads : 0;
+
+	if (cfg->fmt == UNVME_FMT_JSON) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "workload", json_object_new_string(cfg->workload_name));
+		if (cfg->mixed)
+			json_object_object_add(o, "rwmixread", json_object_new_int((int)cfg->mix));
+		json_object_object_add(o, "block_size", json_object_new_int64((int64_t)cfg->block_size));
+		json_object_object_add(o, "queue_depth", json_object_new_int64(cfg->qd));
+		json_object_object_add(o, "seconds", json_object_new_int64(cfg->seconds));
+		json_object_object_add(o, "warmup", json_object_new_int64(cfg->warmup));
+		json_object_object_add(o, "threads", json_object_new_int64(cfg->nthreads));
+		json_object *cores = json_object_new_array();
+		for (unsigned i = 0; cfg->pinned && i < cfg->nthreads; i++)
+			json_object_array_add(cores, json_object_new_int(cfg->cpus[i]));
+		json_object_object_add(o, "cores", cores);
+		json_object_object_add(o, "elapsed_s", json_object_new_double(wall));
+		json_object *ns = json_object_new_array();
+		for (unsigned k = 0; k < cfg->ntargets; k++)
+			json_object_array_add(ns, row_json(cfg, &rows[k], false));
+		json_object_object_add(o, "namespaces", ns);
+		json_object_object_add(o, "total", row_json(cfg, total, true));
+		json_object_object_add(o, "ns_per_io_cpu", json_object_new_double(ns_per_io));
+		cli_json_print(o);
+	} else {
+		int width = 16;
+		for (unsigned k = 0; k < cfg->ntargets; k++) {
+			char l[sizeof(rows[k].label)];
+			snprintf(l, sizeof(l), "%.280s nsid %u", rows[k].label, rows[k].nsid);
+			snprintf(rows[k].label, sizeof(rows[k].label), "%s", l);
+			if ((int)strlen(l) > width)
+				width = (int)strlen(l);
+		}
+		printf("unvme perf: %s", cfg->workload_name);
+		if (cfg->mixed)
+			printf(" (%u%% reads)", cfg->mix);
+		printf(", %llu-byte blocks, queue depth %u, %u thread%s", (unsigned long long)cfg->block_size,
+		       cfg->qd, cfg->nthreads, cfg->nthreads == 1 ? "" : "s");
+		if (cfg->pinned) {
+			printf(" on CPU");
+			for (unsigned i = 0; i < cfg->nthreads; i++)
+				printf("%s%d", i ? "," : " ", cfg->cpus[i]);
+		}
+		printf(", %u s", cfg->seconds);
+		if (cfg->warmup)
+			printf(" after %u s warmup", cfg->warmup);
+		printf("\n\n%-*s %12s %10s %10s %10s %10s %10s %10s %10s %10s\n", width, "Device", "IOPS",
+		       "MiB/s", "avg(us)", "min(us)", "max(us)", "p50(us)", "p99(us)", "p99.9(us)",
+		       "p99.99(us)");
+		for (unsigned k = 0; k < cfg->ntargets; k++)
+			print_row(cfg, &rows[k], width);
+		print_row(cfg, total, width);
+		char n[32];
+		short_count(total->ios, n, sizeof(n));
+		printf("\nCPU: %.1f ns per I/O (%u thread%s x %.3f s / %s I/Os)\n", ns_per_io, cfg->nthreads,
+		       cfg->nthreads == 1 ? "" : "s", wall, n);
+		if (cfg->verify)
+			printf("verify: %llu blocks failed\n", (unsigned long long)total->verify_errors);
+		if (cfg->lat_table) {
+			for (unsigned k = 0; k < cfg->ntargets; k++)
+				print_table(cfg, &rows[k]);
+			if (cfg->ntargets > 1)
+				print_table(cfg, total);
+		}
+	}
+	fflush(stdout);
+
+	int rc = EXIT_OK;
+	for (unsigned i = 0; i < cfg->nthreads; i++) {
+		const struct perf_thread *t = &threads[i];
+		if (t->fatal && rc == EXIT_OK)
+			rc = t->fatal > 0 ? cli_result("perf", t->fatal, 0)
+					  : cli_fail("perf", EXIT_HOST, "thread %u stopped: %s", i,
+						     t->fatal_msg[0] ? t->fatal_msg : "I/O failed");
+		if (t->stuck)
+			cli_fail("perf", EXIT_HOST, "thread %u: %u I/Os never completed", i, t->stuck);
+	}
+	if (total->errors) {
+		cli_fail("perf", EXIT_NVME, "%llu I/Os failed; the first with %s (SCT %Xh, SC %Xh)",
+			 (unsigned long long)total->errors, unvme_status_str(total->first_status, 0),
+			 NVME_STATUS_SCT(total->first_status), NVME_STATUS_SC(total->first_status));
+		if (rc == EXIT_OK)
+			rc = EXIT_NVME;
+	}
+	if (total->verify_errors) {
+		for (unsigned k = 0; k < cfg->ntargets; k++)
+			if (rows[k].verify_errors)
+				cli_fail("perf", EXIT_NVME, "%s: %llu blocks failed verification, the first at "
+					 "LBA %llu", rows[k].label, (unsigned long long)rows[k].verify_errors,
+					 (unsigned long long)rows[k].first_bad_lba);
+		if (rc == EXIT_OK)
+			rc = EXIT_NVME;
+	}
+	for (unsigned i = 0; i < cfg->nthreads && rc == EXIT_OK; i++)
+		if (threads[i].stuck)
+			rc = EXIT_HOST;
+	if (perf_interrupted)
+		fprintf(stderr, "unvme: perf: interrupted\n");
+	free(rows);
+	return rc;
+}

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The benchmark's I/O loop, one per thread. Every I/O slot is always in flight: its
+ * completion callback records it and submits the slot again at once, so the queue stays full
+ * and the submissions made during one poll go out together with the next poll's doorbell.
+ *
+ * The per-I/O budget is tens of nanoseconds, hence:
+ *   - nothing is allocated; slots and their DMA buffers exist before the run starts;
+ *   - one timestamp per poll: the first completion of a poll reads the TSC and every other
+ *     completion of that poll, and every resubmission made from it, shares the value;
+ *   - completions with the same submission time (submitted in one burst) go into the
+ *     histogram as one lat_hist_record_n();
+ *   - random offsets come from xorshift64 scaled by a multiply, not a division.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "perf.h"
+#include "tsc.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Stamp written into every logical block by --verify writes (first 24 bytes, last 8). */
+#define PERF_STAMP_MAGIC 0x464550454d564e55ull /* "UNVMEPEF" */
+#define TIME_CHECK_MASK 15u                    /* look at the clock every 16 loop turns */
+#define DRAIN_LIMIT_NS (40ull * 1000000000ull) /* longer than the I/O timeout */
+
+static inline uint64_t xorshift64(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*s = x;
+	return x;
+}
+
+/* A uniform value in [0, n) from 64 random bits: the high half of the 128-bit product. */
+static inline uint64_t scale(uint64_t r, uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)r * n) >> 64);
+}
+
+static void stamp_blocks(uint8_t *buf, const struct perf_target *tg, uint64_t slba)
+{
+	for (uint32_t i = 0; i < tg->lbas_per_io; i++) {
+		uint8_t *b = buf + (size_t)i * tg->lba_size;
+		uint64_t hdr[3] = { PERF_STAMP_MAGIC, slba + i, tg->nsid };
+		uint64_t tail = (slba + i) ^ PERF_STAMP_MAGIC;
+		memcpy(b, hdr, sizeof(hdr));
+		memcpy(b + tg->lba_size - sizeof(tail), &tail, sizeof(tail));
+	}
+}
+
+/* Clears the stamps so that a read that moves no data cannot pass for a good one. */
+static void clear_stamps(uint8_t *buf, const struct perf_target *tg)
+{
+	for (uint32_t i = 0; i < tg->lbas_per_io; i++)
+		memset(buf + (size_t)i * tg->lba_size, 0, 24);
+}
+
+/* Checks the blocks of a verify read: stamped blocks must carry their own LBA; blocks never
+ * written by a verify run read as zeroes and are accepted. */
+static void check_blocks(const uint8_t *buf, const struct perf_target *tg, uint64_t slba,
+			 struct perf_stats *st)
+{
+	for (uint32_t i = 0; i < tg->lbas_per_io; i++) {
+		const uint8_t *b = buf + (size_t)i * tg->lba_size;
+		uint64_t hdr[3], tail;
+		memcpy(hdr, b, sizeof(hdr));
+		memcpy(&tail, b + tg->lba_size - sizeof(tail), sizeof(tail));
+		bool unwritten = hdr[0] == 0 && hdr[1] == 0 && hdr[2] == 0;
+		bool good = hdr[0] == PERF_STAMP_MAGIC && hdr[1] == slba + i && hdr[2] == tg->nsid &&
+			    tail == ((slba + i) ^ PERF_STAMP_MAGIC);
+		if (!unwritten && !good) {
+			if (!st->verify_errors)
+				st->first_bad_lba = slba + i;
+			st->verify_errors++;
+		}
+	}
+}
+
+static void perf_io_done(void *arg, const struct nvme_cqe *cpl);
+
+/* Picks the slot's next target and offset and queues it; the doorbell goes with the next poll. */
+static inline int submit_slot(struct perf_qpair *q, struct perf_slot *s, uint64_t now)
+{
+	struct perf_thread *t = q->t;
+	const struct perf_config *cfg = t->cfg;
+	uint32_t ti = q->targets[q->next_target];
+	if (++q->next_target == q->ntargets)
+		q->next_target = 0;
+	const struct perf_target *tg = &cfg->targets[ti];
+	struct perf_stats *st = &t->stats[ti];
+
+	uint64_t unit;
+	if (cfg->random) {
+		unit = scale(xorshift64(&t->rng), tg->nunits);
+	} else {
+		unit = st->seq_next;
+		if (++st->seq_next == tg->nunits)
+			st->seq_next = 0;
+	}
+	bool is_read = cfg->all_reads;
+	if (cfg->mixed)
+		is_read = (xorshift64(&t->rng) & 0xffffffffu) < cfg->read_threshold;
+
+	uint64_t slba = unit * tg->lbas_per_io;
+	s->target = ti;
+	s->submit_ts = now;
+	s->slba = slba;
+	s->is_read = is_read;
+	if (unlikely(cfg->verify)) {
+		if (is_read)
+			clear_stamps(s->buf, tg);
+		else
+			stamp_blocks(s->buf, tg, slba);
+	}
+	if (is_read)
+		return unvme_read(tg->ns, q->qp, s->buf, slba, tg->lbas_per_io, perf_io_done, s);
+	return unvme_write(tg->ns, q->qp, s->buf, slba, tg->lbas_per_io, perf_io_done, s);
+}
+
+static inline void flush_run(struct perf_stats *st, uint64_t now)
+{
+	if (st->run_n) {
+		lat_hist_record_n(&st->hist, now - st->run_submit_ts, st->run_n);
+		st->run_n = 0;
+	}
+}
+
+static void perf_io_done(void *arg, const struct nvme_cqe *cpl)
+{
+	struct perf_slot *s = arg;
+	struct perf_qpair *q = s->q;
+	struct perf_thread *t = q->t;
+	uint64_t now = t->poll_ts;
+	if (!now)
+		now = t->poll_ts = tsc_now();
+
+	if (likely(t->measuring)) {
+		struct perf_stats *st = &t->stats[s->target];
+		if (unlikely(cpl->status >> 1)) {
+			if (!st->errors)
+				st->first_status = NVME_STATUS_FROM_CQE(cpl->status);
+			st->errors++;
+		} else {
+			st->ios++;
+			if (s->submit_ts != st->run_submit_ts) {
+				flush_run(st, now);
+				st->run_submit_ts = s->submit_ts;
+			}
+			st->run_n++;
+			if (unlikely(t->cfg->verify) && s->is_read)
+				check_blocks(s->buf, &t->cfg->targets[s->target], s->slba, st);
+		}
+	}
+
+	if (unlikely(t->stopping)) {
+		q->outstanding--;
+		return;
+	}
+	int rc = submit_slot(q, s, now);
+	if (unlikely(rc)) {
+		q->outstanding--;
+		t->submit_failures++;
+		if (!t->fatal) {
+			t->fatal = rc;
+			snprintf(t->fatal_msg, sizeof(t->fatal_msg), "%s", unvme_errmsg());
+		}
+	}
+}
+
+/* Polls every queue pair once; returns false when one failed. */
+static bool poll_all(struct perf_thread *t)
+{
+	for (unsigned i = 0; i < t->nqps; i++) {
+		struct perf_qpair *q = &t->qps[i];
+		t->poll_ts = 0;
+		int rc = unvme_qpair_poll(q->qp, 0);
+		if (unlikely(rc < 0)) {
+			if (!t->fatal) {
+				t->fatal = rc;
+				snprintf(t->fatal_msg, sizeof(t->fatal_msg), "%s", unvme_errmsg());
+			}
+			return false;
+		}
+		if (t->poll_ts) {
+			for (uint32_t k = 0; k < q->ntargets; k++)
+				flush_run(&t->stats[q->targets[k]], t->poll_ts);
+		}
+	}
+	return true;
+}
+
+static void reset_stats(struct perf_thread *t)
+{
+	for (unsigned i = 0; i < t->cfg->ntargets; i++) {
+		struct perf_stats *st = &t->stats[i];
+		uint64_t seq = st->seq_next;
+		memset(st, 0, sizeof(*st) - sizeof(st->hist));
+		st->seq_next = seq;
+		lat_hist_init(&st->hist);
+	}
+}
+
+void *perf_thread_main(void *arg)
+{
+	struct perf_thread *t = arg;
+	const struct perf_config *cfg = t->cfg;
+	uint64_t ticks_per_s = (uint64_t)cfg->tsc_hz;
+
+	reset_stats(t);
+	pthread_barrier_wait(t->start);
+
+	uint64_t now = tsc_now();
+	uint64_t measure_at = now + cfg->warmup * ticks_per_s;
+	uint64_t end_at = measure_at + cfg->seconds * ticks_per_s;
+	t->measuring = cfg->warmup == 0;
+	t->start_ts = now;
+
+	for (unsigned i = 0; i < t->nqps && !t->fatal; i++) {
+		struct perf_qpair *q = &t->qps[i];
+		for (uint32_t k = 0; k < q->nslots; k++) {
+			int rc = submit_slot(q, &q->slots[k], now);
+			if (rc) {
+				t->fatal = rc;
+				snprintf(t->fatal_msg, sizeof(t->fatal_msg), "%s", unvme_errmsg());
+				break;
+			}
+			q->outstanding++;
+		}
+	}
+
+	for (uint32_t turn = 1; !t->fatal; turn++) {
+		if (!poll_all(t))
+			break;
+		if ((turn & TIME_CHECK_MASK) == 0) {
+			now = tsc_now();
+			if (!t->measuring && now >= measure_at) {
+				reset_stats(t);
+				t->measuring = true;
+				t->start_ts = now;
+			}
+			if (now >= end_at || perf_interrupted)
+				break;
+		}
+	}
+	t->end_ts = tsc_now();
+	if (!t->measuring) /* interrupted during warmup: nothing measured */
+		t->start_ts = t->end_ts;
+	t->measuring = false;
+	t->stopping = true;
+
+	/* Drain: completions are no longer resubmitted. Commands lost by the device end by
+	 * the driver's timeout; give up after that. */
+	uint64_t give_up = t->end_ts + (uint64_t)(cfg->tsc_hz * (double)DRAIN_LIMIT_NS / 1e9);
+	for (;;) {
+		uint32_t left = 0;
+		for (unsigned i = 0; i < t->nqps; i++)
+			left += t->qps[i].outstanding;
+		if (left == 0)
+			break;
+		if (!poll_all(t) || tsc_now() >= give_up) {
+			t->stuck = left;
+			break;
+		}
+	}
+	return NULL;
+}

@@ -117,28 +117,6 @@ uint16_t emu_xfer_map(struct emu_ctrl *c, const struct nvme_sqe *cmd, uint32_t l
 	return 0;
 }
 
-void emu_xfer_to_host(const struct emu_xfer *x, const void *src, uint32_t len)
-{
-	const uint8_t *s = src;
-	for (uint32_t i = 0; i < x->nseg && len; i++) {
-		uint32_t n = x->seg[i].len < len ? x->seg[i].len : len;
-		memcpy(x->seg[i].addr, s, n);
-		s += n;
-		len -= n;
-	}
-}
-
-void emu_xfer_from_host(const struct emu_xfer *x, void *dst, uint32_t len)
-{
-	uint8_t *d = dst;
-	for (uint32_t i = 0; i < x->nseg && len; i++) {
-		uint32_t n = x->seg[i].len < len ? x->seg[i].len : len;
-		memcpy(d, x->seg[i].addr, n);
-		d += n;
-		len -= n;
-	}
-}
-
 /* Admin data transfers: map the command's PRPs and copy. */
 uint16_t emu_dma_to_host(struct emu_ctrl *c, const struct nvme_sqe *cmd, const void *buf, uint32_t len)
 {

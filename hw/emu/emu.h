@@ -136,6 +136,12 @@ void emu_ns_set_write_cache(struct emu_ns *ns, bool enabled);
 /* Makes all written data durable (controller shutdown). Returns 0 or -errno. */
 int emu_ns_sync(struct emu_ns *ns);
 
+/* Controller reset: the namespace drops its volatile state (a KV namespace's iterators). */
+void emu_ns_reset(struct emu_ns *ns);
+/* A KV namespace's vendor log page (C0h, CAh, D0h: unvme/spec/kv.h) into out[size];
+ * Invalid Log Page for other namespaces or pages. */
+uint16_t emu_ns_kv_log(struct emu_ns *ns, uint8_t lid, void *out, uint32_t size);
+
 /*
  * Executes one I/O command addressed to this namespace (the controller has already checked
  * the NSID). Returns 0 or a status word (NVME_CQE_STATUS form, with DNR where a retry cannot

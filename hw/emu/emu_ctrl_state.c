@@ -126,6 +126,8 @@ static void reset(struct emu_ctrl *c)
 	emu_faults_clear(c);
 	emu_fw_reset(c);
 	emu_features_reset(c);
+	for (uint32_t i = 0; i < c->nr_ns; i++)
+		emu_ns_reset(c->ns[i]);  /* KV iterators are volatile */
 	set_csts(c, NVME_CSTS_RDY | NVME_CSTS_CFS, 0);
 }
 

@@ -108,10 +108,22 @@ static void ns_descriptors(const struct emu_ns *ns, uint8_t *out)
 	out[off + sizeof(d)] = emu_ns_csi(ns);
 }
 
-/* I/O command set combinations (CNS 1Ch): combination 0 = NVM only. */
-static void iocs_vectors(uint8_t *out)
+/* Whether a namespace speaks the Key Value command set (CSI 01h). */
+static bool has_kv(const struct emu_ctrl *c)
+{
+	for (uint32_t i = 0; i < c->nr_ns; i++)
+		if (emu_ns_csi(c->ns[i]) == NVME_CSI_KV)
+			return true;
+	return false;
+}
+
+/* I/O command set combinations (CNS 1Ch): combination 0 = NVM, plus KV on a controller with
+ * a KV namespace. */
+static void iocs_vectors(const struct emu_ctrl *c, uint8_t *out)
 {
 	uint64_t v = 1ull << NVME_CSI_NVM;
+	if (has_kv(c))
+		v |= 1ull << NVME_CSI_KV;
 	memcpy(out, &v, sizeof(v));
 }
 
@@ -151,9 +163,12 @@ static uint16_t build(struct emu_ctrl *c, const struct nvme_sqe *cmd, uint8_t *b
 		*ploc = EMU_PLOC_CDW11 + 3;
 		if (ns)
 			return emu_ns_identify_csi(ns, csi, buf);
-		return csi == NVME_CSI_NVM ? 0 : EMU_ST_INVALID_FIELD;
+		return csi == NVME_CSI_NVM || (csi == NVME_CSI_KV && has_kv(c)) ? 0
+										: EMU_ST_INVALID_FIELD;
 	case NVME_CNS_CSI_CTRL: {
 		*ploc = EMU_PLOC_CDW11 + 3;
+		if (csi == NVME_CSI_KV && has_kv(c))
+			return 0; /* the KV set defines no controller fields: all reserved */
 		if (csi != NVME_CSI_NVM)
 			return EMU_ST_INVALID_FIELD;
 		/* DMRL is 8 bits: 0 = no limit beyond the command's own 256 ranges, which is what
@@ -168,12 +183,12 @@ static uint16_t build(struct emu_ctrl *c, const struct nvme_sqe *cmd, uint8_t *b
 		if (nsid >= 0xfffffffeu)
 			return EMU_ST_INVALID_NS;
 		*ploc = EMU_PLOC_CDW11 + 3;
-		if (csi != NVME_CSI_NVM)
+		if (csi != NVME_CSI_NVM && !(csi == NVME_CSI_KV && has_kv(c)))
 			return EMU_ST_INVALID_FIELD;
 		ns_list(c, nsid, csi, (uint32_t *)buf);
 		return 0;
 	case NVME_CNS_IOCS:
-		iocs_vectors(buf);
+		iocs_vectors(c, buf);
 		return 0;
 	default:
 		*ploc = EMU_PLOC_CDW10;

@@ -40,6 +40,33 @@ static void flush_all(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_s
 	}
 }
 
+/*
+ * The Samsung KV vendor opcodes carry a keyspace id in NSID (0 or 1), not a namespace: they
+ * go to the controller's first KV namespace, which judges the NSID (Invalid Keyspace ID
+ * above 1). Looked up only on paths that are already failing, so NVM I/O pays nothing.
+ */
+static struct emu_ns *kv_vendor_target(const struct emu_ctrl *c, uint8_t opc)
+{
+	if (!nvme_kvv_opcode(opc))
+		return NULL;
+	for (uint32_t i = 0; i < c->nr_ns; i++)
+		if (emu_ns_csi(c->ns[i]) == NVME_CSI_KV)
+			return c->ns[i];
+	return NULL;
+}
+
+static void ns_run(struct emu_ctrl *c, struct emu_sq *sq, struct emu_ns *ns,
+		   const struct nvme_sqe *cmd, struct emu_result *r)
+{
+	struct emu_io_ctx io = { .ctrl = c, .stats = &sq->stats };
+	r->status = emu_ns_execute(ns, cmd, &io);
+	r->dw0 = io.dw0;
+	if (__builtin_expect(r->status != 0, 0)) {
+		r->lba = io.err_lba;
+		r->param_loc = param_loc_for(r->status);
+	}
+}
+
 static inline void io_execute(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe *cmd)
 {
 	struct emu_result r = { .param_loc = EMU_PLOC_NONE };
@@ -68,7 +95,16 @@ static inline void io_execute(struct emu_ctrl *c, struct emu_sq *sq, const struc
 		if (__builtin_expect(r.status != 0, 0)) {
 			r.lba = io.err_lba;
 			r.param_loc = param_loc_for(r.status);
+			/* a vendor KV command whose keyspace NSID names an NVM namespace */
+			struct emu_ns *kv;
+			if (r.status == EMU_ST_INVALID_OPCODE && emu_ns_csi(ns) != NVME_CSI_KV &&
+			    (kv = kv_vendor_target(c, cmd->opc)) != NULL) {
+				r = (struct emu_result){ .param_loc = EMU_PLOC_NONE };
+				ns_run(c, sq, kv, cmd, &r);
+			}
 		}
+	} else if ((ns = kv_vendor_target(c, cmd->opc)) != NULL) {
+		ns_run(c, sq, ns, cmd, &r);
 	} else if (nsid == NSID_ALL && cmd->opc == NVME_CMD_FLUSH) {
 		flush_all(c, sq, cmd, &r);
 	} else {

@@ -16,6 +16,7 @@
 struct log_page {
 	uint8_t  lid;
 	uint32_t size;
+	bool     kv;      /* a vendor KV log: exists only on a controller with a KV namespace */
 	/* 0 or a status (the NSID / CSI do not apply); fills out[size] */
 	uint16_t (*build)(struct emu_ctrl *c, const struct nvme_sqe *cmd, uint8_t *out);
 };
@@ -47,10 +48,35 @@ static uint16_t build_fw_slot(struct emu_ctrl *c, const struct nvme_sqe *cmd, ui
 	return 0;
 }
 
+/* The first KV namespace, whose vendor logs the controller reports (any NSID). */
+static struct emu_ns *first_kv_ns(const struct emu_ctrl *c)
+{
+	for (uint32_t i = 0; i < c->nr_ns; i++)
+		if (emu_ns_csi(c->ns[i]) == NVME_CSI_KV)
+			return c->ns[i];
+	return NULL;
+}
+
+/* The KV command set's I/O commands: the standard ones and the Samsung vendor opcodes. */
+static void cmd_effects_kv(struct nvme_cmd_effects_log *log)
+{
+	static const uint8_t reads[] = { NVME_KV_FLUSH, NVME_KV_RETRIEVE, NVME_KV_LIST, NVME_KV_EXIST,
+					 NVME_KVV_RETRIEVE, NVME_KVV_EXIST, NVME_KVV_ITER_REQ };
+	static const uint8_t writes[] = { NVME_KV_STORE, NVME_KV_DELETE, NVME_KVV_STORE,
+					  NVME_KVV_DELETE, NVME_KVV_ITER_READ };
+	for (size_t i = 0; i < sizeof(reads); i++)
+		log->iocs[reads[i]] = NVME_CMD_EFFECTS_CSUPP;
+	/* writes change the namespace's content (LBCC: "logical block content" stands for it);
+	 * an iterate read may delete the keys it returns */
+	for (size_t i = 0; i < sizeof(writes); i++)
+		log->iocs[writes[i]] = NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC;
+}
+
 static uint16_t build_cmd_effects(struct emu_ctrl *c, const struct nvme_sqe *cmd, uint8_t *out)
 {
-	(void)c;
-	if ((cmd->cdw14 >> 24) != NVME_CSI_NVM)
+	uint8_t csi = (uint8_t)(cmd->cdw14 >> 24);
+	bool kv = csi == NVME_CSI_KV && first_kv_ns(c);
+	if (csi != NVME_CSI_NVM && !kv)
 		return EMU_ST_INVALID_FIELD;
 	struct nvme_cmd_effects_log *log = (struct nvme_cmd_effects_log *)out;
 	for (unsigned opc = 0; opc < 256; opc++)
@@ -60,6 +86,10 @@ static uint16_t build_cmd_effects(struct emu_ctrl *c, const struct nvme_sqe *cmd
 	log->acs[NVME_ADM_FORMAT_NVM] |= NVME_CMD_EFFECTS_LBCC | NVME_CMD_EFFECTS_NCC | NVME_CMD_EFFECTS_NIC;
 	/* Firmware Commit with CA 3 changes the controller's capabilities (FR) */
 	log->acs[NVME_ADM_FW_COMMIT] |= NVME_CMD_EFFECTS_CCC;
+	if (kv) {
+		cmd_effects_kv(log);
+		return 0;
+	}
 	static const uint8_t io[] = { NVME_CMD_FLUSH, NVME_CMD_WRITE, NVME_CMD_READ, NVME_CMD_COMPARE,
 				      NVME_CMD_WRITE_ZEROES, NVME_CMD_DSM, NVME_CMD_VERIFY };
 	for (size_t i = 0; i < sizeof(io); i++)
@@ -70,11 +100,20 @@ static uint16_t build_cmd_effects(struct emu_ctrl *c, const struct nvme_sqe *cmd
 	return 0;
 }
 
+static uint16_t build_kv(struct emu_ctrl *c, const struct nvme_sqe *cmd, uint8_t *out)
+{
+	return emu_ns_kv_log(first_kv_ns(c), cmd->cdw10 & 0xffu, out, LOG_MAX_SIZE);
+}
+
 static const struct log_page pages[] = {
-	{ NVME_LOG_ERROR, EMU_ERRLOG_ENTRIES * sizeof(struct nvme_error_log), build_error },
-	{ NVME_LOG_SMART, sizeof(struct nvme_smart_log), build_smart },
-	{ NVME_LOG_FW_SLOT, sizeof(struct nvme_fw_slot_log), build_fw_slot },
-	{ NVME_LOG_CMD_EFFECTS, sizeof(struct nvme_cmd_effects_log), build_cmd_effects },
+	{ NVME_LOG_ERROR, EMU_ERRLOG_ENTRIES * sizeof(struct nvme_error_log), false, build_error },
+	{ NVME_LOG_SMART, sizeof(struct nvme_smart_log), false, build_smart },
+	{ NVME_LOG_FW_SLOT, sizeof(struct nvme_fw_slot_log), false, build_fw_slot },
+	{ NVME_LOG_CMD_EFFECTS, sizeof(struct nvme_cmd_effects_log), false, build_cmd_effects },
+	{ NVME_KVV_LOG_CAPACITY, sizeof(struct nvme_kvv_log_capacity), true, build_kv },
+	{ NVME_KVV_LOG_WAF, sizeof(struct nvme_kvv_log_waf), true, build_kv },
+	{ NVME_KVV_LOG_ITER, NVME_KVV_MAX_ITERATORS * sizeof(struct nvme_kvv_iter_info), true,
+	  build_kv },
 };
 
 void emu_cmd_get_log_page(struct emu_ctrl *c, const struct nvme_sqe *cmd, struct emu_result *r)
@@ -89,7 +128,7 @@ void emu_cmd_get_log_page(struct emu_ctrl *c, const struct nvme_sqe *cmd, struct
 	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
 		if (pages[i].lid == lid)
 			pg = &pages[i];
-	if (!pg) {
+	if (!pg || (pg->kv && !first_kv_ns(c))) {
 		emu_fail(r, EMU_ST_DNR(NVME_SCT_CMD, NVME_SC_INVALID_LOG_PAGE), EMU_PLOC_CDW10);
 		return;
 	}

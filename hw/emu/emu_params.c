@@ -132,6 +132,8 @@ static int parse_kind(const char *s, enum emu_ns_kind *k)
 		*k = EMU_NS_NULL;
 	else if (!strcmp(s, "file"))
 		*k = EMU_NS_FILE;
+	else if (!strcmp(s, "kv"))
+		*k = EMU_NS_KV;
 	else
 		return -1;
 	return 0;
@@ -229,7 +231,7 @@ static int parse_ns_value(const struct parse_ctx *pc, const char *v, struct emu_
 	}
 	/* the path (fourth field) keeps any further colons */
 	if (parse_kind(fields[0], &ns->kind))
-		return fail(pc, "ns=%s: namespace kind '%s' is not mem, null or file", v, fields[0]);
+		return fail(pc, "ns=%s: namespace kind '%s' is not mem, null, file or kv", v, fields[0]);
 	if (nf < 2)
 		return fail(pc, "ns=%s: expected <kind>:<size>[:<lba>[:<path>]]", v);
 	if (!*fields[1])
@@ -243,8 +245,8 @@ static int parse_ns_value(const struct parse_ctx *pc, const char *v, struct emu_
 			return fail(pc, "ns=%s: LBA size '%s' is not a number", v, fields[2]);
 	}
 	if (nf >= 4) {
-		if (ns->kind != EMU_NS_FILE)
-			return fail(pc, "ns=%s: a path is only allowed for file namespaces", v);
+		if (ns->kind != EMU_NS_FILE && ns->kind != EMU_NS_KV)
+			return fail(pc, "ns=%s: a path is only allowed for file and kv namespaces", v);
 		if (strlen(fields[3]) >= sizeof(ns->path))
 			return fail(pc, "ns=%s: path too long", v);
 		snprintf(ns->path, sizeof(ns->path), "%s", fields[3]);
@@ -256,6 +258,10 @@ static int check_ns(const struct parse_ctx *pc, const struct emu_ns_params *ns, 
 {
 	if (ns->lba_size != 512 && ns->lba_size != 4096)
 		return fail(pc, "LBA size %" PRIu32 " is not 512 or 4096", ns->lba_size);
+	/* a KV namespace presents itself with 512-byte sectors, like Samsung's KV SSDs */
+	if (ns->kind == EMU_NS_KV && ns->lba_size != 512)
+		return fail(pc, "namespace %" PRIu32 ": a kv namespace has 512-byte sectors (leave the field empty)",
+			    nsid);
 	if (ns->kind == EMU_NS_FILE && !ns->path[0])
 		return fail(pc, "namespace %" PRIu32 ": a file namespace needs a path", nsid);
 	if (ns->size_bytes == 0 && ns->kind != EMU_NS_FILE)
@@ -300,7 +306,7 @@ static int apply_key(const struct parse_ctx *pc, enum key_id k, const char *v, s
 		return parse_ns_value(pc, v, &p->ns[p->nr_ns++]);
 	case K_TYPE:
 		if (parse_kind(v, &sh->kind))
-			return fail(pc, "type=%s: not mem, null or file", v);
+			return fail(pc, "type=%s: not mem, null, file or kv", v);
 		return 0;
 	case K_SIZE:
 		if (parse_size(v, &sh->size))
@@ -505,8 +511,8 @@ int emu_params_parse(const char *uri, struct emu_params *p, char *err, size_t er
 		p->nr_ns = 1;
 		if (!seen[K_TYPE] && seen[K_FILE])
 			sh.kind = EMU_NS_FILE;
-		if (seen[K_FILE] && sh.kind != EMU_NS_FILE)
-			return fail(&pc, "file= needs type=file");
+		if (seen[K_FILE] && sh.kind != EMU_NS_FILE && sh.kind != EMU_NS_KV)
+			return fail(&pc, "file= needs type=file or type=kv");
 		ns->kind = sh.kind;
 		ns->size_bytes = seen[K_SIZE] ? sh.size : (sh.kind == EMU_NS_FILE ? 0 : DEFAULT_NS_SIZE);
 		ns->lba_size = sh.lba;

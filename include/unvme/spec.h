@@ -9,6 +9,7 @@
 #include "spec/identify.h"
 #include "spec/log.h"
 #include "spec/features.h"
+#include "spec/kv.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "uNVMe's spec structures assume a little-endian host"

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hw/emu/emu.h"
+#include "hw/emu/ns/kv_ns.h"
 #include "hw/emu/ns/ns_backend.h"
 #include "hw/emu/ns/ns_internal.h"
 
@@ -46,7 +47,7 @@ static int open_backend(const struct emu_ns_params *p, struct emu_ns_backend **b
 	case EMU_NS_FILE: /* checks the size itself, naming the file */
 		return emu_ns_file_open(p->path, p->size_bytes, p->lba_size, be, err, errlen);
 	case EMU_NS_KV:
-		return -ENOTSUP; /* refused, with its message, by emu_ns_create */
+		return -EINVAL; /* built by emu_ns_create without a block backend */
 	}
 	emu_ns_set_error(err, errlen, "unknown namespace kind %d", (int)p->kind);
 	return -EINVAL;
@@ -60,10 +61,24 @@ int emu_ns_create(const struct emu_ns_params *p, uint32_t nsid, struct emu_ns **
 		return -EINVAL;
 	}
 	*out = NULL;
-	/* The Key Value command set comes with its own namespace type (a later change). */
+	/* A key-value namespace has no blocks: its engine replaces the backend. */
 	if (p->kind == EMU_NS_KV) {
-		emu_ns_set_error(err, errlen, "KV namespaces are not implemented yet");
-		return -ENOTSUP;
+		struct emu_ns *ns = calloc(1, sizeof(*ns));
+		if (!ns) {
+			emu_ns_set_error(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		int r = emu_kv_create(p, &ns->kv, err, errlen);
+		if (r) {
+			free(ns);
+			return r;
+		}
+		atomic_init(&ns->geom, 9u | EMU_NS_KV_GEOM);
+		atomic_init(&ns->write_cache, true);
+		memcpy(ns->nguid, p->nguid, sizeof(ns->nguid));
+		memcpy(ns->eui64, p->eui64, sizeof(ns->eui64));
+		*out = ns;
+		return 0;
 	}
 	/* The two LBA formats Identify Namespace offers (ns_identify.c). */
 	unsigned shift;
@@ -101,14 +116,17 @@ void emu_ns_destroy(struct emu_ns *ns)
 {
 	if (!ns)
 		return;
-	ns->be->ops->destroy(ns->be);
+	if (ns->kv)
+		emu_kv_destroy(ns->kv);
+	else
+		ns->be->ops->destroy(ns->be);
 	free(ns);
 }
 
 uint8_t emu_ns_csi(const struct emu_ns *ns)
 {
-	(void)ns; /* memory, file and null namespaces all speak the NVM command set */
-	return NVME_CSI_NVM;
+	/* memory, file and null namespaces all speak the NVM command set */
+	return ns->kv ? NVME_CSI_KV : NVME_CSI_NVM;
 }
 
 static unsigned current_shift(const struct emu_ns *ns)
@@ -123,6 +141,8 @@ uint32_t emu_ns_lba_size(const struct emu_ns *ns)
 
 uint64_t emu_ns_nlbas(const struct emu_ns *ns)
 {
+	if (ns->kv)
+		return emu_kv_capacity(ns->kv) >> current_shift(ns);
 	return ns->be->capacity >> current_shift(ns);
 }
 
@@ -134,6 +154,8 @@ uint64_t emu_ns_nlbas(const struct emu_ns *ns)
  */
 uint16_t emu_ns_format(struct emu_ns *ns, uint8_t lbaf, uint8_t ses)
 {
+	if (ns->kv)
+		return emu_kv_format(ns->kv, lbaf, ses);
 	unsigned shift = emu_ns_lbaf_shift(lbaf);
 	if (!shift || (ns->be->capacity & ((1ull << shift) - 1)) != 0)
 		return emu_ns_status(NVME_SCT_CMD, NVME_SC_INVALID_FORMAT, true);
@@ -166,10 +188,26 @@ void emu_ns_set_write_cache(struct emu_ns *ns, bool enabled)
 {
 	bool was = atomic_exchange_explicit(&ns->write_cache, enabled, memory_order_relaxed);
 	if (was && !enabled)
-		(void)ns->be->ops->flush(ns->be);
+		(void)emu_ns_sync(ns);
 }
 
 int emu_ns_sync(struct emu_ns *ns)
 {
+	if (ns->kv)
+		return kv_store_flush(ns->kv->st);
 	return ns->be->ops->flush(ns->be);
+}
+
+void emu_ns_reset(struct emu_ns *ns)
+{
+	/* iterator handles are volatile state of the controller: a reset forgets them */
+	if (ns->kv)
+		kv_iters_close_all(&ns->kv->its);
+}
+
+uint16_t emu_ns_kv_log(struct emu_ns *ns, uint8_t lid, void *out, uint32_t size)
+{
+	if (!ns->kv)
+		return emu_ns_status(NVME_SCT_CMD, NVME_SC_INVALID_LOG_PAGE, true);
+	return emu_kv_log(ns->kv, lid, out, size);
 }

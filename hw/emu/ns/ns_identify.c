@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hw/emu/emu.h"
+#include "hw/emu/ns/kv_ns.h"
 #include "hw/emu/ns/ns_internal.h"
 
 /* NSFEAT bit 4 OPTPERF: the NPWG, NPWA, NPDG, NPDA and NOWS fields are valid. */
@@ -17,6 +18,10 @@
 
 void emu_ns_identify(const struct emu_ns *ns, struct nvme_id_ns *id)
 {
+	if (ns->kv) {
+		emu_kv_identify(ns->kv, id);
+		return;
+	}
 	unsigned shift = atomic_load_explicit(&ns->geom, memory_order_acquire) &
 			 EMU_NS_GEOM_SHIFT_MASK;
 	uint64_t capacity = ns->be->capacity;
@@ -74,6 +79,10 @@ uint16_t emu_ns_identify_csi(const struct emu_ns *ns, uint8_t csi, void *out4096
 {
 	if (csi != emu_ns_csi(ns))
 		return emu_ns_status(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD, true);
+	if (ns->kv) {
+		emu_kv_identify_kv(ns->kv, out4096);
+		return 0;
+	}
 	/*
 	 * NVM command set specific data: no storage tags (LBSTM 0), no protection information
 	 * (PIC 0) and, for each LBA format, no extended format fields (ELBAF 0). All zeroes.

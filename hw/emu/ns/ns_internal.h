@@ -19,6 +19,9 @@
  */
 #define EMU_NS_GEOM_SHIFT_MASK 0xffu
 #define EMU_NS_FORMATTING      (1u << 31)
+/* Set for a key-value namespace: the NVM executor's "not plain" check (one test of the word it
+ * loads anyway) then hands the command to the KV command sets, at no cost to NVM commands. */
+#define EMU_NS_KV_GEOM         (1u << 30)
 
 /* The LBA formats every namespace offers (Identify Namespace LBAF0 and LBAF1). */
 #define EMU_NS_NR_LBAF 2u
@@ -32,8 +35,11 @@ static inline unsigned emu_ns_lbaf_index(unsigned shift)
 	return shift == 12 ? 1u : 0u;
 }
 
+struct emu_kv;
+
 struct emu_ns {
-	struct emu_ns_backend *be;
+	struct emu_ns_backend *be;  /* NULL for a KV namespace */
+	struct emu_kv *kv;          /* key-value namespace (hw/emu/ns/kv_ns.h), else NULL */
 	_Atomic uint32_t geom;      /* see EMU_NS_GEOM_SHIFT_MASK */
 	atomic_bool write_cache;    /* Volatile Write Cache feature (06h), enabled by default */
 	uint8_t nguid[16];

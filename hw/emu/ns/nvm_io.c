@@ -12,6 +12,7 @@
 
 #include "hw/emu/emu.h"
 #include "hw/emu/ns/ns_backend.h"
+#include "hw/emu/ns/kv_ns.h"
 #include "hw/emu/ns/ns_internal.h"
 
 /* Read, Write, Compare, Write Zeroes, Verify: CDW10/11 SLBA, CDW12 bits 15:0 NLB 0's based. */
@@ -187,8 +188,13 @@ static uint16_t nvm_verify(struct emu_ns *ns, const struct nvme_sqe *cmd, struct
 uint16_t emu_ns_execute(struct emu_ns *ns, const struct nvme_sqe *cmd, struct emu_io_ctx *io)
 {
 	uint32_t geom = atomic_load_explicit(&ns->geom, memory_order_acquire);
-	if (geom & EMU_NS_FORMATTING)
+	if (__builtin_expect(geom & (EMU_NS_FORMATTING | EMU_NS_KV_GEOM), 0)) {
+		if (geom & EMU_NS_KV_GEOM)
+			return emu_kv_execute(ns->kv,
+					      !atomic_load_explicit(&ns->write_cache, memory_order_relaxed),
+					      cmd, io);
 		return emu_ns_status(NVME_SCT_GENERIC, NVME_SC_FORMAT_IN_PROGRESS, false);
+	}
 	unsigned shift = geom & EMU_NS_GEOM_SHIFT_MASK;
 
 	io->dw0 = 0; /* no NVM command defines a completion DW0 */

@@ -33,9 +33,13 @@ static void test_create_errors(void)
 	struct emu_ns *ns = (struct emu_ns *)1;
 	char err[256];
 
-	CHECK_EQ(create(EMU_NS_KV, 1 * MiB, 512, &ns, err, sizeof(err)), -ENOTSUP);
-	CHECK_STREQ(err, "KV namespaces are not implemented yet");
+	/* KV namespaces exist now (tests/unit/emu_kv); one without a capacity is refused */
+	CHECK_EQ(create(EMU_NS_KV, 0, 512, &ns, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "capacity") != NULL);
 	CHECK(ns == NULL);
+	CHECK_EQ(create(EMU_NS_KV, 1 * MiB, 512, &ns, err, sizeof(err)), 0);
+	CHECK(ns != NULL && emu_ns_csi(ns) == NVME_CSI_KV);
+	emu_ns_destroy(ns);
 
 	CHECK_EQ(create(EMU_NS_MEM, 1 * MiB, 1024, &ns, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "1024") != NULL);
@@ -56,7 +60,7 @@ static void test_create_errors(void)
 	struct emu_ns_params p;
 	memset(&p, 0, sizeof(p));
 	p.kind = EMU_NS_KV;
-	CHECK_EQ(emu_ns_create(&p, 1, &ns, NULL, 0), -ENOTSUP);
+	CHECK_EQ(emu_ns_create(&p, 1, &ns, NULL, 0), -EINVAL);
 
 	/* a large memory namespace costs nothing until written */
 	CHECK_EQ(create(EMU_NS_MEM, 64ull << 30, 4096, &ns, err, sizeof(err)), 0);

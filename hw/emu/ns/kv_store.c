@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The KV storage engine: capacity accounting, option checks and locking around the index
+ * (kv_index.c) and, when file-backed, the log (kv_log.c, kv_compact.c).
+ *
+ * Capacity counts each live key as the size of its record (header + key + value, 8-byte
+ * aligned) in both engines, so a namespace fills at the same point in memory and in a file,
+ * and deleting keys lowers utilization at once (the file's dead space is reclaimed by
+ * compaction, which runs on its own when dead records outweigh live ones).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "hw/emu/ns/kv_store_int.h"
+#include "hw/emu/ns/ns_internal.h"
+
+int kv_store_open(uint64_t capacity, const char *path, struct kv_store **out, char *err,
+		  size_t errlen)
+{
+	*out = NULL;
+	struct kv_store *s = calloc(1, sizeof(*s));
+	if (!s || kv_index_init(&s->ix) != 0) {
+		free(s);
+		emu_ns_set_error(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	s->capacity = capacity;
+	s->fd = -1;
+	pthread_rwlock_init(&s->lock, NULL);
+	if (path && *path) {
+		s->file = true;
+		snprintf(s->path, sizeof(s->path), "%s", path);
+		s->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		int r = 0;
+		if (s->fd < 0) {
+			r = -errno;
+			emu_ns_set_error(err, errlen, "%s: %s", path, strerror(errno));
+		} else if (flock(s->fd, LOCK_EX | LOCK_NB) != 0) {
+			r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+			emu_ns_set_error(err, errlen, "%s is in use by another emulated device", path);
+		} else {
+			/* a compaction cut short by a crash leaves its half-written copy behind */
+			char stale[PATH_MAX + 16];
+			snprintf(stale, sizeof(stale), "%s.compact", path);
+			unlink(stale);
+			r = kv_log_load(s, err, errlen);
+		}
+		if (r) {
+			kv_store_close(s);
+			return r;
+		}
+	}
+	*out = s;
+	return 0;
+}
+
+void kv_store_close(struct kv_store *s)
+{
+	if (!s)
+		return;
+	kv_index_free(&s->ix);
+	if (s->fd >= 0)
+		close(s->fd);
+	pthread_rwlock_destroy(&s->lock);
+	free(s);
+}
+
+uint64_t kv_store_capacity(const struct kv_store *s)
+{
+	return s->capacity;
+}
+
+/* Builds the value a store with an offset leaves: the old bytes with [off, off+len)
+ * replaced. Takes val (freed in every case); returns the merged buffer (new size in *nlen) or NULL. */
+static uint8_t *merge(struct kv_store *s, const struct kv_ent *old, uint8_t *val, uint32_t len,
+		      uint32_t off, uint32_t *nlen, enum kv_rc *rc)
+{
+	uint32_t size = off + len > old->vlen ? off + len : old->vlen;
+	uint8_t *m = malloc(size ? size : 1);
+	if (!m) {
+		free(val);
+		*rc = KV_NOMEM;
+		return NULL;
+	}
+	if (s->file) {
+		if (old->vlen && kv_log_read_value(s, old->loc, old->klen, 0, m, old->vlen) != 0) {
+			free(m);
+			free(val);
+			*rc = KV_EIO;
+			return NULL;
+		}
+	} else if (old->vlen) {
+		memcpy(m, old->val, old->vlen);
+	}
+	if (len)
+		memcpy(m + off, val, len);
+	free(val);
+	*nlen = size;
+	return m;
+}
+
+enum kv_rc kv_store_put(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_t klen,
+			uint8_t *val, uint32_t len, uint32_t off, unsigned flags, bool durable)
+{
+	enum kv_rc rc = KV_OK;
+	if ((uint64_t)off + len > KV_MAX_VALUE) {
+		free(val);
+		return KV_TOOBIG;
+	}
+	struct kv_ent *e = kv_ent_new(ks, key, klen);
+	if (!e) {
+		free(val);
+		return KV_NOMEM;
+	}
+	pthread_rwlock_wrlock(&s->lock);
+	struct kv_ent *old = kv_index_find(&s->ix, ks, key, klen);
+	if ((flags & KV_PUT_MUST_EXIST) && !old) {
+		rc = KV_NOENT;
+		goto fail;
+	}
+	if ((flags & KV_PUT_MUST_NOT_EXIST) && old) {
+		rc = KV_EXISTS;
+		goto fail;
+	}
+	if (off) {
+		if (!old || off > old->vlen) {
+			rc = KV_BADOFF;
+			goto fail;
+		}
+		val = merge(s, old, val, len, off, &len, &rc);
+		if (!val)
+			goto fail;
+	}
+	uint64_t size = kv_rec_size(klen, len);
+	uint64_t osize = old ? kv_rec_size(old->klen, old->vlen) : 0;
+	if (s->live - osize + size > s->capacity) {
+		rc = KV_NOSPC;
+		goto fail;
+	}
+	e->vlen = len;
+	if (s->file) {
+		if (kv_log_append(s, KV_REC_PUT, ks, key, klen, val, len, &e->loc) != 0 ||
+		    (durable && fdatasync(s->fd) != 0)) {
+			rc = KV_EIO;
+			goto fail;
+		}
+		free(val);
+		s->dead += osize;
+	} else {
+		e->val = val;
+		s->media_bytes += size;
+	}
+	val = NULL;
+	s->live += size - osize;
+	s->host_bytes += (uint64_t)klen + len;
+	old = kv_index_put(&s->ix, e);
+	if (old)
+		kv_ent_free(old);
+	else
+		s->nr_keys_ks[ks]++;
+	if (kv_compact_due(s))
+		(void)kv_compact(s); /* on failure the old log simply stays; retried later */
+	pthread_rwlock_unlock(&s->lock);
+	return KV_OK;
+fail:
+	pthread_rwlock_unlock(&s->lock);
+	free(val);
+	kv_ent_free(e);
+	return rc;
+}
+
+enum kv_rc kv_store_get(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_t klen,
+			uint32_t off, const struct emu_xfer *x, uint32_t max, uint32_t *size,
+			uint32_t *copied)
+{
+	enum kv_rc rc = KV_OK;
+	*copied = 0;
+	pthread_rwlock_rdlock(&s->lock);
+	const struct kv_ent *e = kv_index_find(&s->ix, ks, key, klen);
+	if (!e) {
+		rc = KV_NOENT;
+		goto out;
+	}
+	*size = e->vlen;
+	if (off > e->vlen) {
+		rc = KV_BADOFF;
+		goto out;
+	}
+	uint32_t n = e->vlen - off < max ? e->vlen - off : max;
+	if (n) {
+		if (s->file) {
+			if (kv_log_read_value_xfer(s, e->loc, e->klen, off, x, n) != 0)
+				rc = KV_EIO;
+		} else {
+			emu_xfer_to_host(x, e->val + off, n);
+		}
+	}
+	if (rc == KV_OK)
+		*copied = n;
+out:
+	pthread_rwlock_unlock(&s->lock);
+	return rc;
+}
+
+enum kv_rc kv_store_del(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_t klen,
+			bool durable)
+{
+	enum kv_rc rc = KV_OK;
+	pthread_rwlock_wrlock(&s->lock);
+	struct kv_ent *e = kv_index_find(&s->ix, ks, key, klen);
+	if (!e) {
+		rc = KV_NOENT;
+		goto out;
+	}
+	uint64_t osize = kv_rec_size(e->klen, e->vlen);
+	if (s->file) {
+		uint64_t at;
+		if (kv_log_append(s, KV_REC_DEL, ks, key, klen, NULL, 0, &at) != 0 ||
+		    (durable && fdatasync(s->fd) != 0)) {
+			rc = KV_EIO;
+			goto out;
+		}
+		s->dead += osize + kv_rec_size(klen, 0);
+	}
+	kv_ent_free(kv_index_remove(&s->ix, ks, key, klen));
+	s->live -= osize;
+	s->nr_keys_ks[ks]--;
+	if (kv_compact_due(s))
+		(void)kv_compact(s);
+out:
+	pthread_rwlock_unlock(&s->lock);
+	return rc;
+}
+
+bool kv_store_exist(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_t klen)
+{
+	pthread_rwlock_rdlock(&s->lock);
+	bool found = kv_index_find(&s->ix, ks, key, klen) != NULL;
+	pthread_rwlock_unlock(&s->lock);
+	return found;
+}
+
+int kv_store_flush(struct kv_store *s)
+{
+	if (!s->file)
+		return 0;
+	/* the read lock keeps compaction from swapping the descriptor meanwhile */
+	pthread_rwlock_rdlock(&s->lock);
+	int r = fdatasync(s->fd) != 0 ? -errno : 0;
+	pthread_rwlock_unlock(&s->lock);
+	return r;
+}
+
+int kv_store_erase(struct kv_store *s)
+{
+	int r = 0;
+	pthread_rwlock_wrlock(&s->lock);
+	if (s->file) {
+		r = kv_log_init_file(s->fd);
+		s->tail = KV_SB_SIZE;
+	}
+	kv_index_clear(&s->ix);
+	s->live = 0;
+	s->dead = 0;
+	s->nr_keys_ks[0] = s->nr_keys_ks[1] = 0;
+	pthread_rwlock_unlock(&s->lock);
+	return r;
+}
+
+void kv_store_get_stats(struct kv_store *s, struct kv_store_stats *st)
+{
+	pthread_rwlock_rdlock(&s->lock);
+	st->capacity = s->capacity;
+	st->used = s->live;
+	st->nr_keys_ks[0] = s->nr_keys_ks[0];
+	st->nr_keys_ks[1] = s->nr_keys_ks[1];
+	st->nr_keys = s->nr_keys_ks[0] + s->nr_keys_ks[1];
+	st->host_bytes = s->host_bytes;
+	st->media_bytes = s->media_bytes;
+	st->compactions = s->compactions;
+	st->file_size = s->file ? s->tail : 0;
+	pthread_rwlock_unlock(&s->lock);
+}
+
+int kv_store_keys(struct kv_store *s, uint8_t ks, kv_key_filter filter, const void *arg,
+		  uint8_t **buf, size_t *len, size_t *count)
+{
+	pthread_rwlock_rdlock(&s->lock);
+	size_t cap = 4096, used = 0, n = 0;
+	uint8_t *b = malloc(cap);
+	int r = b ? 0 : -ENOMEM;
+	KV_INDEX_FOREACH(&s->ix, e) {
+		if (r)
+			break;
+		if (e->ks != ks || (filter && !filter(e->key, e->klen, arg)))
+			continue;
+		if (used + 1 + e->klen > cap) {
+			uint8_t *nb = realloc(b, cap * 2);
+			if (!nb) {
+				r = -ENOMEM;
+				break;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		b[used] = e->klen;
+		memcpy(b + used + 1, e->key, e->klen);
+		used += 1 + (size_t)e->klen;
+		n++;
+	}
+	pthread_rwlock_unlock(&s->lock);
+	if (r) {
+		free(b);
+		return r;
+	}
+	*buf = b;
+	*len = used;
+	*count = n;
+	return 0;
+}

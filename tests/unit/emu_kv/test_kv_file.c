@@ -1,0 +1,537 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * File-backed KV namespaces: persistence across device re-creation, torn and corrupt tails
+ * cut at open, compaction (every live key kept, the file shrinks), Format NVM, exclusive
+ * use of the file, and processes killed with SIGKILL at random points while storing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hw/emu/ns/kv_crc.h"
+#include "kv_host.h"
+#include "tests/unit/test_util.h"
+
+static char dir[] = "/tmp/unvme-kv-test-XXXXXX";
+static bool dir_made;
+
+static void remove_dir(void)
+{
+	rmdir(dir);
+}
+
+static const char *path_of(const char *name)
+{
+	static char p[256];
+	if (!dir_made) {
+		if (!mkdtemp(dir))
+			abort();
+		dir_made = true;
+		atexit(remove_dir);
+	}
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return p;
+}
+
+static void uri_for(char *uri, size_t n, const char *file, const char *cap)
+{
+	snprintf(uri, n, "emu://kvf?ns=kv:%s::%s", cap, file);
+}
+
+static int setup(struct th *h, struct kvq *q, const char *uri)
+{
+	if (kvh_open(h, uri))
+		return -1;
+	return kvq_init(h, q, 1);
+}
+
+static void pattern(uint8_t *p, uint32_t n, uint32_t seed)
+{
+	for (uint32_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed * 2654435761u >> 24 ^ i * 13);
+}
+
+static bool has_pattern(const uint8_t *p, uint32_t n, uint32_t seed)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (p[i] != (uint8_t)(seed * 2654435761u >> 24 ^ i * 13))
+			return false;
+	return true;
+}
+
+static uint64_t file_size(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+static uint32_t vsize(unsigned i)
+{
+	return (i * 37) % 3000;
+}
+
+static void test_persistence(void)
+{
+	const char *f = path_of("persist.kv");
+	char uri[512];
+	uri_for(uri, sizeof(uri), f, "64M");
+	struct th h;
+	struct kvq q;
+	REQUIRE(setup(&h, &q, uri) == 0);
+	char key[32];
+	for (unsigned i = 0; i < 2000; i++) {
+		snprintf(key, sizeof(key), "persist-%06u", i);
+		pattern(q.val, vsize(i), i);
+		REQUIRE(kvv_store(&q, i % 2, key, 14, vsize(i), 0, 0) == 0);
+	}
+	for (unsigned i = 0; i < 2000; i += 3) {  /* delete a third */
+		snprintf(key, sizeof(key), "persist-%06u", i);
+		CHECK_EQ(kvv_delete(&q, i % 2, key, 14), 0);
+	}
+	for (unsigned i = 1; i < 2000; i += 3) {  /* overwrite a third */
+		snprintf(key, sizeof(key), "persist-%06u", i);
+		pattern(q.val, 100, i + 7);
+		CHECK_EQ(kvv_store(&q, i % 2, key, 14, 100, 0, 0), 0);
+	}
+	CHECK_EQ(kvs_cmd(&q, NVME_KV_FLUSH, 1, "", 0, 0, 0), 0);
+	th_close(&h);
+
+	REQUIRE(setup(&h, &q, uri) == 0);
+	unsigned bad = 0;
+	for (unsigned i = 0; i < 2000; i++) {
+		snprintf(key, sizeof(key), "persist-%06u", i);
+		int st = kvv_retrieve(&q, i % 2, key, 14, 4096, 0);
+		if (i % 3 == 0)
+			bad += st != KVV(NVME_KVV_SC_KEY_NOT_EXIST);
+		else if (i % 3 == 1)
+			bad += st != 0 || q.dw0 != 100 || !has_pattern(q.val, 100, i + 7);
+		else
+			bad += st != 0 || q.dw0 != vsize(i) || !has_pattern(q.val, vsize(i), i);
+	}
+	CHECK_EQ(bad, 0);
+	struct nvme_kvv_log_capacity *cap = th_alloc(&h, 4096, 4096, NULL);
+	CHECK_EQ(th_get_log(&h, NVME_KVV_LOG_CAPACITY, 0, 0, 512, cap), 0);
+	CHECK_EQ(cap->nr_keys, 2000 - 667);
+	/* the file is in use: a second device on it is refused */
+	struct th h2;
+	CHECK(th_open(&h2, uri) != 0);
+	CHECK(strstr(h2.err, "in use") != NULL);
+	th_close(&h);
+	unlink(f);
+}
+
+/* Stores 10 keys then cuts or corrupts the last record; the first 9 must survive. */
+static void tail_case(bool corrupt)
+{
+	const char *f = path_of(corrupt ? "corrupt.kv" : "torn.kv");
+	unlink(f);
+	char uri[512];
+	uri_for(uri, sizeof(uri), f, "16M");
+	struct th h;
+	struct kvq q;
+	REQUIRE(setup(&h, &q, uri) == 0);
+	char key[16];
+	uint64_t before_last = 0;
+	for (unsigned i = 0; i < 10; i++) {
+		if (i == 9)
+			before_last = file_size(f);
+		snprintf(key, sizeof(key), "tail%04u", i);
+		pattern(q.val, 1000, i);
+		REQUIRE(kvv_store(&q, 0, key, 8, 1000, 0, 0) == 0);
+	}
+	th_close(&h);
+	uint64_t full = file_size(f);
+	REQUIRE(full > before_last);
+	if (corrupt) {
+		int fd = open(f, O_RDWR);
+		REQUIRE(fd >= 0);
+		uint8_t b;
+		off_t at = (off_t)(before_last + 24 + 8 + 500); /* a value byte of the last record */
+		REQUIRE(pread(fd, &b, 1, at) == 1);
+		b ^= 0x40;
+		REQUIRE(pwrite(fd, &b, 1, at) == 1);
+		close(fd);
+	} else {
+		REQUIRE(truncate(f, (off_t)(full - 10)) == 0);
+	}
+	REQUIRE(setup(&h, &q, uri) == 0);
+	CHECK_EQ(file_size(f), before_last); /* the bad record is cut off */
+	for (unsigned i = 0; i < 9; i++) {
+		snprintf(key, sizeof(key), "tail%04u", i);
+		CHECK_EQ(kvv_retrieve(&q, 0, key, 8, 1024, 0), 0);
+		CHECK(has_pattern(q.val, 1000, i));
+	}
+	CHECK_EQ(kvv_exist(&q, 0, "tail0009", 8), KVV(NVME_KVV_SC_KEY_NOT_EXIST));
+	/* the log goes on from there */
+	pattern(q.val, 50, 77);
+	CHECK_EQ(kvv_store(&q, 0, "tail0009", 8, 50, 0, 0), 0);
+	th_close(&h);
+	REQUIRE(setup(&h, &q, uri) == 0);
+	CHECK_EQ(kvv_retrieve(&q, 0, "tail0009", 8, 64, 0), 0);
+	CHECK(q.dw0 == 50 && has_pattern(q.val, 50, 77));
+	CHECK_EQ(kvv_exist(&q, 0, "tail0000", 8), 0);
+	th_close(&h);
+	unlink(f);
+}
+
+static void test_torn_tail(void)
+{
+	tail_case(false);
+}
+
+static void test_corrupt_tail(void)
+{
+	tail_case(true);
+}
+
+/* A corrupt record in the middle ends the log there: what follows is not trusted either. */
+static void test_corrupt_middle(void)
+{
+	const char *f = path_of("middle.kv");
+	unlink(f);
+	char uri[512];
+	uri_for(uri, sizeof(uri), f, "16M");
+	struct th h;
+	struct kvq q;
+	REQUIRE(setup(&h, &q, uri) == 0);
+	char key[16];
+	uint64_t at5 = 0;
+	for (unsigned i = 0; i < 10; i++) {
+		if (i == 5)
+			at5 = file_size(f);
+		snprintf(key, sizeof(key), "midl%04u", i);
+		pattern(q.val, 100, i);
+		REQUIRE(kvv_store(&q, 0, key, 8, 100, 0, 0) == 0);
+	}
+	th_close(&h);
+	int fd = open(f, O_RDWR);
+	REQUIRE(fd >= 0);
+	uint8_t b = 0xff;
+	REQUIRE(pwrite(fd, &b, 1, (off_t)(at5 + 10)) == 1); /* inside the header's sequence */
+	close(fd);
+	REQUIRE(setup(&h, &q, uri) == 0);
+	CHECK_EQ(file_size(f), at5);
+	for (unsigned i = 0; i < 10; i++) {
+		snprintf(key, sizeof(key), "midl%04u", i);
+		CHECK_EQ(kvv_exist(&q, 0, key, 8), i < 5 ? 0 : KVV(NVME_KVV_SC_KEY_NOT_EXIST));
+	}
+	th_close(&h);
+	unlink(f);
+}
+
+/* CRC-32C known answers: the check value of "123456789", and a long buffer against a
+ * bit-at-a-time reference, fed whole and in pieces. */
+static uint32_t crc_bitwise(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1u)));
+	}
+	return ~c;
+}
+
+static void test_crc32c(void)
+{
+	CHECK_EQ(kv_crc32c(0, "123456789", 9), 0xe3069283u);
+	static uint8_t buf[10007];
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 31 + (i >> 7));
+	uint32_t whole = kv_crc32c(0, buf, sizeof(buf));
+	CHECK_EQ(whole, crc_bitwise(buf, sizeof(buf)));
+	uint32_t parts = kv_crc32c(0, buf, 13);
+	parts = kv_crc32c(parts, buf + 13, 4000);
+	parts = kv_crc32c(parts, buf + 4013, sizeof(buf) - 4013);
+	CHECK_EQ(parts, whole);
+}
+
+static void test_not_a_kv_file(void)
+{
+	const char *f = path_of("garbage.kv");
+	int fd = open(f, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	REQUIRE(fd >= 0);
+	REQUIRE(write(fd, "this is not a kv log at all, not even close.......................", 64) == 64);
+	close(fd);
+	char uri[512];
+	uri_for(uri, sizeof(uri), f, "1M");
+	struct th h;
+	CHECK(th_open(&h, uri) != 0);
+	CHECK(strstr(h.err, "not a KV") != NULL);
+	unlink(f);
+}
+
+static void test_compaction(void)
+{
+	const char *f = path_of("compact.kv");
+	unlink(f);
+	char uri[512];
+	uri_for(uri, sizeof(uri), f, "64M");
+	struct th h;
+	struct kvq q;
+	REQUIRE(setup(&h, &q, uri) == 0);
+	char key[16];
+	/* 100 keys of 8 KiB (~800 KiB live), each overwritten 30 times: ~24 MiB written */
+	for (unsigned r = 0; r < 30; r++)
+		for (unsigned i = 0; i < 100; i++) {
+			snprintf(key, sizeof(key), "cmp%05u", i);
+			pattern(q.val, 8192, r * 1000 + i);
+			REQUIRE(kvv_store(&q, 0, key, 8, 8192, 0, 0) == 0);
+		}
+	struct nvme_kvv_log_waf *w = th_alloc(&h, 4096, 4096, NULL);
+	CHECK_EQ(th_get_log(&h, NVME_KVV_LOG_WAF, 0, 0, 512, w), 0);
+	CHECK(w->compactions > 0);
+	CHECK(w->waf > 10);  /* compaction rewrites count */
+	uint64_t live = 100 * (24 + 8 + 8192);
+	CHECK(file_size(f) <= 64 + 2 * live + (2u << 20));
+	for (unsigned i = 0; i < 100; i++) {
+		snprintf(key, sizeof(key), "cmp%05u", i);
+		CHECK_EQ(kvv_retrieve(&q, 0, key, 8, 8192, 0), 0);
+		CHECK(has_pattern(q.val, 8192, 29 * 1000 + i));
+	}
+	/* deleting most keys lets the file shrink */
+	for (unsigned i = 0; i < 95; i++) {
+		snprintf(key, sizeof(key), "cmp%05u", i);
+		CHECK_EQ(kvv_delete(&q, 0, key, 8), 0);
+	}
+	/* more churn on one key so the dead space passes the compaction threshold */
+	for (unsigned r = 0; r < 200; r++) {
+		pattern(q.val, 8192, r);
+		CHECK_EQ(kvv_store(&q, 0, "churn---", 8, 8192, 0, 0), 0);
+	}
+	CHECK(file_size(f) < (3u << 20));
+	th_close(&h);
+	REQUIRE(setup(&h, &q, uri) == 0);
+	for (unsigned i = 0; i < 100; i++) {
+		snprintf(key, sizeof(key), "cmp%05u", i);
+		if (i < 95) {
+			CHECK_EQ(kvv_exist(&q, 0, key, 8), KVV(NVME_KVV_SC_KEY_NOT_EXIST));
+		} else {
+			CHECK_EQ(kvv_retrieve(&q, 0, key, 8, 8192, 0), 0);
+			CHECK(has_pattern(q.val, 8192, 29 * 1000 + i));
+		}
+	}
+	CHECK_EQ(kvv_retrieve(&q, 0, "churn---", 8, 8192, 0), 0);
+	CHECK(has_pattern(q.val, 8192, 199));
+	th_close(&h);
+
+	/* a crash in the middle of a compaction leaves the old log and a partial copy: the
+	 * copy is thrown away at open and the log is used as it is */
+	char partial[300];
+	snprintf(partial, sizeof(partial), "%s.compact", f);
+	int fd = open(partial, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	REQUIRE(fd >= 0);
+	REQUIRE(write(fd, "UNVMEKV1 half a copy", 20) == 20);
+	close(fd);
+	REQUIRE(setup(&h, &q, uri) == 0);
+	CHECK(access(partial, F_OK) != 0);
+	CHECK_EQ(kvv_retrieve(&q, 0, "cmp00099", 8, 8192, 0), 0);
+	CHECK(has_pattern(q.val, 8192, 29 * 1000 + 99));
+	th_close(&h);
+	unlink(f);
+}
+
+static void test_format_persists(void)
+{
+	const char *f = path_of("format.kv");
+	unlink(f);
+	char uri[512];
+	uri_for(uri, sizeof(uri), f, "16M");
+	struct th h;
+	struct kvq q;
+	REQUIRE(setup(&h, &q, uri) == 0);
+	CHECK_EQ(kvv_store(&q, 0, "gone", 4, 4096, 0, 0), 0);
+	struct nvme_sqe fmt = { .opc = NVME_ADM_FORMAT_NVM, .nsid = 1 };
+	CHECK_EQ(th_admin(&h, &fmt, NULL), 0);
+	CHECK_EQ(kvv_exist(&q, 0, "gone", 4), KVV(NVME_KVV_SC_KEY_NOT_EXIST));
+	CHECK_EQ(kvv_store(&q, 0, "kept", 4, 16, 0, 0), 0);
+	th_close(&h);
+	REQUIRE(setup(&h, &q, uri) == 0);
+	CHECK_EQ(kvv_exist(&q, 0, "gone", 4), KVV(NVME_KVV_SC_KEY_NOT_EXIST));
+	CHECK_EQ(kvv_exist(&q, 0, "kept", 4), 0);
+	th_close(&h);
+	unlink(f);
+}
+
+/* ---- crash rounds ---- */
+
+#define SLOTS 64u
+#define CRASH_VALUE 16384u
+
+/* Even i: a unique key of this round with a small value; odd i: one of SLOTS keys
+ * overwritten over and over with large values, so dead records pile up and compaction runs
+ * while the process may be killed. The value carries i. */
+static uint32_t crash_key(char *key, unsigned round, uint32_t i)
+{
+	if (i % 2 == 0)
+		return (uint32_t)snprintf(key, 32, "uniq-%02u-%08u", round, i);
+	return (uint32_t)snprintf(key, 32, "slot-%04u", (i / 2) % SLOTS);
+}
+
+static uint32_t crash_len(uint32_t i)
+{
+	return i % 2 ? CRASH_VALUE : 256;
+}
+
+static void crash_value(uint8_t *v, uint32_t i)
+{
+	pattern(v, crash_len(i), i);
+	memcpy(v, &i, 4);
+}
+
+static void child_store(const char *uri, unsigned round, uint32_t start, int fd)
+{
+	struct th h;
+	struct kvq q;
+	if (setup(&h, &q, uri))
+		_exit(2);
+	char key[32];
+	for (uint32_t i = start;; i++) {
+		uint32_t klen = crash_key(key, round, i);
+		crash_value(q.val, i);
+		if (kvv_store(&q, 0, key, klen, crash_len(i), 0, 0) != 0)
+			_exit(3);
+		if (write(fd, &i, 4) != 4) /* acknowledged */
+			_exit(4);
+	}
+}
+
+#define ROUNDS 8u
+
+static void test_sigkill_rounds(void)
+{
+	const char *f = path_of("crash.kv");
+	unlink(f);
+	char uri[512];
+	uri_for(uri, sizeof(uri), f, "256M");
+	srand((unsigned)time(NULL));
+	uint32_t next = 0;                     /* first i of the next round */
+	uint32_t first_of[ROUNDS] = { 0 }, acked_to[ROUNDS] = { 0 }, in_flight[ROUNDS] = { 0 };
+	bool any[ROUNDS] = { false };
+	for (unsigned round = 0; round < ROUNDS; round++) {
+		int p[2];
+		REQUIRE(pipe(p) == 0);
+		pid_t pid = fork();
+		REQUIRE(pid >= 0);
+		if (pid == 0) {
+			close(p[0]);
+			child_store(uri, round, next, p[1]);
+		}
+		close(p[1]);
+		first_of[round] = next;
+		/*
+		 * Every fourth round is killed within 30 ms, often while the device is still
+		 * recovering the log; the others run 10..150 ms after their first acknowledged
+		 * store. Acknowledgements are read as they come.
+		 */
+		bool early = round % 4 == 3;
+		long budget_ms = early ? rand() % 30 : 10 + rand() % 140;
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		uint32_t v;
+		for (;;) {
+			struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+			if (poll(&pfd, 1, 5) > 0) {
+				ssize_t n = read(p[0], &v, 4);
+				if (n == 4) {
+					if (!any[round] && !early)
+						clock_gettime(CLOCK_MONOTONIC, &t0);
+					acked_to[round] = v;
+					any[round] = true;
+				} else if (n == 0) {
+					break;  /* the child died on its own */
+				}
+			}
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+			if ((any[round] || early) && ms > budget_ms)
+				break;
+			if (ms > 10000)
+				break;  /* no acknowledgement in 10 s: reported below */
+		}
+		kill(pid, SIGKILL);
+		int status;
+		waitpid(pid, &status, 0);
+		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+		while (read(p[0], &v, 4) == 4) {
+			acked_to[round] = v;
+			any[round] = true;
+		}
+		close(p[0]);
+		/* the store in flight at the kill may or may not have happened */
+		in_flight[round] = any[round] ? acked_to[round] + 1 : first_of[round];
+		next = in_flight[round] + 1;
+
+		/* verify everything acknowledged so far, from a new device in this process */
+		struct th h;
+		struct kvq q;
+		REQUIRE(setup(&h, &q, uri) == 0);
+		unsigned missing = 0, wrong = 0, checked = 0;
+		char key[32];
+		uint8_t ref[CRASH_VALUE];
+		uint32_t slot_acked[SLOTS];
+		bool slot_has[SLOTS] = { false };
+		for (unsigned r = 0; r <= round; r++) {
+			if (!any[r])
+				continue;
+			for (uint32_t i = first_of[r]; i <= acked_to[r]; i++) {
+				if (i % 2) {
+					slot_acked[(i / 2) % SLOTS] = i;
+					slot_has[(i / 2) % SLOTS] = true;
+					continue;
+				}
+				uint32_t klen = crash_key(key, r, i);
+				checked++;
+				if (kvv_retrieve(&q, 0, key, klen, CRASH_VALUE, 0) != 0) {
+					missing++;
+					continue;
+				}
+				crash_value(ref, i);
+				wrong += q.dw0 != crash_len(i) || memcmp(q.val, ref, crash_len(i)) != 0;
+			}
+		}
+		/* a slot holds its last acknowledged value, or a later store that was in flight */
+		for (unsigned s = 0; s < SLOTS; s++) {
+			if (!slot_has[s])
+				continue;
+			uint32_t klen = crash_key(key, 0, 2 * s + 1);
+			checked++;
+			if (kvv_retrieve(&q, 0, key, klen, CRASH_VALUE, 0) != 0) {
+				missing++;
+				continue;
+			}
+			uint32_t got;
+			memcpy(&got, q.val, 4);
+			bool ok = got == slot_acked[s];
+			for (unsigned r = 0; r <= round && !ok; r++)
+				ok = got == in_flight[r] && got > slot_acked[s] && got % 2 &&
+				     (got / 2) % SLOTS == s;
+			crash_value(ref, got);
+			wrong += !ok || q.dw0 != CRASH_VALUE || memcmp(q.val, ref, CRASH_VALUE) != 0;
+		}
+		CHECK_EQ(missing, 0);
+		CHECK_EQ(wrong, 0);
+		CHECK(any[round] || early);
+		if (missing || wrong || !(any[round] || early))
+			fprintf(stderr, "  round %u: acked %s%u, %u checked, %u missing, %u wrong\n",
+				round, any[round] ? "up to " : "nothing from ", acked_to[round], checked,
+				missing, wrong);
+		th_close(&h);
+	}
+	unlink(f);
+	char tmp[300];
+	snprintf(tmp, sizeof(tmp), "%s.compact", f);
+	unlink(tmp);
+}
+
+TEST_MAIN(TEST(test_crc32c), TEST(test_persistence), TEST(test_torn_tail), TEST(test_corrupt_tail),
+	  TEST(test_corrupt_middle),
+	  TEST(test_not_a_kv_file), TEST(test_compaction), TEST(test_format_persists),
+	  TEST(test_sigkill_rounds))

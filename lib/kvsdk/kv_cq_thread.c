@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completion threads: one per core of the devices' cq_thread_masks, pinned there. Each owns a
+ * set of async queue pairs (a queue pair belongs to one thread: the driver's contract), takes
+ * prepared commands from their rings, submits them, polls, and calls the callbacks. So the
+ * device work of async I/O runs on the completion core, not on the submitting one.
+ *
+ * Never asleep while there is work. When idle it backs off in steps so that an idle SDK does
+ * not burn a core: spin for 50 us, then yield until 1 ms of idleness, then sleep in doubling
+ * steps from 2 us up to cq_idle_sleep_max_us (default 1000). The worst wake-up delay of an
+ * idle SDK is therefore that maximum; under load there is none.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kv_req.h"
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Submits what the ring holds, then reaps. Returns the amount of work done. */
+static int serve(struct kv_queue *q)
+{
+	int work = 0;
+	for (;;) {
+		struct kv_req *req = q->stalled ? q->stalled : kv_ring_pop(&q->ring);
+		if (!req)
+			break;
+		int rc = unvme_qpair_submit(q->qp, &req->sqe, req->data, req->data_len,
+					    kv_req_on_cpl, req);
+		if (rc == -EAGAIN) {
+			q->stalled = req; /* retried after the poll below frees entries */
+			break;
+		}
+		q->stalled = NULL;
+		work++;
+		if (rc) {
+			kv_err("async submission on queue %u of device %d failed: %s",
+			       unvme_qpair_id(q->qp), q->dev->idx, unvme_errmsg());
+			kv_req_fail(req, kv_result_from_errno(rc));
+		}
+	}
+	if (unvme_qpair_outstanding(q->qp)) {
+		int n = unvme_qpair_poll(q->qp, 0);
+		if (n > 0)
+			work += n;
+	}
+	return work;
+}
+
+static void *cq_main(void *arg)
+{
+	struct kv_cq_thread *t = arg;
+	kv_mark_cq_thread();
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(t->core, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		kv_err("completion thread: cannot pin to core %d: %s (it runs unpinned)", t->core,
+		       strerror(errno));
+	uint64_t idle_since = 0;
+	uint32_t sleep_us = 2;
+	while (!atomic_load_explicit(&t->stop, memory_order_acquire)) {
+		int work = 0;
+		for (int i = 0; i < t->nqueues; i++)
+			work += serve(t->queues[i]);
+		if (work) {
+			idle_since = 0;
+			sleep_us = 2;
+			continue;
+		}
+		uint64_t now = now_ns();
+		if (!idle_since)
+			idle_since = now;
+		uint64_t idle = now - idle_since;
+		if (idle < 50000) {
+			cpu_relax();
+		} else if (idle < 1000000) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, (long)sleep_us * 1000 };
+			nanosleep(&ts, NULL);
+			sleep_us = sleep_us * 2 > t->sleep_max_us ? t->sleep_max_us : sleep_us * 2;
+			if (!sleep_us)
+				sleep_us = 1;
+		}
+	}
+	return NULL;
+}
+
+int kv_cq_threads_start(struct kv_state *s)
+{
+	/* one thread per completion core in use; each device's async queues are dealt round
+	 * robin to the cores of its own cq_thread_mask */
+	s->ncqt = 0;
+	for (int d = 0; d < s->ndevs; d++) {
+		struct kv_dev *dev = &s->devs[d];
+		int cores[MAX_CPU_CORES], ncores = 0;
+		for (int c = 0; c < MAX_CPU_CORES; c++)
+			if (dev->opt.cq_thread_mask >> c & 1)
+				cores[ncores++] = c;
+		int next = 0;
+		for (int i = 0; i < dev->nqueues; i++) {
+			struct kv_queue *q = &dev->queues[i];
+			if (q->sync)
+				continue;
+			int core = cores[next++ % ncores];
+			struct kv_cq_thread *t = NULL;
+			for (int k = 0; k < s->ncqt; k++)
+				if (s->cqt[k].core == core)
+					t = &s->cqt[k];
+			if (!t) {
+				t = &s->cqt[s->ncqt++];
+				memset(t, 0, sizeof(*t));
+				t->core = core;
+				t->sleep_max_us = s->cfg.cq_idle_sleep_max_us;
+				atomic_init(&t->stop, false);
+			}
+			struct kv_queue **nq = realloc(t->queues, sizeof(*nq) * (size_t)(t->nqueues + 1));
+			if (!nq)
+				return KV_ERR_HEAP_ALLOC_FAILURE;
+			t->queues = nq;
+			t->queues[t->nqueues++] = q;
+			q->owner = t;
+		}
+	}
+	for (int k = 0; k < s->ncqt; k++) {
+		struct kv_cq_thread *t = &s->cqt[k];
+		int rc = pthread_create(&t->tid, NULL, cq_main, t);
+		if (rc) {
+			kv_config_set_error("cannot start the completion thread of core %d: %s", t->core,
+					    strerror(rc));
+			return KV_ERR_SDK_OPEN;
+		}
+		t->started = true;
+		kv_log(2, "completion thread on core %d serves %d queue(s)", t->core, t->nqueues);
+	}
+	return KV_SUCCESS;
+}
+
+void kv_cq_threads_stop(struct kv_state *s)
+{
+	for (int k = 0; k < s->ncqt; k++)
+		atomic_store_explicit(&s->cqt[k].stop, true, memory_order_release);
+	for (int k = 0; k < s->ncqt; k++) {
+		if (s->cqt[k].started)
+			pthread_join(s->cqt[k].tid, NULL);
+		free(s->cqt[k].queues);
+		s->cqt[k].queues = NULL;
+		s->cqt[k].started = false;
+	}
+	s->ncqt = 0;
+}

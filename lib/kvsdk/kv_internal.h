@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Internal state of the key-value SDK: the configuration as loaded, the devices with their
+ * queues, the completion threads, and the request that carries one command from the API call
+ * to its callback. The thread model is described in docs/kv-sdk.md.
+ */
+#ifndef KVSDK_INTERNAL_H
+#define KVSDK_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "unvme/unvme.h"
+#include "unvme/kv/kv_apis.h"
+#include "kv_ring.h"
+
+/* The configuration kv_sdk_init starts from: the original's struct plus what it cannot hold
+ * (device ids longer than DEV_ID_LEN - 1, the completion threads' idle sleep, where it came
+ * from for messages). */
+struct kv_config {
+	kv_sdk sdk;
+	char *devid[NR_MAX_SSD];   /* full ids (the struct's copies may be truncated) */
+	uint32_t cq_idle_sleep_max_us;
+	char source[1100];         /* "file 'x.json'" or "kv_sdk struct", for messages */
+};
+
+#define KV_DEFAULT_QUEUE_DEPTH      32u
+#define KV_DEFAULT_IDLE_SLEEP_US    1000u
+#define KV_MAX_IDLE_SLEEP_US        1000000u
+#define KV_DEFAULT_SLAB_MB          44u
+#define KV_DEFAULT_RETRY_US         1
+#define KV_MAX_RETRY_US             1000
+
+struct kv_dev;
+struct kv_cq_thread;
+
+/* One I/O queue pair of a device, bound to one core of its core_mask. */
+struct kv_queue {
+	struct unvme_qpair *qp;
+	struct kv_dev *dev;
+	int core;
+	bool sync;
+	/* sync queues: the caller polls under this lock (several threads may map to one core) */
+	atomic_flag lock;
+	/* async queues: submitters hand requests to the owning completion thread */
+	struct kv_ring ring;
+	_Atomic uint32_t inflight;  /* accepted and not yet called back */
+	uint32_t max_inflight;      /* queue depth - 1: the ring and the qpair never overflow */
+	struct kv_req *stalled;     /* completion thread only: popped but refused by the qpair */
+	struct kv_cq_thread *owner;
+};
+
+struct kv_dev {
+	int idx;
+	uint64_t handle;
+	char *devid;
+	struct unvme_ctrlr *ctrlr;
+	uint32_t nsid;              /* LBA mode: the namespace used; KV mode: the one identified */
+	uint32_t sector_size;
+	uint64_t num_sectors;
+	uint32_t max_xfer;
+	kv_nvme_io_options opt;
+	struct kv_queue *queues;    /* one per bit of core_mask, in core order */
+	int nqueues;
+	struct kv_queue *by_core[MAX_CPU_CORES];
+	int sync_cores[MAX_CPU_CORES], nsync;
+	int async_cores[MAX_CPU_CORES], nasync;
+	pthread_mutex_t admin_lock; /* iterator opens and closes, format */
+	/* type of each iterator this SDK opened (0: unknown), so a read of a delete iterator
+	 * can clear the cache */
+	_Atomic uint8_t iter_type[KV_MAX_ITERATE_HANDLE + 1];
+	bool lba;
+};
+
+struct kv_cq_thread {
+	pthread_t tid;
+	int core;
+	struct kv_queue **queues;
+	int nqueues;
+	atomic_bool stop;
+	bool started;
+	uint32_t sleep_max_us;
+};
+
+struct kv_state {
+	struct kv_config cfg;
+	int refcount;
+	uint32_t generation;
+	struct kv_dev devs[NR_MAX_SSD];
+	int ndevs;
+	struct kv_cq_thread cqt[MAX_CPU_CORES];
+	int ncqt;
+	struct kv_cache *cache;
+};
+
+/* ---- lifetime (kv_sdk.c) ---- */
+/* Takes the state for one API call; NULL (logged, naming fn) before init or after finalize. */
+struct kv_state *kv_enter(const char *fn);
+void kv_leave(void);
+struct kv_dev *kv_dev_of(struct kv_state *s, uint64_t handle, const char *fn);
+bool kv_in_cq_thread(void);
+struct kv_cache_stats;
+/* The read cache's counters (tests and tools); -1 when the SDK is down or the cache off. */
+int kv_sdk_cache_stats(struct kv_cache_stats *st);
+void kv_mark_cq_thread(void);
+
+/* ---- configuration (config.c, config_mask.c) ---- */
+void kv_config_defaults(struct kv_config *cfg);
+void kv_config_free(struct kv_config *cfg);
+/* 0, or -1 with a message naming the file, the key and the reason (kv_config_error()). */
+int kv_config_load_file(const char *path, struct kv_config *cfg);
+int kv_config_from_sdk(const kv_sdk *sdk, struct kv_config *cfg);
+int kv_config_check_masks(struct kv_config *cfg, int ncpu);
+const char *kv_config_error(void);
+void kv_config_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Parses a hexadecimal mask written as a JSON number (10 means 0x10) or a string ("c", "0x1"). */
+int kv_parse_hex_mask(const char *text, uint64_t *out);
+int kv_cpu_count(void);
+void kv_auto_masks(int dev_idx, int ncpu, kv_nvme_io_options *o);
+void kv_config_remember_devid(const char *full);
+const char *kv_config_full_devid(const char *truncated);
+
+/* ---- logging (kv_log.c) ---- */
+void kv_log_configure(int level, const char *path);
+void kv_log_close(void);
+int kv_log_level(void);
+void kv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define kv_err(...)  kv_log(1, __VA_ARGS__)
+
+/* ---- devices (kv_device.c) ---- */
+int kv_dev_open(struct kv_state *s, struct kv_dev *d, int idx);
+void kv_dev_close(struct kv_dev *d);
+/* Re-reads the namespace geometry (after a format). */
+void kv_dev_refresh(struct kv_dev *d);
+/* The queue a call from the calling thread uses; may migrate the thread (docs/kv-sdk.md). */
+struct kv_queue *kv_pick_queue(struct kv_dev *d, bool want_sync);
+
+/* ---- completion threads (kv_cq_thread.c) ---- */
+int kv_cq_threads_start(struct kv_state *s);
+void kv_cq_threads_stop(struct kv_state *s);
+
+/* ---- DMA buffers (kv_mem.c) ---- */
+void *kv_dma_get(struct kv_state *s, size_t size);
+void kv_dma_put(struct kv_state *s, void *buf);
+
+/* ---- status (kv_status.c) ---- */
+int kv_result_from_status(int status, bool vendor);
+int kv_result_from_errno(int rc);
+
+#endif

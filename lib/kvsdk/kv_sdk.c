@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The SDK's lifetime: kv_sdk_init (reference counted), kv_sdk_finalize, and the guard every API
+ * call passes through. The guard is a reader lock: calls run concurrently, finalize takes the
+ * writer side only to unpublish the state, then waits for the async commands already accepted
+ * (their callbacks still run) before it stops the completion threads and closes the devices.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv_cache.h"
+#include "kv_internal.h"
+#include "kv_slab.h"
+
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+/* glibc's default rwlock prefers readers, so a callback's API call (a nested read lock on a
+ * completion thread) cannot deadlock against a waiting finalize. */
+static pthread_rwlock_t state_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct kv_state *g_state;
+static uint32_t g_generation;
+static _Thread_local bool in_cq_thread;
+/* API calls the thread is inside: a callback run inline (cache hit, a device without async
+ * queues) must not finalize, since its caller holds the guard. */
+static _Thread_local int call_depth;
+
+bool kv_in_cq_thread(void)
+{
+	return in_cq_thread;
+}
+
+void kv_mark_cq_thread(void)
+{
+	in_cq_thread = true;
+}
+
+struct kv_state *kv_enter(const char *fn)
+{
+	pthread_rwlock_rdlock(&state_lock);
+	if (!g_state) {
+		pthread_rwlock_unlock(&state_lock);
+		kv_err("%s: the SDK is not initialized (kv_sdk_init not called, or finalized)", fn);
+		return NULL;
+	}
+	call_depth++;
+	return g_state;
+}
+
+void kv_leave(void)
+{
+	call_depth--;
+	pthread_rwlock_unlock(&state_lock);
+}
+
+struct kv_dev *kv_dev_of(struct kv_state *s, uint64_t handle, const char *fn)
+{
+	uint64_t idx = (handle & 0xffff) - 1;
+	if ((handle >> 48) != 0x4b56 || (uint32_t)(handle >> 16) != s->generation ||
+	    idx >= (uint64_t)s->ndevs) {
+		kv_err("%s: handle 0x%llx is not a device of this SDK instance", fn,
+		       (unsigned long long)handle);
+		return NULL;
+	}
+	return &s->devs[idx];
+}
+
+static void teardown(struct kv_state *s)
+{
+	kv_cq_threads_stop(s);
+	for (int i = 0; i < s->ndevs; i++)
+		kv_dev_close(&s->devs[i]);
+	s->ndevs = 0;
+	kv_cache_destroy(s->cache);
+	s->cache = NULL;
+	kv_slab_fini();
+	kv_config_free(&s->cfg);
+	free(s);
+}
+
+static int init_failed(int rc)
+{
+	if (!getenv("UNVME_QUIET"))
+		fprintf(stderr, "kvsdk: kv_sdk_init failed: %s\n", kv_config_error());
+	kv_err("kv_sdk_init failed: %s", kv_config_error());
+	return rc;
+}
+
+static int start(struct kv_state *s)
+{
+	const kv_sdk *k = &s->cfg.sdk;
+	int rc = kv_slab_init(k->slab_size, k->slab_alloc_policy);
+	if (rc) {
+		kv_config_set_error("%s: slab of %llu MB (%s): cannot be set up (%d)", s->cfg.source,
+				    (unsigned long long)(k->slab_size >> 20),
+				    k->slab_alloc_policy == SLAB_MM_ALLOC_HUGE ? "huge" : "posix", rc);
+		return KV_ERR_SLAB_ALLOC_FAILURE;
+	}
+	if (k->use_cache) {
+		if (k->ssd_type == LBA_TYPE_SSD) {
+			/* LBA ranges overlap (a store of 8 blocks at LBA 0 changes LBA 1's data):
+			 * a cache keyed by key bytes would serve stale data. */
+			kv_log(1, "%s: cache ignored in LBA mode", s->cfg.source);
+		} else {
+			s->cache = kv_cache_create(k->slab_size);
+			if (!s->cache) {
+				kv_config_set_error("%s: cache of %llu MB cannot be allocated", s->cfg.source,
+						    (unsigned long long)(k->slab_size >> 20));
+				return KV_ERR_HEAP_ALLOC_FAILURE;
+			}
+		}
+	}
+	for (int i = 0; i < k->nr_ssd; i++) {
+		rc = kv_dev_open(s, &s->devs[i], i);
+		s->ndevs = i + 1; /* closed by teardown, even half open */
+		if (rc)
+			return rc;
+	}
+	return kv_cq_threads_start(s);
+}
+
+KV_API int kv_sdk_init(int init_from, void *option)
+{
+	pthread_mutex_lock(&init_lock);
+	if (g_state) {
+		g_state->refcount++;
+		kv_log(2, "kv_sdk_init: already initialized, reference count %d (options ignored)",
+		       g_state->refcount);
+		pthread_mutex_unlock(&init_lock);
+		return KV_SUCCESS;
+	}
+	struct kv_state *s = calloc(1, sizeof(*s));
+	int rc;
+	if (!s) {
+		kv_config_set_error("out of memory");
+		pthread_mutex_unlock(&init_lock);
+		return init_failed(KV_ERR_HEAP_ALLOC_FAILURE);
+	}
+	if (!option) {
+		kv_config_set_error("kv_sdk_init: option is NULL (a JSON path or a kv_sdk struct)");
+		rc = -1;
+	} else if (init_from == KV_SDK_INIT_FROM_JSON) {
+		rc = kv_config_load_file(option, &s->cfg);
+	} else if (init_from == KV_SDK_INIT_FROM_STR) {
+		rc = kv_config_from_sdk(option, &s->cfg);
+	} else {
+		kv_config_set_error("kv_sdk_init: init_from %d is neither KV_SDK_INIT_FROM_JSON nor "
+				    "KV_SDK_INIT_FROM_STR", init_from);
+		rc = -1;
+	}
+	if (!rc)
+		rc = kv_config_check_masks(&s->cfg, kv_cpu_count());
+	if (rc) {
+		kv_config_free(&s->cfg);
+		free(s);
+		pthread_mutex_unlock(&init_lock);
+		return init_failed(KV_ERR_SDK_INVALID_PARAM);
+	}
+	kv_log_configure(s->cfg.sdk.log_level, s->cfg.sdk.log_file);
+	s->generation = ++g_generation;
+	rc = start(s);
+	if (rc) {
+		teardown(s);
+		pthread_mutex_unlock(&init_lock);
+		return init_failed(rc);
+	}
+	if (init_from == KV_SDK_INIT_FROM_STR) {
+		/* as the original: the caller's struct receives the device handles */
+		kv_sdk *user = option;
+		for (int i = 0; i < s->ndevs; i++)
+			user->dev_handle[i] = s->devs[i].handle;
+	}
+	s->refcount = 1;
+	pthread_rwlock_wrlock(&state_lock);
+	g_state = s;
+	pthread_rwlock_unlock(&state_lock);
+	kv_log(2, "kv_sdk_init: %d device(s) from %s, %d completion thread(s), cache %s", s->ndevs,
+	       s->cfg.source, s->ncqt, s->cache ? "on" : "off");
+	pthread_mutex_unlock(&init_lock);
+	return KV_SUCCESS;
+}
+
+static void wait_async_drained(struct kv_state *s)
+{
+	for (int i = 0; i < s->ndevs; i++) {
+		struct kv_dev *d = &s->devs[i];
+		for (int j = 0; j < d->nqueues; j++)
+			while (atomic_load_explicit(&d->queues[j].inflight, memory_order_acquire))
+				sched_yield();
+	}
+}
+
+KV_API int kv_sdk_finalize(void)
+{
+	if (kv_in_cq_thread() || call_depth > 0) {
+		kv_err("kv_sdk_finalize: called from an async callback, which would wait for itself");
+		return KV_ERR_SDK_INVALID_PARAM;
+	}
+	pthread_mutex_lock(&init_lock);
+	if (!g_state) {
+		pthread_mutex_unlock(&init_lock);
+		kv_err("kv_sdk_finalize: the SDK is not initialized");
+		return KV_ERR_SDK_CLOSE;
+	}
+	if (--g_state->refcount > 0) {
+		kv_log(2, "kv_sdk_finalize: reference count now %d", g_state->refcount);
+		pthread_mutex_unlock(&init_lock);
+		return KV_SUCCESS;
+	}
+	pthread_rwlock_wrlock(&state_lock);
+	struct kv_state *s = g_state;
+	g_state = NULL; /* from here on new calls fail with KV_ERR_SDK_CLOSE */
+	pthread_rwlock_unlock(&state_lock);
+	wait_async_drained(s);
+	teardown(s);
+	kv_log(2, "kv_sdk_finalize: done");
+	kv_log_close();
+	pthread_mutex_unlock(&init_lock);
+	return KV_SUCCESS;
+}
+
+int kv_sdk_cache_stats(struct kv_cache_stats *st)
+{
+	pthread_rwlock_rdlock(&state_lock);
+	int rc = -1;
+	if (g_state && g_state->cache) {
+		kv_cache_stats(g_state->cache, st);
+		rc = 0;
+	}
+	pthread_rwlock_unlock(&state_lock);
+	return rc;
+}
+
+KV_API int kv_is_sdk_initialized(void)
+{
+	pthread_rwlock_rdlock(&state_lock);
+	int r = g_state != NULL;
+	pthread_rwlock_unlock(&state_lock);
+	return r;
+}
+
+KV_API int kv_get_core_id(void)
+{
+	return sched_getcpu();
+}
+
+KV_API void kv_sdk_info(void)
+{
+	pthread_rwlock_rdlock(&state_lock);
+	struct kv_state *s = g_state;
+	if (!s) {
+		pthread_rwlock_unlock(&state_lock);
+		printf("kvsdk: not initialized\n");
+		return;
+	}
+	const kv_sdk *k = &s->cfg.sdk;
+	printf("kvsdk configuration (%s)\n", s->cfg.source);
+	printf("  ssd_type:              %s\n", k->ssd_type == LBA_TYPE_SSD ? "lba" : "kv");
+	printf("  cache:                 %s%s\n", k->use_cache ? "on" : "off",
+	       k->use_cache && !s->cache ? " (ignored in LBA mode)" : "");
+	printf("  cache_algorithm:       radix\n  cache_reclaim_policy:  lru\n");
+	printf("  slab_size:             %llu MB (%s)\n", (unsigned long long)(k->slab_size >> 20),
+	       k->slab_alloc_policy == SLAB_MM_ALLOC_HUGE ? "huge" : "posix");
+	printf("  app_hugemem_size:      %llu MB\n", (unsigned long long)(k->app_hugemem_size >> 20));
+	printf("  submit_retry_interval: %d us\n", k->submit_retry_interval);
+	printf("  cq_idle_sleep_max_us:  %u\n", s->cfg.cq_idle_sleep_max_us);
+	printf("  log_level:             %d (%s)\n", k->log_level, k->log_file);
+	printf("  reference count:       %d\n", s->refcount);
+	for (int i = 0; i < s->ndevs; i++) {
+		const struct kv_dev *d = &s->devs[i];
+		printf("  device %d: %s\n", i, d->devid);
+		printf("    handle 0x%llx, NSID %u, %llu sectors of %u bytes\n",
+		       (unsigned long long)d->handle, d->nsid, (unsigned long long)d->num_sectors,
+		       d->sector_size);
+		printf("    core_mask 0x%llx, sync_mask 0x%llx, cq_thread_mask 0x%llx, queue_depth %u\n",
+		       (unsigned long long)d->opt.core_mask, (unsigned long long)d->opt.sync_mask,
+		       (unsigned long long)d->opt.cq_thread_mask, d->opt.queue_depth);
+		for (int j = 0; j < d->nqueues; j++) {
+			const struct kv_queue *q = &d->queues[j];
+			if (q->sync)
+				printf("    core %d: queue %u, sync\n", q->core, unvme_qpair_id(q->qp));
+			else
+				printf("    core %d: queue %u, async, completions on core %d\n", q->core,
+				       unvme_qpair_id(q->qp), q->owner ? q->owner->core : -1);
+		}
+	}
+	for (int t = 0; t < s->ncqt; t++)
+		printf("  completion thread on core %d: %d queue(s)\n", s->cqt[t].core,
+		       s->cqt[t].nqueues);
+	pthread_rwlock_unlock(&state_lock);
+}

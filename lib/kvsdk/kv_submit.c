@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Getting a prepared request to the device and back. Sync requests are run by the calling
+ * thread on a sync queue (spin lock held while it polls: several threads may share a core's
+ * queue). Async requests go through the queue's ring to the completion thread that owns the
+ * queue pair; it submits, polls and calls back. A device with no queue of the wanted kind
+ * still serves the call (docs/kv-sdk.md, "Thread model"):
+ *   - sync call, no sync queue: handed to a completion thread like an async one, and waited for;
+ *   - async call, no async queue: run on a sync queue, the callback called before returning.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kv_cache.h"
+#include "kv_req.h"
+
+static const char *op_name(enum kv_op op)
+{
+	switch (op) {
+	case KV_OP_STORE: return "store";
+	case KV_OP_RETRIEVE: return "retrieve";
+	case KV_OP_DELETE: return "delete";
+	case KV_OP_EXIST: return "exist";
+	case KV_OP_ITER_READ: return "iterate read";
+	case KV_OP_RAW: return "iterate request";
+	}
+	return "?";
+}
+
+void kv_req_release(struct kv_req *req)
+{
+	kv_dma_put(req->s, req->data);
+	kv_dma_put(req->s, req->keybuf);
+	req->data = NULL;
+	req->keybuf = NULL;
+}
+
+/* What the completion does to the caller's pair and to the cache (kv_cache.h protocol). */
+static void apply_result(struct kv_req *req)
+{
+	kv_pair *kv = req->kv;
+	struct kv_cache *cache = req->s->cache;
+	bool ok = req->result == KV_SUCCESS;
+	switch (req->op) {
+	case KV_OP_RETRIEVE: {
+		if (!ok)
+			break;
+		uint32_t actual;
+		if (req->lba)
+			actual = kv->value.length;
+		else
+			actual = req->dw0 > kv->value.offset ? req->dw0 - kv->value.offset : 0;
+		uint32_t n = kv->value.length < actual ? kv->value.length : actual;
+		if (n)
+			memcpy(kv->value.value, req->data, n);
+		kv->value.length = n;
+		kv->value.actual_value_size = actual;
+		if (cache && kv->value.offset == 0 && n == actual)
+			kv_cache_fill(cache, req->ticket, kv->keyspace_id, kv->key.key, kv->key.length,
+				      req->data, n);
+		break;
+	}
+	case KV_OP_STORE:
+		if (!cache)
+			break;
+		if (ok && kv->value.offset == 0)
+			kv_cache_store(cache, req->ticket, kv->keyspace_id, kv->key.key, kv->key.length,
+				       req->data, kv->value.length);
+		else
+			kv_cache_invalidate(cache, kv->keyspace_id, kv->key.key, kv->key.length);
+		break;
+	case KV_OP_DELETE:
+		if (cache)
+			kv_cache_invalidate(cache, kv->keyspace_id, kv->key.key, kv->key.length);
+		break;
+	case KV_OP_ITER_READ: {
+		kv_iterate *it = req->cb_arg;
+		if (cache && atomic_load(&req->dev->iter_type[it->iterator & 0xff]) !=
+				     KV_KEY_ITERATE)
+			kv_cache_clear(cache);
+		if (!ok && req->result != KV_ERR_ITERATE_READ_EOF)
+			break;
+		/* DW0 is the number of bytes filled, for sync and async reads alike. */
+		uint32_t n = req->dw0 < KV_ITERATE_READ_BUFFER_SIZE ? req->dw0
+								    : KV_ITERATE_READ_BUFFER_SIZE;
+		if (n > kv->value.length)
+			n = kv->value.length;
+		memcpy(kv->value.value, req->data, n);
+		kv->value.length = n;
+		kv->value.actual_value_size = n;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void finish(struct kv_req *req)
+{
+	apply_result(req);
+	if (req->result != KV_SUCCESS && kv_log_level() >= 1 &&
+	    !(req->op == KV_OP_EXIST && req->result == KV_ERR_NOT_EXIST_KEY) &&
+	    !(req->op == KV_OP_ITER_READ && req->result == KV_ERR_ITERATE_READ_EOF))
+		kv_err("%s on device %d failed: kv_result 0x%x%s%s", op_name(req->op), req->dev->idx,
+		       req->result, req->status ? ", NVMe status " : "",
+		       req->status ? unvme_status_str(req->status, req->lba ? NVME_CSI_NVM : NVME_CSI_KV)
+				   : "");
+	else
+		kv_log(3, "%s on device %d: kv_result 0x%x", op_name(req->op), req->dev->idx,
+		       req->result);
+	kv_req_release(req);
+	if (!req->async) {
+		/* release: the waiter reads result, status and dw0 after it sees done */
+		atomic_store_explicit(&req->done, true, memory_order_release);
+		return;
+	}
+	struct kv_queue *q = req->q;
+	kv_async_cb_fn cb = (kv_async_cb_fn)req->kv->param.async_cb;
+	int result = req->result, status = req->status;
+	void *arg = req->cb_arg;
+	free(req);
+	if (cb)
+		cb(arg, (unsigned)result, (unsigned)status);
+	/* after the callback: kv_sdk_finalize waits for this to reach zero */
+	atomic_fetch_sub_explicit(&q->inflight, 1, memory_order_release);
+}
+
+void kv_req_on_cpl(void *arg, const struct nvme_cqe *cpl)
+{
+	struct kv_req *req = arg;
+	if (!req->kv) {
+		/* an abandoned sync request (its queue failed while the caller waited) */
+		kv_req_release(req);
+		free(req);
+		return;
+	}
+	req->dw0 = cpl->dw0;
+	req->status = NVME_STATUS_FROM_CQE(cpl->status);
+	req->result = kv_result_from_status(req->status, !req->lba);
+	finish(req);
+}
+
+void kv_req_fail(struct kv_req *req, int result)
+{
+	req->result = result;
+	req->status = 0;
+	finish(req);
+}
+
+static void spin_lock(atomic_flag *l)
+{
+	unsigned spins = 0;
+	while (atomic_flag_test_and_set_explicit(l, memory_order_acquire)) {
+		if (++spins > 64)
+			sched_yield(); /* the holder may be preempted on this very core */
+	}
+}
+
+static void spin_unlock(atomic_flag *l)
+{
+	atomic_flag_clear_explicit(l, memory_order_release);
+}
+
+/* Runs req on sync queue q. Returns false when the queue failed while the command was
+ * outstanding: the driver then keeps the request (freed at its completion, if one comes) and
+ * *result says why. */
+static bool run_on_sync_queue(struct kv_queue *q, struct kv_req *req, int *result)
+{
+	req->q = q;
+	spin_lock(&q->lock);
+	int rc;
+	while ((rc = unvme_qpair_submit(q->qp, &req->sqe, req->data, req->data_len, kv_req_on_cpl,
+					req)) == -EAGAIN) {
+		/* only commands left behind by a timeout can fill a sync queue: reap them */
+		if (unvme_qpair_poll(q->qp, 0) < 0)
+			break;
+	}
+	if (rc) {
+		spin_unlock(&q->lock);
+		kv_err("%s: submission on queue %u failed: %s", op_name(req->op),
+		       unvme_qpair_id(q->qp), unvme_errmsg());
+		kv_req_fail(req, kv_result_from_errno(rc));
+		*result = req->result;
+		return true;
+	}
+	while (!atomic_load_explicit(&req->done, memory_order_acquire)) {
+		int p = unvme_qpair_poll(q->qp, 0);
+		if (p < 0) {
+			*result = kv_result_from_errno(p);
+			kv_err("%s: queue %u failed while waiting: %s", op_name(req->op),
+			       unvme_qpair_id(q->qp), unvme_errmsg());
+			req->kv = NULL; /* marks it abandoned, under the queue's lock */
+			spin_unlock(&q->lock);
+			return false;
+		}
+	}
+	spin_unlock(&q->lock);
+	*result = req->result;
+	return true;
+}
+
+/* Reserves one slot of an async queue: waits per submit_retry_interval while it is full. */
+static int reserve(struct kv_queue *q, struct kv_state *s)
+{
+	int interval = s->cfg.sdk.submit_retry_interval;
+	for (;;) {
+		uint32_t n = atomic_load_explicit(&q->inflight, memory_order_relaxed);
+		if (n < q->max_inflight) {
+			if (atomic_compare_exchange_weak_explicit(&q->inflight, &n, n + 1,
+								  memory_order_acquire,
+								  memory_order_relaxed))
+				return KV_SUCCESS;
+			continue;
+		}
+		/* A completion thread must not wait for itself to drain the queue. */
+		if (interval < 0 || kv_in_cq_thread()) {
+			kv_err("async queue of core %d on device %d is full (%u commands)", q->core,
+			       q->dev->idx, n);
+			return KV_ERR_DD_NO_AVAILABLE_QUEUE;
+		}
+		if (interval == 0)
+			sched_yield();
+		else
+			usleep((useconds_t)interval);
+	}
+}
+
+static int hand_to_cq_thread(struct kv_queue *q, struct kv_req *req)
+{
+	int rc = reserve(q, req->s);
+	if (rc)
+		return rc;
+	req->q = q;
+	if (kv_ring_push(&q->ring, req)) {
+		/* cannot happen: the ring holds max_inflight entries */
+		atomic_fetch_sub(&q->inflight, 1);
+		kv_err("async queue of core %d on device %d: ring full", q->core, q->dev->idx);
+		return KV_ERR_DD_NO_AVAILABLE_QUEUE;
+	}
+	return KV_SUCCESS;
+}
+
+static void discard(struct kv_req *req)
+{
+	kv_req_release(req);
+	free(req);
+}
+
+int kv_submit_sync(struct kv_req *req, uint32_t *dw0)
+{
+	struct kv_queue *q = kv_pick_queue(req->dev, true);
+	int result;
+	req->async = false;
+	atomic_init(&req->done, false);
+	if (q->sync) {
+		if (!run_on_sync_queue(q, req, &result))
+			return result;
+	} else if (kv_in_cq_thread()) {
+		kv_err("%s: a synchronous call from an async callback needs a sync queue, and "
+		       "device %d has none", op_name(req->op), req->dev->idx);
+		discard(req);
+		return KV_ERR_DD_INVALID_QUEUE_TYPE;
+	} else {
+		/* The async path with a waiter: the completion thread sets done instead of
+		 * calling back; the reservation is returned here. */
+		int rc = hand_to_cq_thread(q, req);
+		if (rc) {
+			discard(req);
+			return rc;
+		}
+		unsigned spins = 0;
+		while (!atomic_load_explicit(&req->done, memory_order_acquire)) {
+			if (++spins > 256)
+				sched_yield();
+		}
+		atomic_fetch_sub_explicit(&q->inflight, 1, memory_order_release);
+		result = req->result;
+	}
+	if (dw0)
+		*dw0 = req->dw0;
+	free(req);
+	return result;
+}
+
+int kv_submit_async(struct kv_req *req)
+{
+	struct kv_queue *q = kv_pick_queue(req->dev, false);
+	atomic_init(&req->done, false);
+	if (!q->sync) {
+		req->async = true;
+		int rc = hand_to_cq_thread(q, req);
+		if (rc)
+			discard(req);
+		return rc;
+	}
+	/* No async queue on this device: run it now and call back before returning. */
+	req->async = false;
+	int result;
+	if (!run_on_sync_queue(q, req, &result))
+		return result;
+	kv_async_cb_fn cb = (kv_async_cb_fn)req->kv->param.async_cb;
+	int status = req->status;
+	void *arg = req->cb_arg;
+	free(req);
+	if (cb)
+		cb(arg, (unsigned)result, (unsigned)status);
+	return KV_SUCCESS;
+}

@@ -98,6 +98,22 @@ struct cli_args {
 	bool lat_table;
 	bool verify;
 
+	/* key-value commands (kv-*, through the SDK) */
+	const char *kv_key;
+	uint16_t kv_key_len;
+	const char *kv_value_file;
+	uint64_t kv_value_size;
+	uint32_t kv_offset;
+	uint8_t kv_io_option;
+	uint8_t kv_keyspace;
+	bool kv_show;
+	bool kv_latency;
+	bool kv_async;
+	uint32_t kv_prefix;
+	uint32_t kv_bitmask;
+	uint8_t kv_it_type;
+	uint8_t kv_it_id;
+
 	/* batch */
 	const char *batch_file;
 	bool keep_going;
@@ -235,6 +251,22 @@ int cmd_admin_passthru(struct cli_args *a);
 int cmd_io_passthru(struct cli_args *a);
 int cmd_perf(struct cli_args *a);
 int cmd_batch(struct cli_args *a);
+int cmd_kv_write(struct cli_args *a);
+int cmd_kv_read(struct cli_args *a);
+int cmd_kv_delete(struct cli_args *a);
+int cmd_kv_exist(struct cli_args *a);
+int cmd_kv_open_it(struct cli_args *a);
+int cmd_kv_read_it(struct cli_args *a);
+int cmd_kv_close_it(struct cli_args *a);
+int cmd_kv_it_info(struct cli_args *a);
+
+/* cmd_kv_session.c: the key-value SDK, started on the command's device for the rest of the
+ * process (batch lines share it: iterators and memory namespaces live as long as it does). */
+/* The SDK handle of a->positional, starting (or moving) the SDK there; EXIT_HOST with the
+ * SDK's reason when it cannot be started. */
+int cli_kv_handle(const struct cli_args *a, uint64_t *handle);
+/* 0 -> EXIT_OK; a kv_result -> "unvme: CMD: NAME (0xNN)" and EXIT_NVME. */
+int cli_kv_result(const char *cmd, int result);
 int cmd_help(struct cli_args *a);
 int cmd_version(struct cli_args *a);
 

@@ -240,6 +240,81 @@ static const struct opt_def batch_opts[] = {
 	OPT_END,
 };
 
+/* Key-value commands: the original kv_nvme's letters, so -o is the value offset here and the
+ * output format has only its long name. */
+#define KV_OUTPUT_FORMAT \
+	OPT_DEF("output-format", 0, OPT_FMT, fmt, "FMT", "output format: normal or json", "normal")
+#define KV_KEY_OPTS \
+	OPT("key", 'k', OPT_STR, kv_key, "KEY", "the key (its bytes as typed)"), \
+	OPT("key-len", 'l', OPT_U16, kv_key_len, "BYTES", \
+	    "key length: the key is cut or zero padded to it (default: its length)"), \
+	OPT("namespace-id", 'n', OPT_U8, kv_keyspace, "KS", \
+	    "keyspace: 0 user data, 1 metadata (default 0)"), \
+	OPT("io-option", 'i', OPT_U8, kv_io_option, "OPT", \
+	    "the call's option (store: 0 default, 1 compression, 2 idempotent; ...)"), \
+	OPT("show-args", 'w', OPT_FLAG, kv_show, NULL, "print the arguments before the call"), \
+	OPT("latency", 't', OPT_FLAG, kv_latency, NULL, "print the call's latency"), \
+	OPT("async", 'a', OPT_FLAG, kv_async, NULL, "use the asynchronous call and wait for it")
+
+static const struct opt_def kv_write_opts[] = {
+	KV_KEY_OPTS,
+	OPT("value", 'v', OPT_STR, kv_value_file, "FILE", "the value: this file's bytes"),
+	OPT("value-size", 's', OPT_SIZE, kv_value_size, "BYTES",
+	    "value size: the file's first bytes, or that many zeros without --value"),
+	OPT("offset", 'o', OPT_U32, kv_offset, "BYTES", "value offset"),
+	KV_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def kv_read_opts[] = {
+	KV_KEY_OPTS,
+	OPT("value", 'v', OPT_STR, kv_value_file, "FILE", "write the value to FILE (default: hex dump)"),
+	OPT("value-size", 's', OPT_SIZE, kv_value_size, "BYTES",
+	    "buffer size, a multiple of 4 (default 4096)"),
+	OPT("offset", 'o', OPT_U32, kv_offset, "BYTES", "read from this value offset (multiple of 512)"),
+	KV_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def kv_key_opts[] = {
+	KV_KEY_OPTS,
+	KV_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def kv_open_it_opts[] = {
+	OPT("prefix", 'p', OPT_U32, kv_prefix, "PREFIX",
+	    "keys whose first 4 bytes (big endian) match PREFIX under the bitmask (default 0)"),
+	OPT("bitmask", 'b', OPT_U32, kv_bitmask, "MASK",
+	    "contiguous high bits of the prefix that must match (default 0: every key)"),
+	OPT("namespace-id", 'n', OPT_U8, kv_keyspace, "KS", "keyspace: 0 user data, 1 metadata"),
+	OPT_DEF("type", 'i', OPT_U8, kv_it_type, "TYPE",
+		"1 keys, 2 keys with values, 3 keys, deleting them", "1"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def kv_read_it_opts[] = {
+	OPT("id", 'i', OPT_U8, kv_it_id, "HANDLE", "iterator handle from kv-open-it (required)"),
+	OPT("value-size", 's', OPT_SIZE, kv_value_size, "BYTES", "buffer size (default 32768)"),
+	OPT("value", 'v', OPT_STR, kv_value_file, "FILE", "write the raw buffer to FILE"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def kv_close_it_opts[] = {
+	OPT("id", 'i', OPT_U8, kv_it_id, "HANDLE", "iterator handle (required)"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const char kv_details[] =
+	"Key-value commands go through the KV SDK (kv_apis.h), started on the device for the rest\n"
+	"of the process. A device status is printed by name, e.g. 'KV_ERR_NOT_EXIST_KEY (0x10)',\n"
+	"and exits 1. An emulated KV namespace in memory (emu://x?ns=kv:64M) and its iterators\n"
+	"live as long as the process: chain commands with 'unvme batch', or keep the data in a\n"
+	"file (emu://x?ns=kv:64M::/path/kv.img).\n";
+
 static const char perf_details[] =
 	"Each core runs one thread pinned to it, with its own queue pair on every device; the\n"
 	"queue depth is per queue pair, and each queue pair spreads its I/Os round robin over\n"
@@ -308,6 +383,22 @@ const struct cli_cmd cli_commands[] = {
 	  "Give exactly one of the options. The fault lives in the emulated controller of this\n"
 	  "process: use it inside 'unvme batch' to see its effect on the next commands.\n" },
 	{ "perf", "I/O benchmark", cmd_perf, perf_opts, POS_DEVICE, perf_details },
+	{ "kv-write", "key-value store (kv_store)", cmd_kv_write, kv_write_opts, POS_DEVICE,
+	  kv_details },
+	{ "kv-read", "key-value retrieve (kv_retrieve)", cmd_kv_read, kv_read_opts, POS_DEVICE,
+	  kv_details },
+	{ "kv-delete", "key-value delete (kv_delete)", cmd_kv_delete, kv_key_opts, POS_DEVICE,
+	  kv_details },
+	{ "kv-exist", "does a key exist (kv_exist)", cmd_kv_exist, kv_key_opts, POS_DEVICE,
+	  kv_details },
+	{ "kv-open-it", "open a key iterator (kv_iterate_open)", cmd_kv_open_it, kv_open_it_opts,
+	  POS_DEVICE, kv_details },
+	{ "kv-read-it", "read an iterator's next keys (kv_iterate_read)", cmd_kv_read_it,
+	  kv_read_it_opts, POS_DEVICE, kv_details },
+	{ "kv-close-it", "close an iterator (kv_iterate_close)", cmd_kv_close_it, kv_close_it_opts,
+	  POS_DEVICE, kv_details },
+	{ "kv-it-info", "the device's open iterators (kv_iterate_info)", cmd_kv_it_info, fmt_opts,
+	  POS_DEVICE, kv_details },
 	{ "batch", "run several commands in one process", cmd_batch, batch_opts, POS_DEVICE,
 	  batch_details },
 	{ "help", "this help, or a command's", cmd_help, no_opts, POS_COMMAND, NULL },

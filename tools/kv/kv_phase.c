@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Running a benchmark phase through the SDK. Sync: one call after the other, timed around
+ * the call. Async: a slot per call in flight, each with its own key and value buffers; the
+ * submitting thread takes a free slot, stamps it and submits; the callback (on a completion
+ * thread) checks the data, records the latency and gives the slot back. So the submitter keeps
+ * exactly qd calls in flight and never touches a buffer the SDK may still read.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv_apis.h"
+#include "kv_phase.h"
+#include "tsc.h"
+
+const char *kvt_op_name(enum kvt_op op)
+{
+	switch (op) {
+	case KVT_STORE: return "store";
+	case KVT_RETRIEVE: return "retrieve";
+	case KVT_DELETE: return "delete";
+	case KVT_EXIST: return "exist";
+	case KVT_BLEND: return "blend";
+	}
+	return "?";
+}
+
+struct slot {
+	kv_pair kv;
+	uint8_t *key;
+	uint8_t *value;
+	uint64_t idx;
+	enum kvt_op op;
+	uint64_t t0;
+	struct runner *r;
+	struct slot *next;
+};
+
+struct runner {
+	struct kvt_phase *p;
+	struct slot *slots;
+	uint32_t nslots;
+	pthread_mutex_t lock; /* async: free list, counters, histogram */
+	struct slot *free;
+	_Atomic uint32_t inflight;
+	uint64_t rng;
+};
+
+static uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+static uint32_t round4(uint32_t v)
+{
+	return (v + 3u) & ~3u;
+}
+
+/* Fills the slot's pair for the I/O; the value buffer is written only for stores. */
+static void prepare(struct runner *r, struct slot *s, uint64_t idx, enum kvt_op op)
+{
+	const struct kvt_phase *p = r->p;
+	s->idx = idx;
+	s->op = op;
+	kvt_key_make(p->ks, idx, s->key);
+	kv_pair *kv = &s->kv;
+	kv->keyspace_id = KV_KEYSPACE_IODATA;
+	kv->key.key = s->key;
+	kv->key.length = (uint16_t)p->ks->key_size;
+	kv->value.value = s->value;
+	kv->value.actual_value_size = 0;
+	kv->value.offset = 0;
+	kv->param.private_data = s;
+	switch (op) {
+	case KVT_STORE:
+		kvt_value_make(p->vs, idx, s->value);
+		kv->value.length = p->vs->size;
+		kv->param.io_option.store_option = KV_STORE_DEFAULT;
+		break;
+	case KVT_RETRIEVE: {
+		uint32_t want = p->offset < p->vs->size ? p->vs->size - p->offset : 0;
+		kv->value.length = p->ks->lba ? p->vs->size : round4(want);
+		kv->value.offset = p->offset;
+		kv->param.io_option.retrieve_option = KV_RETRIEVE_DEFAULT;
+		break;
+	}
+	case KVT_DELETE:
+		/* block SSDs: the extent to deallocate is value.length bytes */
+		kv->value.length = p->ks->lba ? p->vs->size : 0;
+		kv->param.io_option.delete_option = KV_DELETE_DEFAULT;
+		break;
+	case KVT_EXIST:
+	case KVT_BLEND:
+		kv->value.length = 0;
+		kv->param.io_option.exist_option = KV_EXIST_DEFAULT;
+		break;
+	}
+}
+
+/* Counts one finished call; the caller holds the lock in async mode. */
+static void account(struct runner *r, struct slot *s, int result, uint64_t ticks, bool bad_data)
+{
+	struct kvt_phase *p = r->p;
+	p->ops++;
+	lat_hist_record(&p->hist, ticks);
+	if (result == KV_ERR_NOT_EXIST_KEY && s->op != KVT_STORE) {
+		p->not_found++;
+		if (p->missing_ok)
+			return;
+	}
+	if (result != KV_SUCCESS) {
+		if (!p->errors) {
+			p->first_error = result;
+			p->first_error_key = s->idx;
+		}
+		p->errors++;
+		return;
+	}
+	if (bad_data) {
+		if (!p->verify_errors)
+			p->first_bad_key = s->idx;
+		p->verify_errors++;
+	}
+	switch (s->op) {
+	case KVT_STORE: p->bytes += p->ks->key_size + s->kv.value.length; break;
+	case KVT_RETRIEVE: p->bytes += p->ks->key_size + s->kv.value.length; break;
+	default: p->bytes += p->ks->key_size; break;
+	}
+}
+
+/* Whether a successful retrieve returned the wrong data. */
+static bool data_bad(const struct runner *r, const struct slot *s, int result)
+{
+	const struct kvt_phase *p = r->p;
+	if (!p->verify || s->op != KVT_RETRIEVE || result != KV_SUCCESS)
+		return false;
+	uint32_t want = p->offset < p->vs->size ? p->vs->size - p->offset : 0;
+	if (p->ks->lba)
+		return !kvt_value_check(p->vs, s->idx, s->value, 0, p->vs->size);
+	if (s->kv.value.actual_value_size != want)
+		return true;
+	uint32_t len = s->kv.value.length < want ? s->kv.value.length : want;
+	return len != want || !kvt_value_check(p->vs, s->idx, s->value, p->offset, len);
+}
+
+static enum kvt_op pick_op(struct runner *r)
+{
+	if (r->p->op != KVT_BLEND)
+		return r->p->op;
+	static const enum kvt_op mix[3] = { KVT_STORE, KVT_RETRIEVE, KVT_DELETE };
+	return mix[xorshift(&r->rng) % 3];
+}
+
+static int call_sync(uint64_t h, struct slot *s)
+{
+	switch (s->op) {
+	case KVT_STORE: return kv_store(h, &s->kv);
+	case KVT_RETRIEVE: return kv_retrieve(h, &s->kv);
+	case KVT_DELETE: return kv_delete(h, &s->kv);
+	default: return kv_exist(h, &s->kv);
+	}
+}
+
+static int call_async(uint64_t h, struct slot *s)
+{
+	switch (s->op) {
+	case KVT_STORE: return kv_store_async(h, &s->kv);
+	case KVT_RETRIEVE: return kv_retrieve_async(h, &s->kv);
+	case KVT_DELETE: return kv_delete_async(h, &s->kv);
+	default: return kv_exist_async(h, &s->kv);
+	}
+}
+
+static uint64_t key_of(const struct kvt_phase *p, uint64_t n)
+{
+	return p->order ? p->order[n] : n;
+}
+
+static void run_sync(struct runner *r)
+{
+	struct kvt_phase *p = r->p;
+	struct slot *s = &r->slots[0];
+	for (uint64_t n = 0; n < p->n; n++) {
+		prepare(r, s, key_of(p, n), pick_op(r));
+		uint64_t t0 = tsc_now();
+		int rc = call_sync(p->handle, s);
+		uint64_t t1 = tsc_now();
+		account(r, s, rc, t1 - t0, data_bad(r, s, rc));
+	}
+}
+
+static void on_complete(kv_pair *kv, unsigned int result, unsigned int status)
+{
+	(void)status; /* the kv_result says everything the report needs */
+	uint64_t t1 = tsc_now();
+	struct slot *s = kv->param.private_data;
+	struct runner *r = s->r;
+	bool bad = data_bad(r, s, (int)result);
+	pthread_mutex_lock(&r->lock);
+	account(r, s, (int)result, t1 - s->t0, bad);
+	s->next = r->free;
+	r->free = s;
+	pthread_mutex_unlock(&r->lock);
+	atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_release);
+}
+
+static struct slot *take_slot(struct runner *r)
+{
+	for (unsigned spins = 0;; spins++) {
+		pthread_mutex_lock(&r->lock);
+		struct slot *s = r->free;
+		if (s)
+			r->free = s->next;
+		pthread_mutex_unlock(&r->lock);
+		if (s)
+			return s;
+		/* the completion thread may share our CPU: let it run */
+		if (spins > 64)
+			sched_yield();
+	}
+}
+
+static void run_async(struct runner *r)
+{
+	struct kvt_phase *p = r->p;
+	for (uint64_t n = 0; n < p->n; n++) {
+		struct slot *s = take_slot(r);
+		prepare(r, s, key_of(p, n), pick_op(r));
+		s->kv.param.async_cb = on_complete;
+		atomic_fetch_add_explicit(&r->inflight, 1, memory_order_relaxed);
+		s->t0 = tsc_now();
+		int rc = call_async(p->handle, s);
+		if (rc != KV_SUCCESS) {
+			/* refused at submission: no callback will come */
+			uint64_t t1 = tsc_now();
+			pthread_mutex_lock(&r->lock);
+			account(r, s, rc, t1 - s->t0, false);
+			s->next = r->free;
+			r->free = s;
+			pthread_mutex_unlock(&r->lock);
+			atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_relaxed);
+		}
+	}
+	for (unsigned spins = 0; atomic_load_explicit(&r->inflight, memory_order_acquire); spins++)
+		if (spins > 64)
+			sched_yield();
+}
+
+static void free_slots(struct runner *r)
+{
+	for (uint32_t i = 0; i < r->nslots; i++) {
+		free(r->slots[i].key);
+		free(r->slots[i].value);
+	}
+	free(r->slots);
+}
+
+int kvt_phase_run(struct kvt_phase *p, const char *prog)
+{
+	struct runner r = { .p = p, .rng = p->seed ? p->seed : 0x9e3779b97f4a7c15ull };
+	r.nslots = p->async ? (p->qd ? p->qd : 1) : 1;
+	r.slots = calloc(r.nslots, sizeof(*r.slots));
+	if (!r.slots)
+		goto nomem;
+	uint32_t cap = round4(p->vs->size) + 4;
+	for (uint32_t i = 0; i < r.nslots; i++) {
+		struct slot *s = &r.slots[i];
+		s->r = &r;
+		s->key = calloc(1, p->ks->key_size + 8);
+		s->value = aligned_alloc(4096, (cap + 4095) & ~4095u);
+		if (!s->key || !s->value) {
+			r.nslots = i + 1;
+			free_slots(&r);
+			goto nomem;
+		}
+		s->next = r.free;
+		r.free = s;
+	}
+	pthread_mutex_init(&r.lock, NULL);
+	atomic_init(&r.inflight, 0);
+	p->ops = p->errors = p->not_found = p->verify_errors = p->bytes = 0;
+	p->first_error = 0;
+	lat_hist_init(&p->hist);
+
+	clock_gettime(CLOCK_REALTIME, &p->start_wall);
+	p->start_ns = mono_ns();
+	if (p->async)
+		run_async(&r);
+	else
+		run_sync(&r);
+	p->end_ns = mono_ns();
+	clock_gettime(CLOCK_REALTIME, &p->end_wall);
+
+	pthread_mutex_destroy(&r.lock);
+	free_slots(&r);
+	return 0;
+nomem:
+	fprintf(stderr, "%s: out of memory for %u buffers of %u bytes\n", prog, r.nslots,
+		p->vs->size);
+	return -1;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The key-value commands go through the SDK (lib/kvsdk), so the vendor wire protocol lives
+ * in one place. The SDK is started on the first kv-* command's device from a generated JSON
+ * configuration (a device id longer than kv_sdk.dev_id's 31 characters only fits there) and
+ * stays up for the process: in `unvme batch` the next line finds the same device, its memory
+ * namespace and its open iterators. A kv-* command on another device restarts it there.
+ * Block commands open devices on their own: on a file-backed device the two cannot be open in
+ * one process at once (the backing file is locked), so a batch keeps to one kind per device.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "kv_apis.h"
+#include "kv_result_name.h"
+#include "kv_sdk_config.h"
+
+static char *session_devid;
+static uint64_t session_handle;
+
+static void session_end(void)
+{
+	if (!session_devid)
+		return;
+	kv_sdk_finalize();
+	free(session_devid);
+	session_devid = NULL;
+}
+
+int cli_kv_handle(const struct cli_args *a, uint64_t *handle)
+{
+	const char *devid = a->positional;
+	if (session_devid && strcmp(session_devid, devid) == 0) {
+		*handle = session_handle;
+		return EXIT_OK;
+	}
+	static bool registered;
+	if (!registered) {
+		/* every way out of main (batch included) finalizes: queues drained, files closed */
+		atexit(session_end);
+		registered = true;
+	}
+	session_end();
+
+	struct kvt_sdk_cfg cfg;
+	/* With two CPUs or more: an async queue with its completion thread on the other CPU,
+	 * so --async works; a plain call finds no sync queue and the SDK runs it on the async
+	 * one and waits. A single CPU cannot hold a queue and a completion thread: sync only. */
+	bool async = kvt_cpu(1) != kvt_cpu(0);
+	kvt_cfg_single(&cfg, devid, async, 0);
+	char prog[64];
+	snprintf(prog, sizeof(prog), "unvme: %s", a->cmd);
+	if (kvt_sdk_start_cfg(&cfg, prog) != 0)
+		return EXIT_HOST;
+	int nr = 0;
+	uint64_t handles[NR_MAX_SSD];
+	if (kv_get_device_handles(&nr, handles) != KV_SUCCESS || nr < 1) {
+		kv_sdk_finalize();
+		return cli_fail(a->cmd, EXIT_HOST, "the SDK started with no device");
+	}
+	session_devid = strdup(devid);
+	if (!session_devid) {
+		kv_sdk_finalize();
+		return cli_fail(a->cmd, EXIT_HOST, "out of memory");
+	}
+	session_handle = handles[0];
+	*handle = session_handle;
+	return EXIT_OK;
+}
+
+int cli_kv_result(const char *cmd, int result)
+{
+	if (result == KV_SUCCESS)
+		return EXIT_OK;
+	char rs[64];
+	return cli_fail(cmd, EXIT_NVME, "%s", kvt_result_str(result, rs, sizeof(rs)));
+}

@@ -4,6 +4,14 @@
 set -euo pipefail
 
 PKGS=(build-essential meson ninja-build pkg-config libjson-c-dev liburing-dev python3 python3-pip fio)
+# Each part of the project that needs more (the fio engine, the QEMU rig, the benchmarks) lists
+# its Debian packages in scripts/deps.d/<part>.txt, one per line, '#' for comments.
+for f in "$(dirname "$0")"/deps.d/*.txt; do
+  [ -e "$f" ] || continue
+  while read -r p _; do
+    case "$p" in ''|'#'*) ;; *) PKGS+=("$p") ;; esac
+  done < "$f"
+done
 
 missing=()
 for p in "${PKGS[@]}"; do

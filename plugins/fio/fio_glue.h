@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fio's side of the engine: included by engine.c and options.c only. fio's headers come from
+ * the source tree of the installed fio (scripts/fio-source.sh), configured by its ./configure.
+ * Only functions that /usr/bin/fio exports may be called (fio resolves an engine's symbols
+ * lazily, so an unexported one would kill fio at the first call): log_err, log_info,
+ * io_u_mark_submit, __fio_option_is_set. td_verror() is a macro over __td_verror, which
+ * Debian's fio does not export: never use it here.
+ */
+#ifndef UNVME_FIO_GLUE_H
+#define UNVME_FIO_GLUE_H
+
+#include "fio.h"
+#include "optgroup.h"
+
+#include "unvme_fio.h"
+
+/* Engine options: fio refuses an option at offset 0, hence the padding. */
+struct ufio_opts {
+	void *pad;
+	char *json_path;
+	unsigned int ks;
+};
+
+extern struct fio_option ufio_options[];
+
+/* options.c: 0, or -1 with one line in err. */
+int ufio_check_job(struct thread_data *td, char *err, size_t errlen);
+int ufio_check_file(struct thread_data *td, struct fio_file *f, const struct ufio_dev *d,
+		    uint32_t ks, char *err, size_t errlen);
+
+#endif

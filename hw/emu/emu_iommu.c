@@ -9,7 +9,10 @@
 
 #include "emu_ctrl.h"
 
-__thread uint32_t emu_iommu_hint __attribute__((tls_model("initial-exec")));
+/* No initial-exec model: it marks libunvme (and anything linking it) STATIC_TLS, and dlopen
+ * (fio loading the ioengine, Python ctypes) then fails with "cannot allocate memory in static
+ * TLS block". Executables get the fast model from the linker anyway. */
+__thread uint32_t emu_iommu_hint;
 
 static struct emu_iommu_table *table_new(uint32_t n)
 {

@@ -41,7 +41,7 @@ struct emu_iommu {
 
 /* Index of the region the calling thread hit last (any device: it is only a hint, always
  * checked against the current table). */
-extern __thread uint32_t emu_iommu_hint __attribute__((tls_model("initial-exec")));
+extern __thread uint32_t emu_iommu_hint;
 
 int emu_iommu_init(struct emu_iommu *m);
 void emu_iommu_fini(struct emu_iommu *m);

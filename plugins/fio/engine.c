@@ -137,8 +137,9 @@ static void io_done(void *arg, const struct nvme_cqe *cpl)
 		else
 			io_u->error = EIO;
 		char why[160];
+		const char *name = uf->kind == UFIO_KV ? ufio_kv_status_str(st) : NULL;
 		snprintf(why, sizeof(why), "%s (status 0x%03x)",
-			 unvme_status_str(st, unvme_ns_csi(uf->ns)), st);
+			 name ? name : unvme_status_str(st, unvme_ns_csi(uf->ns)), st);
 		report(t, io_u, ddir_name(io_u->ddir, uf->kind), why);
 	}
 	t->events[t->nevents++] = io_u;

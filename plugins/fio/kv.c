@@ -70,3 +70,21 @@ void ufio_kv_delete_cmd(struct nvme_sqe *cmd, const uint8_t *key, uint32_t ks, c
 	cmd->cdw11 = NVME_KVV_CDW11(ks, 0, 0);
 	put_key(cmd, key, ks, key_dma);
 }
+
+const char *ufio_kv_status_str(int status)
+{
+	if ((status >> 8) != 1)
+		return NULL;
+	switch (status & 0xff) {
+	case NVME_KVV_SC_INVALID_VALUE_SIZE: return "KV invalid value size";
+	case NVME_KVV_SC_INVALID_VALUE_OFFSET: return "KV invalid value offset";
+	case NVME_KVV_SC_INVALID_KEY_SIZE: return "KV invalid key size";
+	case NVME_KVV_SC_INVALID_OPTION: return "KV invalid option";
+	case NVME_KVV_SC_MISALIGNED_VALUE_SIZE: return "KV misaligned value size";
+	case NVME_KVV_SC_KEY_NOT_EXIST: return "KV key does not exist (never stored, or deleted)";
+	case NVME_KVV_SC_UNRECOVERED: return "KV unrecovered error";
+	case NVME_KVV_SC_CAPACITY_EXCEEDED: return "KV capacity exceeded";
+	case NVME_KVV_SC_MAX_VALUE_SIZE: return "KV value too large";
+	default: return NULL;
+	}
+}

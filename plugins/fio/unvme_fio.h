@@ -81,4 +81,7 @@ void ufio_kv_retrieve_cmd(struct nvme_sqe *cmd, const uint8_t *key, uint32_t ks,
 			  const void *key_dma, uint32_t len);
 void ufio_kv_delete_cmd(struct nvme_sqe *cmd, const uint8_t *key, uint32_t ks, const void *key_dma);
 
+/* Names of the vendor statuses (SCT 1), which unvme_status_str names as NVM ones; else NULL. */
+const char *ufio_kv_status_str(int status);
+
 #endif

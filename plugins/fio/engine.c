@@ -57,6 +57,7 @@ struct ufio_iou {
 struct ufio_thread {
 	struct io_u **events;
 	unsigned nevents;
+	struct io_u **queued_ios; /* queued since the last commit: their issue time is the commit's */
 	unsigned queued;
 	struct ufio_file **files;
 	unsigned nfiles;
@@ -225,7 +226,7 @@ static enum fio_q_status ufio_queue(struct thread_data *td, struct io_u *io_u)
 	}
 	uf->outstanding++;
 	uf->pending = true;
-	t->queued++;
+	t->queued_ios[t->queued++] = io_u;
 	return FIO_Q_QUEUED;
 }
 
@@ -239,6 +240,15 @@ static int ufio_commit(struct thread_data *td)
 		if (uf->pending) {
 			uf->pending = false;
 			unvme_qpair_ring(uf->qp);
+		}
+	}
+	/* One clock read for the batch, as fio's own async engines do (FIO_ASYNCIO_SETS_ISSUE_TIME) */
+	if (fio_fill_issue_time(td)) {
+		struct timespec now;
+		fio_gettime(&now, NULL);
+		for (unsigned i = 0; i < t->queued; i++) {
+			t->queued_ios[i]->issue_time = now;
+			io_u_queued(td, t->queued_ios[i]);
 		}
 	}
 	io_u_mark_submit(td, t->queued);
@@ -350,9 +360,10 @@ static int ufio_init(struct thread_data *td)
 	t->ks = o->ks;
 	t->job = td->o.name;
 	t->events = calloc(td->o.iodepth + 1, sizeof(*t->events));
+	t->queued_ios = calloc(td->o.iodepth + 1, sizeof(*t->queued_ios));
 	t->files = calloc(td->files_index + 1, sizeof(*t->files));
 	td->io_ops_data = t;
-	if (!t->events || !t->files)
+	if (!t->events || !t->files || !t->queued_ios)
 		return 1;
 
 	struct fio_file *f;
@@ -403,6 +414,7 @@ static void ufio_cleanup(struct thread_data *td)
 	put_files(td);
 	if (t) {
 		free(t->events);
+		free(t->queued_ios);
 		free(t->files);
 		free(t);
 	}
@@ -479,7 +491,8 @@ static void ufio_io_u_free(struct thread_data *td, struct io_u *io_u)
 __attribute__((visibility("default"))) struct ioengine_ops ioengine = {
 	.name = "unvme",
 	.version = FIO_IOOPS_VERSION,
-	.flags = FIO_DISKLESSIO | FIO_NODISKUTIL | FIO_NOEXTEND | FIO_MEMALIGN | FIO_RAWIO,
+	.flags = FIO_DISKLESSIO | FIO_NODISKUTIL | FIO_NOEXTEND | FIO_MEMALIGN | FIO_RAWIO |
+		 FIO_ASYNCIO_SETS_ISSUE_TIME,
 	.setup = ufio_setup,
 	.init = ufio_init,
 	.queue = ufio_queue,

@@ -4,7 +4,7 @@
  * the source tree of the installed fio (scripts/fio-source.sh), configured by its ./configure.
  * Only functions that /usr/bin/fio exports may be called (fio resolves an engine's symbols
  * lazily, so an unexported one would kill fio at the first call): log_err, log_info,
- * io_u_mark_submit, __fio_option_is_set. td_verror() is a macro over __td_verror, which
+ * io_u_mark_submit, io_u_queued, fio_gettime, __fio_option_is_set. td_verror() is a macro over __td_verror, which
  * Debian's fio does not export: never use it here.
  */
 #ifndef UNVME_FIO_GLUE_H

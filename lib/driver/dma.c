@@ -19,12 +19,15 @@
 #include "unvme/unvme.h"
 #include "dma.h"
 #include "errmsg.h"
+#include "vfio_iommu.h"
 
 #define CLASS_MIN_SHIFT 6   /* 64 B */
 #define CLASS_MAX_SHIFT 20  /* 1 MiB: anything larger gets whole chunks */
 #define NCLASSES (CLASS_MAX_SHIFT - CLASS_MIN_SHIFT + 1)
 #define MAX_MAPPERS 64
 #define IOVA_BASE (1ull << 32)
+/* 39 bits: the smallest address width of an Intel IOMMU (and QEMU's intel-iommu default). */
+#define IOVA_LIMIT (1ull << 39)
 
 struct dma_chunk {
 	uint8_t *va;
@@ -52,7 +55,7 @@ static size_t graveyard_n;
 static struct free_obj *free_list[NCLASSES];
 static struct dma_mapper mappers[MAX_MAPPERS];
 static size_t nmappers;
-static uint64_t next_iova = IOVA_BASE;
+static struct iova_space iova_space; /* IOVAs of freed chunks are given out again */
 static bool notice_given;
 
 static void retire_table(struct chunk_table *t)
@@ -170,12 +173,20 @@ static struct dma_chunk *chunk_create(size_t len, int cls)
 	}
 	c->len = len;
 	c->cls = cls;
-	c->iova = next_iova;
-	next_iova += len;
+	if (!iova_space.hi && iova_space_init(&iova_space, IOVA_BASE, IOVA_LIMIT) != 0)
+		c->iova = IOVA_NONE;
+	else
+		c->iova = iova_alloc(&iova_space, len, DMA_CHUNK_SIZE);
+	if (c->iova == IOVA_NONE) {
+		munmap(c->va, len);
+		free(c);
+		return NULL;
+	}
 	for (size_t i = 0; i < nmappers; i++) {
 		if (mappers[i].map(mappers[i].ctx, c->va, c->iova, c->len) != 0) {
 			for (size_t j = 0; j < i; j++)
 				mappers[j].unmap(mappers[j].ctx, c->iova, c->len);
+			iova_free(&iova_space, c->iova, len);
 			munmap(c->va, len);
 			free(c);
 			return NULL;
@@ -184,6 +195,7 @@ static struct dma_chunk *chunk_create(size_t len, int cls)
 	if (publish_with(c, NULL) != 0) {
 		for (size_t i = 0; i < nmappers; i++)
 			mappers[i].unmap(mappers[i].ctx, c->iova, c->len);
+		iova_free(&iova_space, c->iova, len);
 		munmap(c->va, len);
 		free(c);
 		return NULL;
@@ -196,6 +208,8 @@ static void chunk_destroy(struct dma_chunk *c)
 	publish_with(NULL, c);
 	for (size_t i = 0; i < nmappers; i++)
 		mappers[i].unmap(mappers[i].ctx, c->iova, c->len);
+	/* Unmapped from every device first: only then may another chunk get this IOVA. */
+	iova_free(&iova_space, c->iova, c->len);
 	munmap(c->va, c->len);
 	/* The descriptor may still be read by a lock-free translator holding an old table;
 	 * keep it (it is 40 bytes) rather than free it under that reader. */
@@ -286,6 +300,12 @@ UNVME_API void unvme_dma_free(void *buf)
 UNVME_API uint64_t unvme_dma_iova(const void *buf)
 {
 	return dma_translate(buf, NULL);
+}
+
+UNVME_API size_t unvme_dma_contig(const void *buf)
+{
+	size_t contig = 0;
+	return dma_translate(buf, &contig) == UINT64_MAX ? 0 : contig;
 }
 
 int dma_mapper_register(const struct dma_mapper *m)

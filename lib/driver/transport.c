@@ -8,6 +8,7 @@
 
 static const struct unvme_transport_ops *const transports[] = {
 	&unvme_transport_emu,
+	&unvme_transport_vfio, /* PCI addresses that are no alias of an emulated device */
 };
 
 const struct unvme_transport_ops *unvme_transport_find(const char *address)

@@ -40,5 +40,6 @@ struct unvme_transport_ops {
 const struct unvme_transport_ops *unvme_transport_find(const char *address);
 
 extern const struct unvme_transport_ops unvme_transport_emu;
+extern const struct unvme_transport_ops unvme_transport_vfio;
 
 #endif

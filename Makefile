@@ -6,7 +6,7 @@ TSAN_BUILD ?= build-tsan
 PREFIX     ?= /usr/local
 PYTEST     ?= python3 -m pytest
 
-.PHONY: all deps build test test-unit test-asan test-tsan test-integration demo bench install clean
+.PHONY: all deps build test test-unit test-asan test-tsan test-integration test-qemu bench-qemu demo bench install clean
 
 all: build
 
@@ -21,7 +21,7 @@ build: deps $(BUILD)/build.ninja
 
 # All tests: unit tests, the same under ASan+UBSan, the threaded ones under TSan, then the
 # integration tests that drive the tools as a user would.
-test: build test-unit test-asan test-tsan test-integration
+test: build test-unit test-asan test-tsan test-integration test-qemu
 
 test-unit: build
 	meson test -C $(BUILD) --no-suite integration --print-errorlogs
@@ -43,6 +43,15 @@ test-tsan: deps $(TSAN_BUILD)/build.ninja
 
 test-integration: build
 	UNVME_BUILD=$(BUILD) $(PYTEST) -q tests/integration
+
+# The VFIO driver against real NVMe hardware emulation: a QEMU guest (TCG, intel-iommu) with four
+# emulated NVMe controllers; artifacts are cached under ~/.cache/unvme/qemu. See docs/vfio.md.
+test-qemu: build
+	BUILD=$(BUILD) timeout 900 scripts/qemu/run.sh
+
+# In the guest: our perf through VFIO against fio (io_uring, libaio) through the kernel driver.
+bench-qemu: build
+	BUILD=$(BUILD) timeout 1800 scripts/qemu/run.sh --bench
 
 demo: build
 	BUILD=$(BUILD) scripts/demo.sh

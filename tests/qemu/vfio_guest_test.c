@@ -330,7 +330,6 @@ static int cmd_cfs(const char *bdf)
 	}
 	struct unvme_ns *ns = unvme_ctrlr_ns(c, unvme_ctrlr_first_nsid(c));
 	struct inflight f = {0};
-	submit_reads(ns, qp, &f, 32);
 	/* The controller resets itself and comes back failed: CC.EN off, then on with an admin SQ
 	 * address that is not page aligned, which the controller answers with CSTS.CFS. */
 	bar[NVME_REG_CC / 4] &= ~NVME_CC_EN;
@@ -342,6 +341,11 @@ static int cmd_cfs(const char *bdf)
 	uint32_t csts = bar[NVME_REG_CSTS / 4];
 	if (!(csts & NVME_CSTS_CFS)) {
 		FAIL(name, "could not make the controller report CFS (CSTS %#x)", csts);
+		return 1;
+	}
+	/* Commands queued now reach a failed controller: they must come back with an error. */
+	if (submit_reads(ns, qp, &f, 32)) {
+		FAIL(name, "submit: %s", unvme_errmsg());
 		return 1;
 	}
 	/* The driver must notice on its own, by polling. */

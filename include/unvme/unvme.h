@@ -66,6 +66,9 @@ UNVME_API void *unvme_dma_zalloc(size_t size, size_t align);
 UNVME_API void unvme_dma_free(void *buf);
 /* Bus address of DMA memory, or UINT64_MAX if buf is not DMA memory. */
 UNVME_API uint64_t unvme_dma_iova(const void *buf);
+/* Bytes from buf to the end of the DMA mapping that holds it (a buffer of up to that many
+ * bytes can be handed to a queue pair as it is), or 0 if buf is not DMA memory. */
+UNVME_API size_t unvme_dma_contig(const void *buf);
 
 /* ---- controllers ---- */
 

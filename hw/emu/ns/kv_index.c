@@ -78,9 +78,6 @@ struct kv_ent *kv_ent_new(uint8_t ks, const uint8_t *key, uint8_t klen)
 
 void kv_ent_free(struct kv_ent *e)
 {
-	if (!e)
-		return;
-	free(e->val);
 	free(e);
 }
 

@@ -13,7 +13,7 @@
 struct kv_ent {
 	struct kv_ent *next;
 	uint64_t loc;      /* file engine: offset of the record in the log */
-	uint8_t *val;      /* memory engine: the value bytes (NULL when vlen is 0) */
+	uint8_t *val;      /* memory engine: the value bytes in the store's kv_vmem (NULL when vlen is 0) */
 	uint32_t hash;
 	uint32_t vlen;
 	uint8_t  ks;
@@ -28,7 +28,7 @@ struct kv_index {
 };
 
 int kv_index_init(struct kv_index *ix);
-/* Frees every entry (and its memory value) and the bucket array. */
+/* Frees every entry and the bucket array (values belong to the store: kv_vmem.h). */
 void kv_index_free(struct kv_index *ix);
 /* Empties the table, keeping it usable. */
 void kv_index_clear(struct kv_index *ix);

@@ -64,7 +64,7 @@ static uint16_t std_store(struct emu_kv *kv, bool durable, const struct nvme_sqe
 		uint16_t st = emu_xfer_map(io->ctrl, cmd, len, &x);
 		if (st)
 			return st;
-		val = malloc(len);
+		val = kv_store_value_alloc(kv->st, (uint32_t)len);
 		if (!val)
 			return rc_status(KV_NOMEM);
 		emu_xfer_from_host(&x, val, len);

@@ -32,6 +32,7 @@ int kv_store_open(uint64_t capacity, const char *path, struct kv_store **out, ch
 	s->capacity = capacity;
 	s->fd = -1;
 	pthread_rwlock_init(&s->lock, NULL);
+	kv_vmem_init(&s->vmem);
 	if (path && *path) {
 		s->file = true;
 		snprintf(s->path, sizeof(s->path), "%s", path);
@@ -64,6 +65,7 @@ void kv_store_close(struct kv_store *s)
 	if (!s)
 		return;
 	kv_index_free(&s->ix);
+	kv_vmem_destroy(&s->vmem);   /* every value of the memory engine with it */
 	if (s->fd >= 0)
 		close(s->fd);
 	pthread_rwlock_destroy(&s->lock);
@@ -75,22 +77,40 @@ uint64_t kv_store_capacity(const struct kv_store *s)
 	return s->capacity;
 }
 
+uint8_t *kv_store_value_alloc(struct kv_store *s, uint32_t len)
+{
+	return kv_vmem_alloc(&s->vmem, len);
+}
+
+void kv_store_value_free(struct kv_store *s, uint8_t *val, uint32_t len)
+{
+	kv_vmem_free(&s->vmem, val, len);
+}
+
+/* Unlinked entry e goes away with its value (the memory engine's). */
+static void ent_drop(struct kv_store *s, struct kv_ent *e)
+{
+	if (!e)
+		return;
+	if (!s->file)
+		kv_store_value_free(s, e->val, e->vlen);
+	kv_ent_free(e);
+}
+
 /* Builds the value a store with an offset leaves: the old bytes with [off, off+len)
- * replaced. Takes val (freed in every case); returns the merged buffer (new size in *nlen) or NULL. */
-static uint8_t *merge(struct kv_store *s, const struct kv_ent *old, uint8_t *val, uint32_t len,
-		      uint32_t off, uint32_t *nlen, enum kv_rc *rc)
+ * replaced. Returns the merged buffer (new size in *nlen) or NULL; val stays the caller's. */
+static uint8_t *merge(struct kv_store *s, const struct kv_ent *old, const uint8_t *val,
+		      uint32_t len, uint32_t off, uint32_t *nlen, enum kv_rc *rc)
 {
 	uint32_t size = off + len > old->vlen ? off + len : old->vlen;
-	uint8_t *m = malloc(size ? size : 1);
-	if (!m) {
-		free(val);
+	uint8_t *m = size ? kv_store_value_alloc(s, size) : NULL;
+	if (size && !m) {
 		*rc = KV_NOMEM;
 		return NULL;
 	}
 	if (s->file) {
 		if (old->vlen && kv_log_read_value(s, old->loc, old->klen, 0, m, old->vlen) != 0) {
-			free(m);
-			free(val);
+			kv_store_value_free(s, m, size);
 			*rc = KV_EIO;
 			return NULL;
 		}
@@ -99,8 +119,8 @@ static uint8_t *merge(struct kv_store *s, const struct kv_ent *old, uint8_t *val
 	}
 	if (len)
 		memcpy(m + off, val, len);
-	free(val);
 	*nlen = size;
+	*rc = KV_OK;
 	return m;
 }
 
@@ -109,12 +129,12 @@ enum kv_rc kv_store_put(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 {
 	enum kv_rc rc = KV_OK;
 	if ((uint64_t)off + len > KV_MAX_VALUE) {
-		free(val);
+		kv_store_value_free(s, val, len);
 		return KV_TOOBIG;
 	}
 	struct kv_ent *e = kv_ent_new(ks, key, klen);
 	if (!e) {
-		free(val);
+		kv_store_value_free(s, val, len);
 		return KV_NOMEM;
 	}
 	pthread_rwlock_wrlock(&s->lock);
@@ -132,9 +152,13 @@ enum kv_rc kv_store_put(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 			rc = KV_BADOFF;
 			goto fail;
 		}
-		val = merge(s, old, val, len, off, &len, &rc);
-		if (!val)
+		uint32_t mlen;
+		uint8_t *m = merge(s, old, val, len, off, &mlen, &rc);
+		if (!m && rc != KV_OK)
 			goto fail;
+		kv_store_value_free(s, val, len);
+		val = m;
+		len = mlen;
 	}
 	uint64_t size = kv_rec_size(klen, len);
 	uint64_t osize = old ? kv_rec_size(old->klen, old->vlen) : 0;
@@ -149,7 +173,7 @@ enum kv_rc kv_store_put(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 			rc = KV_EIO;
 			goto fail;
 		}
-		free(val);
+		kv_store_value_free(s, val, len);
 		s->dead += osize;
 	} else {
 		e->val = val;
@@ -160,7 +184,7 @@ enum kv_rc kv_store_put(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 	s->host_bytes += (uint64_t)klen + len;
 	old = kv_index_put(&s->ix, e);
 	if (old)
-		kv_ent_free(old);
+		ent_drop(s, old);
 	else
 		s->nr_keys_ks[ks]++;
 	if (kv_compact_due(s))
@@ -169,7 +193,7 @@ enum kv_rc kv_store_put(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 	return KV_OK;
 fail:
 	pthread_rwlock_unlock(&s->lock);
-	free(val);
+	kv_store_value_free(s, val, len);
 	kv_ent_free(e);
 	return rc;
 }
@@ -227,7 +251,7 @@ enum kv_rc kv_store_del(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 		}
 		s->dead += osize + kv_rec_size(klen, 0);
 	}
-	kv_ent_free(kv_index_remove(&s->ix, ks, key, klen));
+	ent_drop(s, kv_index_remove(&s->ix, ks, key, klen));
 	s->live -= osize;
 	s->nr_keys_ks[ks]--;
 	if (kv_compact_due(s))
@@ -263,6 +287,9 @@ int kv_store_erase(struct kv_store *s)
 	if (s->file) {
 		r = kv_log_init_file(s->fd);
 		s->tail = KV_SB_SIZE;
+	} else {
+		KV_INDEX_FOREACH(&s->ix, e)
+			kv_store_value_free(s, e->val, e->vlen);
 	}
 	kv_index_clear(&s->ix);
 	s->live = 0;

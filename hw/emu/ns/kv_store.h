@@ -52,11 +52,16 @@ void kv_store_close(struct kv_store *s);
 /*
  * Stores len bytes of val at byte off of the key's value (off 0 replaces the value; off > 0
  * keeps the old bytes before off and after off + len, and extends the value when needed; off
- * past the end of the stored value, or any off for a new key, is KV_BADOFF). val is malloc'd
- * memory the store takes over (NULL when len is 0). durable: on stable storage on return.
+ * past the end of the stored value, or any off for a new key, is KV_BADOFF). val comes from
+ * kv_store_value_alloc(s, len) and the store takes it over in every case (NULL when len is 0).
+ * durable: on stable storage on return.
  */
 enum kv_rc kv_store_put(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_t klen,
 			uint8_t *val, uint32_t len, uint32_t off, unsigned flags, bool durable);
+/* Memory for a value of len bytes (1..2 MiB) to hand to kv_store_put, or NULL; and its
+ * release, for a value that is not handed over after all. */
+uint8_t *kv_store_value_alloc(struct kv_store *s, uint32_t len);
+void kv_store_value_free(struct kv_store *s, uint8_t *val, uint32_t len);
 /* Copies the value from byte off into the host transfer x (at most max bytes); *size is the
  * stored size, *copied what was transferred. off past the end: KV_BADOFF. */
 enum kv_rc kv_store_get(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_t klen,

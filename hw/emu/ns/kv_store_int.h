@@ -8,6 +8,7 @@
 
 #include "hw/emu/ns/kv_index.h"
 #include "hw/emu/ns/kv_store.h"
+#include "hw/emu/ns/kv_vmem.h"
 
 /*
  * Log file layout: a 64-byte superblock, then records back to back, each 8-byte aligned:
@@ -44,6 +45,7 @@ static inline uint64_t kv_rec_size(uint32_t klen, uint32_t vlen)
 struct kv_store {
 	pthread_rwlock_t lock;
 	struct kv_index ix;
+	struct kv_vmem vmem;    /* memory engine: the values; file engine: stores in flight */
 	uint64_t capacity;
 	uint64_t live;          /* record bytes of the live keys */
 	uint64_t dead;          /* file: log bytes no longer referenced (overwritten, deleted) */

@@ -108,7 +108,7 @@ static uint16_t kvv_store(struct emu_kv *kv, bool durable, const struct nvme_sqe
 		st = emu_xfer_map(io->ctrl, cmd, (uint32_t)len, &x);
 		if (st)
 			return st;
-		val = malloc(len);
+		val = kv_store_value_alloc(kv->st, (uint32_t)len);
 		if (!val)
 			return rc_status(KV_NOMEM);
 		emu_xfer_from_host(&x, val, (uint32_t)len);

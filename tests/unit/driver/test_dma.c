@@ -49,6 +49,10 @@ static void test_alignment_and_translation(void)
 	}
 	uint8_t *page = unvme_dma_alloc(100, 4096);
 	CHECK_EQ((uintptr_t)page % 4096, 0);
+	/* the buffer can go to a device as it is, and the count shrinks with the offset */
+	size_t span = unvme_dma_contig(page);
+	CHECK(span >= 100);
+	CHECK_EQ(unvme_dma_contig(page + 10), span - 10);
 	unvme_dma_free(page);
 }
 
@@ -56,6 +60,7 @@ static void test_not_dma_memory(void)
 {
 	int local = 0;
 	CHECK_EQ(unvme_dma_iova(&local), UINT64_MAX);
+	CHECK_EQ(unvme_dma_contig(&local), 0);
 	CHECK(unvme_dma_alloc(0, 0) == NULL);
 	CHECK(unvme_dma_alloc(16, 3) == NULL); /* alignment not a power of two */
 }

@@ -91,6 +91,14 @@ static int check(const struct kv_dev *d, const kv_pair *kv, enum kv_op op, bool 
 	return KV_SUCCESS;
 }
 
+/* A value buffer that is DMA memory already (kv_alloc, kv_zalloc) goes to the device as it
+ * is: the copy through SDK memory that the original always made is only needed for other
+ * memory. The driver wants it dword aligned and inside one DMA mapping. */
+static bool usable_as_is(const void *buf, size_t len)
+{
+	return ((uintptr_t)buf & 3u) == 0 && unvme_dma_contig(buf) >= len;
+}
+
 /* A request with its SDK buffers, or NULL with *rc set. */
 static struct kv_req *prepare(struct kv_state *s, struct kv_dev *d, kv_pair *kv, enum kv_op op,
 			      const char *fn, int *rc)
@@ -115,7 +123,14 @@ static struct kv_req *prepare(struct kv_state *s, struct kv_dev *d, kv_pair *kv,
 	else if (op == KV_OP_DELETE && d->lba)
 		len = 16; /* one Dataset Management range */
 	if (len) {
-		req->data = kv_dma_get(s, len);
+		/* a store of whole dwords and any retrieve move exactly the caller's bytes */
+		if ((op == KV_OP_STORE || op == KV_OP_RETRIEVE) && len == kv->value.length &&
+		    usable_as_is(kv->value.value, len)) {
+			req->data = kv->value.value;
+			req->data_is_callers = true;
+		} else {
+			req->data = kv_dma_get(s, len);
+		}
 		req->data_len = len;
 	}
 	if (!d->lba && kv->key.length > 16)
@@ -128,7 +143,7 @@ static struct kv_req *prepare(struct kv_state *s, struct kv_dev *d, kv_pair *kv,
 		*rc = KV_ERR_SLAB_ALLOC_FAILURE;
 		return NULL;
 	}
-	if (op == KV_OP_STORE && len) {
+	if (op == KV_OP_STORE && len && !req->data_is_callers) {
 		memcpy(req->data, kv->value.value, kv->value.length);
 		memset((uint8_t *)req->data + kv->value.length, 0, len - kv->value.length);
 	}

@@ -31,6 +31,7 @@ struct kv_req {
 	void *cb_arg;       /* what async_cb receives: the kv_pair or the kv_iterate */
 	void *data;         /* DMA buffer passed as the command's data, or NULL */
 	size_t data_len;
+	bool data_is_callers; /* data is the caller's own value buffer (DMA memory): no copies */
 	void *keybuf;       /* DMA copy of a key longer than 16 bytes, or NULL */
 	uint64_t ticket;    /* cache ticket taken before submission */
 	int result;         /* kv_result */

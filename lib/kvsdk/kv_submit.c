@@ -32,7 +32,8 @@ static const char *op_name(enum kv_op op)
 
 void kv_req_release(struct kv_req *req)
 {
-	kv_dma_put(req->s, req->data);
+	if (!req->data_is_callers)
+		kv_dma_put(req->s, req->data);
 	kv_dma_put(req->s, req->keybuf);
 	req->data = NULL;
 	req->keybuf = NULL;
@@ -54,7 +55,7 @@ static void apply_result(struct kv_req *req)
 		else
 			actual = req->dw0 > kv->value.offset ? req->dw0 - kv->value.offset : 0;
 		uint32_t n = kv->value.length < actual ? kv->value.length : actual;
-		if (n)
+		if (n && !req->data_is_callers)
 			memcpy(kv->value.value, req->data, n);
 		kv->value.length = n;
 		kv->value.actual_value_size = actual;

@@ -67,24 +67,39 @@ bool kvt_key_index(const struct kvt_keyspec *ks, const uint8_t *key, uint32_t le
 	return true;
 }
 
-/* Byte at position pos of value i: the index in the first 8 bytes (little endian), then a
- * pattern that depends on both, so a value returned for the wrong key is noticed. */
-static inline uint8_t derived_byte(uint64_t i, uint32_t pos)
+/* Value i, as 64-bit little-endian words: word 0 is i itself, word w > 0 mixes i and w, so
+ * a value returned for the wrong key, or bytes moved within a value, are noticed. Made and
+ * checked a word at a time: the benchmarks time these loops along with the I/O. */
+static inline uint64_t value_word(uint64_t i, uint64_t w)
 {
-	if (pos < 8)
-		return (uint8_t)(i >> (8 * pos));
-	return (uint8_t)(pos * 31u + (uint32_t)i * 7u + (uint32_t)(i >> 8));
+	if (w == 0)
+		return i;
+	uint64_t x = (i + 1) * 0x9e3779b97f4a7c15ull;
+	return (x ^ (x >> 29)) ^ (w * 0xbf58476d1ce4e5b9ull);
+}
+
+static inline uint8_t value_byte(uint64_t i, uint32_t pos)
+{
+	return (uint8_t)(value_word(i, pos / 8) >> (8 * (pos % 8)));
 }
 
 void kvt_value_make(const struct kvt_valuespec *vs, uint64_t i, uint8_t *buf)
 {
-	if (vs->file)
+	if (vs->file) {
 		memcpy(buf, vs->file, vs->size);
-	else if (vs->fill >= 0)
+		return;
+	}
+	if (vs->fill >= 0) {
 		memset(buf, vs->fill, vs->size);
-	else
-		for (uint32_t p = 0; p < vs->size; p++)
-			buf[p] = derived_byte(i, p);
+		return;
+	}
+	uint32_t words = vs->size / 8;
+	for (uint32_t w = 0; w < words; w++) {
+		uint64_t v = value_word(i, w);
+		memcpy(buf + 8 * w, &v, 8);
+	}
+	for (uint32_t p = words * 8; p < vs->size; p++)
+		buf[p] = value_byte(i, p);
 }
 
 bool kvt_value_check(const struct kvt_valuespec *vs, uint64_t i, const uint8_t *buf, uint32_t off,
@@ -94,10 +109,26 @@ bool kvt_value_check(const struct kvt_valuespec *vs, uint64_t i, const uint8_t *
 		return false;
 	if (vs->file)
 		return memcmp(buf, vs->file + off, len) == 0;
-	for (uint32_t p = 0; p < len; p++) {
-		uint8_t want = vs->fill >= 0 ? (uint8_t)vs->fill : derived_byte(i, off + p);
-		if (buf[p] != want)
-			return false;
+	if (vs->fill >= 0) {
+		for (uint32_t p = 0; p < len; p++)
+			if (buf[p] != (uint8_t)vs->fill)
+				return false;
+		return true;
 	}
+	uint32_t p = 0;
+	for (; p < len && (off + p) % 8; p++)            /* up to a word boundary of the value */
+		if (buf[p] != value_byte(i, off + p))
+			return false;
+	uint64_t diff = 0;
+	for (; p + 8 <= len; p += 8) {                   /* whole words, no early exit: vectorises */
+		uint64_t v;
+		memcpy(&v, buf + p, 8);
+		diff |= v ^ value_word(i, (off + p) / 8);
+	}
+	if (diff)
+		return false;
+	for (; p < len; p++)
+		if (buf[p] != value_byte(i, off + p))
+			return false;
 	return true;
 }

@@ -458,6 +458,70 @@ static void test_async_kv_round_trip(void)
 	kv_test_remove_configs();
 }
 
+/* Values in DMA memory (kv_alloc, kv_zalloc) go to the device without the SDK's copy; other
+ * memory, odd lengths and buffers that run past their DMA mapping take the copy. Both must
+ * give the same bytes, with offsets and short buffers too, and with the cache on. */
+static void dma_buffer_cases(uint64_t h)
+{
+	uint8_t *w = kv_zalloc(8192), *r = kv_zalloc(8192), *heap = malloc(8192);
+	REQUIRE(w && r && heap);
+	fill(w, 8192, 3);
+	kv_pair kv;
+	kv_pair_init(&kv, "dma-key-0001", 12, w, 8192);
+	CHECK_EQ(kv_store(h, &kv), KV_SUCCESS);
+	memset(r, 0xee, 8192);
+	kv_pair_init(&kv, "dma-key-0001", 12, r, 8192);
+	CHECK_EQ(kv_retrieve(h, &kv), KV_SUCCESS);
+	CHECK_EQ(kv.value.length, 8192);
+	CHECK(memcmp(r, w, 8192) == 0);
+	/* from an offset into a short DMA buffer: only its bytes are written */
+	memset(r, 0xee, 8192);
+	kv_pair_init(&kv, "dma-key-0001", 12, r, 1024);
+	kv.value.offset = 4096;
+	CHECK_EQ(kv_retrieve(h, &kv), KV_SUCCESS);
+	CHECK_EQ(kv.value.length, 1024);
+	CHECK_EQ(kv.value.actual_value_size, 4096);
+	CHECK(memcmp(r, w + 4096, 1024) == 0 && r[1024] == 0xee);
+	/* an odd length from DMA memory (the device reads whole dwords: copied) */
+	kv_pair_init(&kv, "dma-key-0002", 12, w + 1, 4093);
+	CHECK_EQ(kv_store(h, &kv), KV_SUCCESS);
+	kv_pair_init(&kv, "dma-key-0002", 12, heap, 8192);
+	CHECK_EQ(kv_retrieve(h, &kv), KV_SUCCESS);
+	CHECK_EQ(kv.value.length, 4093);
+	CHECK(memcmp(heap, w + 1, 4093) == 0);
+	/* a DMA value read back into heap memory, and async into DMA memory */
+	kv_pair_init(&kv, "dma-key-0001", 12, heap, 8192);
+	CHECK_EQ(kv_retrieve(h, &kv), KV_SUCCESS);
+	CHECK(memcmp(heap, w, 8192) == 0);
+	memset(r, 0, 8192);
+	kv_pair_init(&kv, "dma-key-0001", 12, r, 8192);
+	kv.param.async_cb = pair_cb;
+	kv.param.private_data = (void *)(intptr_t)KV_SUCCESS;
+	int before = atomic_load(&cb_calls);
+	CHECK_EQ(kv_retrieve_async(h, &kv), KV_SUCCESS);
+	kv_process_completion(h);
+	CHECK_EQ(atomic_load(&cb_calls), before + 1);
+	CHECK(memcmp(r, w, 8192) == 0);
+	kv_free(w);
+	kv_free(r);
+	free(heap);
+}
+
+static void test_dma_value_buffers(void)
+{
+	uint64_t h = up();
+	REQUIRE(h != 0);
+	atomic_store(&cb_bad, 0);
+	dma_buffer_cases(h);
+	CHECK_EQ(kv_sdk_finalize(), KV_SUCCESS);
+	h = kv_test_init(KV_DEV, "kv", SYNC_MASKS, ", \"cache\": \"on\"");
+	REQUIRE(h != 0);
+	dma_buffer_cases(h);
+	dma_buffer_cases(h);   /* the second round is served from the cache */
+	CHECK_EQ(atomic_load(&cb_bad), 0);
+	CHECK_EQ(kv_sdk_finalize(), KV_SUCCESS);
+}
+
 /* A file-backed KV namespace keeps its keys across kv_sdk_finalize and a new kv_sdk_init. */
 static void test_file_backed_keys_survive_reinit(void)
 {
@@ -489,4 +553,4 @@ static void test_file_backed_keys_survive_reinit(void)
 TEST_MAIN(TEST(test_file_backed_keys_survive_reinit), TEST(test_round_trips_short_and_long_keys), TEST(test_retrieve_sizes_and_offsets),
 	  TEST(test_idempotent_store_delete_and_exist), TEST(test_iterate_to_eof_sees_every_key_once),
 	  TEST(test_iterate_read_async_matches_sync), TEST(test_delete_iterator_and_cache), TEST(test_seventeenth_iterator_is_refused),
-	  TEST(test_utilization_falls_after_deletes_and_format), TEST(test_async_kv_round_trip))
+	  TEST(test_utilization_falls_after_deletes_and_format), TEST(test_async_kv_round_trip), TEST(test_dma_value_buffers))

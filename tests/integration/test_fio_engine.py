@@ -30,8 +30,9 @@ class Fio:
         if engine:
             cmd.append(f"--ioengine=external:{ENGINE}")  # engine options must come after it
         cmd += [str(a) for a in args]
+        # in the test's directory: fio leaves its verify state files where it runs
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                           env=env or self.env)
+                           env=env or self.env, cwd=self.tmp)
         assert p.returncode >= 0, f"fio died of signal {-p.returncode}: {cmd}\n{p.stderr}"
         p.cmd = cmd
         return p

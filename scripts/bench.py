@@ -75,6 +75,19 @@ def main():
     target = rows[0][2]["ns_per_io"]
     lines += ["", f"Target (issue: foundation): at most 100 ns of CPU per I/O at QD 128 on the null "
               f"namespace: measured {target:.1f} ns -> {'met' if target <= 100 else 'NOT met'}."]
+    # The parts with benchmarks of their own, each printing its table and ratios.
+    extra = {}
+    for title, script in (("fio engine", ROOT / "plugins" / "fio" / "bench_fio.py"),
+                          ("KV SDK", ROOT / "scripts" / "bench_kv.py")):
+        if not script.exists():
+            continue
+        jpath = BUILD / f"bench-{script.stem}.json"
+        p = subprocess.run([sys.executable, str(script), "--json", str(jpath)], capture_output=True,
+                           text=True, env=dict(ENV, BUILD=str(BUILD)))
+        lines += ["", f"## {title}", "", p.stdout.strip() if p.returncode == 0 else
+                  f"failed ({p.returncode}): {p.stderr.strip()[-1500:]}"]
+        if p.returncode == 0 and jpath.exists():
+            extra[script.stem] = json.loads(jpath.read_text())
     report = "\n".join(lines)
     print(report)
     outdir = ROOT / "bench" / "results"
@@ -82,8 +95,8 @@ def main():
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     (outdir / f"{stamp}.md").write_text(report + "\n")
     (outdir / f"{stamp}.json").write_text(json.dumps(
-        [{"scenario": n, "baseline": bn, "ours": o, "baseline_result": b} for n, bn, o, b in rows],
-        indent=2) + "\n")
+        {"per_io": [{"scenario": n, "baseline": bn, "ours": o, "baseline_result": b}
+                    for n, bn, o, b in rows], **extra}, indent=2) + "\n")
     print(f"\nbench: results in {outdir}/{stamp}.md and .json")
 
 

@@ -27,22 +27,6 @@ bool kv_compact_due(const struct kv_store *s)
 	return s->file && s->dead >= COMPACT_MIN_DEAD && s->dead >= s->live;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 static int sync_dir(const char *path)
 {
 	char tmp[PATH_MAX];
@@ -68,7 +52,7 @@ static int copy_live(struct kv_store *s, int fd, uint64_t *newloc, uint64_t *end
 	KV_INDEX_FOREACH(&s->ix, e) {
 		uint64_t size = kv_rec_size(e->klen, e->vlen);
 		if (fill + size > BUF_SIZE) {
-			r = write_all(fd, buf, fill, out);
+			r = kv_pwrite_all(fd, buf, fill, out);
 			if (r)
 				goto done;
 			out += fill;
@@ -83,7 +67,7 @@ static int copy_live(struct kv_store *s, int fd, uint64_t *newloc, uint64_t *end
 		newloc[i++] = out + fill;
 		fill += size;
 	}
-	r = write_all(fd, buf, fill, out);
+	r = kv_pwrite_all(fd, buf, fill, out);
 	out += fill;
 done:
 	free(buf);

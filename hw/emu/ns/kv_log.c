@@ -24,7 +24,7 @@
 
 static const uint8_t zero_pad[8];
 
-static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+int kv_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
 	const uint8_t *p = buf;
 	while (len) {
@@ -70,7 +70,7 @@ int kv_log_init_file(int fd)
 	memcpy(sb + 12, &crc, 4);
 	if (ftruncate(fd, 0) != 0)
 		return -errno;
-	int r = pwrite_all(fd, sb, sizeof(sb), 0);
+	int r = kv_pwrite_all(fd, sb, sizeof(sb), 0);
 	if (r)
 		return r;
 	if (fdatasync(fd) != 0)

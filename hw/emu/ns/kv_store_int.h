@@ -73,6 +73,8 @@ int kv_log_read_value(struct kv_store *s, uint64_t rec, uint8_t klen, uint32_t o
 /* The same into host memory segments (at most len bytes). */
 int kv_log_read_value_xfer(struct kv_store *s, uint64_t rec, uint8_t klen, uint32_t off,
 			   const struct emu_xfer *x, uint32_t len);
+/* pwrite of all len bytes at off, through short writes and EINTR. 0 or -errno. */
+int kv_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 /* Writes a fresh superblock to fd and cuts it there. */
 int kv_log_init_file(int fd);
 

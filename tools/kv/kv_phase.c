@@ -215,6 +215,14 @@ static void on_complete(kv_pair *kv, unsigned int result, unsigned int status)
 static struct slot *take_slot(struct runner *r)
 {
 	for (unsigned spins = 0;; spins++) {
+		/* look before locking: hammering the lock while every slot is out would slow the
+		 * completion thread, which needs it to give slots back (a callback frees its slot
+		 * before it lowers inflight, so inflight < nslots means one is free) */
+		if (atomic_load_explicit(&r->inflight, memory_order_relaxed) >= r->nslots) {
+			if (spins > 64)
+				sched_yield();
+			continue;
+		}
 		pthread_mutex_lock(&r->lock);
 		struct slot *s = r->free;
 		if (s)

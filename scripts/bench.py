@@ -82,7 +82,9 @@ def main():
         if not script.exists():
             continue
         jpath = BUILD / f"bench-{script.stem}.json"
-        p = subprocess.run([sys.executable, str(script), "--json", str(jpath)], capture_output=True,
+        # fio's null comparison moves by a tenth between runs: best of three for both sides
+        args = ["--rounds", "3"] if script.stem == "bench_fio" else []
+        p = subprocess.run([sys.executable, str(script), "--json", str(jpath), *args], capture_output=True,
                            text=True, env=dict(ENV, BUILD=str(BUILD)))
         lines += ["", f"## {title}", "", p.stdout.strip() if p.returncode == 0 else
                   f"failed ({p.returncode}): {p.stderr.strip()[-1500:]}"]

@@ -18,8 +18,16 @@ mkdir -p "$CACHE/dl"
 log() { echo "qemu-build: $*" >&2; }
 
 # The 6.1 kernel image package the linux-image-amd64 metapackage points at (bookworm).
-KPKG=${UNVME_QEMU_KERNEL_PKG:-$(apt-cache depends linux-image-amd64 2>/dev/null |
-	awk '/Depends: linux-image-6\.1/ {print $2; exit}')}
+kernel_pkg() {
+	apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-6\.1/ {print $2; exit}'
+}
+KPKG=${UNVME_QEMU_KERNEL_PKG:-$(kernel_pkg)}
+if [ -z "$KPKG" ] && [ ! -e "$CACHE/.apt-updated" ]; then
+	# a machine whose packages were installed from lists since cleaned: read them again once
+	log "apt lists lack linux-image-amd64; running apt-get update"
+	apt-get update -qq >/dev/null 2>&1 && mkdir -p "$CACHE" && touch "$CACHE/.apt-updated"
+	KPKG=$(kernel_pkg)
+fi
 if [ -z "$KPKG" ]; then
 	KPKG=$(apt-cache search --names-only '^linux-image-6\.1\.[0-9.-]*-amd64$' | awk '{print $1}' | sort -V | tail -n1)
 fi

@@ -153,12 +153,39 @@ static const char *generic_name(unsigned sc, uint8_t csi)
 	return csi == NVME_CSI_KV ? kv_generic_names[sc] : nvm_generic_names[sc];
 }
 
+/* The Samsung KV SSD protocol (the original uNVMe SDK's) reports its errors as command
+ * specific statuses of its vendor I/O opcodes; on a KV namespace these names come first. */
+static const char *const kv_vendor_names[256] = {
+	[NVME_KVV_SC_INVALID_VALUE_SIZE]      = "KV Invalid Value Size",
+	[NVME_KVV_SC_INVALID_VALUE_OFFSET]    = "KV Invalid Value Offset",
+	[NVME_KVV_SC_INVALID_KEY_SIZE]        = "KV Invalid Key Size",
+	[NVME_KVV_SC_INVALID_OPTION]          = "KV Invalid Option",
+	[NVME_KVV_SC_INVALID_KEYSPACE]        = "KV Invalid Keyspace",
+	[NVME_KVV_SC_MISALIGNED_VALUE_SIZE]   = "KV Misaligned Value Size",
+	[NVME_KVV_SC_MISALIGNED_VALUE_OFFSET] = "KV Misaligned Value Offset",
+	[NVME_KVV_SC_MISALIGNED_KEY_SIZE]     = "KV Misaligned Key Size",
+	[NVME_KVV_SC_KEY_NOT_EXIST]           = "KV Key Does Not Exist",
+	[NVME_KVV_SC_UNRECOVERED]             = "KV Unrecovered Error",
+	[NVME_KVV_SC_CAPACITY_EXCEEDED]       = "KV Capacity Exceeded",
+	[NVME_KVV_SC_IDEMPOTENT_STORE_FAIL]   = "KV Idempotent Store Failed (key exists)",
+	[NVME_KVV_SC_MAX_VALUE_SIZE]          = "KV Maximum Value Size Exceeded",
+	[NVME_KVV_SC_ITER_FAIL]               = "KV Iterator Failed To Process Request",
+	[NVME_KVV_SC_ITER_NO_HANDLE]          = "KV No Iterator Handle Available",
+	[NVME_KVV_SC_ITER_ALREADY_OPEN]       = "KV Iterator Already Open",
+	[NVME_KVV_SC_ITER_EOF]                = "KV Iterate Read End Of Data",
+	[NVME_KVV_SC_ITER_REQUEST_FAIL]       = "KV Iterate Request Failed",
+	[NVME_KVV_SC_ITER_TCG_LOCKED]         = "KV Iterator TCG Locked",
+	[NVME_KVV_SC_ITER_ERROR]              = "KV Iterator Error",
+};
+
 static const char *known_status_name(unsigned sct, unsigned sc, uint8_t csi)
 {
 	switch (sct) {
 	case NVME_SCT_GENERIC:
 		return generic_name(sc, csi);
 	case NVME_SCT_CMD:
+		if (csi == NVME_CSI_KV && kv_vendor_names[sc])
+			return kv_vendor_names[sc];
 		return cmd_specific_names[sc];
 	case NVME_SCT_MEDIA:
 		return media_names[sc];

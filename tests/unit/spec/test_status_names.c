@@ -116,6 +116,13 @@ static void test_kv_names_the_command_set_range_differently(void)
 	CHECK_STREQ(unvme_status_str(NVME_STATUS(0, 0x85), NVME_CSI_KV), "Invalid Value Size");
 	CHECK_STREQ(unvme_status_str(NVME_STATUS(0, 0x86), NVME_CSI_KV), "Invalid Key Size");
 	CHECK_STREQ(unvme_status_str(NVME_STATUS(0, 0x87), NVME_CSI_KV), "Key Does Not Exist");
+	/* the vendor KV protocol's command specific codes, on a KV namespace only */
+	CHECK_STREQ(unvme_status_str(NVME_STATUS(1, 0x10), NVME_CSI_KV), "KV Key Does Not Exist");
+	CHECK_STREQ(unvme_status_str(NVME_STATUS(1, 0x93), NVME_CSI_KV), "KV Iterate Read End Of Data");
+	CHECK(strstr(unvme_status_str(NVME_STATUS(1, 0x10), NVME_CSI_NVM), "KV") == NULL);
+	/* a command specific code the vendor set does not use keeps its base name */
+	CHECK_STREQ(unvme_status_str(NVME_STATUS(1, 0x0b), NVME_CSI_KV),
+		    unvme_status_str(NVME_STATUS(1, 0x0b), NVME_CSI_NVM));
 	CHECK_STREQ(unvme_status_str(NVME_STATUS(0, 0x88), NVME_CSI_KV), "Unrecovered Error");
 	CHECK_STREQ(unvme_status_str(NVME_STATUS(0, 0x89), NVME_CSI_KV), "Key Exists");
 	/* A KV namespace has no LBAs; the NVM and ZNS sets have no key errors. */

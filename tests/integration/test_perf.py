@@ -112,3 +112,18 @@ def test_io_errors_are_counted_and_reported(unvme):
                                               "perf -w randread -q 4 -t 1 -o json\n")
     assert r.rc == 1, r
     assert "3 I/Os failed" in r.err
+
+
+def test_fill_writes_every_block_before_the_run(unvme):
+    """--fill: the whole namespace holds data (not zeroes) after the run, up to its last
+    block, and reads then verify; verify mode fills with zeroes it can tell from corruption."""
+    dev = unvme.file_dev("fill", size="3M", lba=512)
+    unvme.ok("perf", dev, "--fill", "-w", "randread", "-b", "4k", "-q", "8", "-t", "1")
+    nblocks = 3 * 2048
+    for slba in (0, nblocks // 2, nblocks - 1):
+        out = unvme.tmp / f"b{slba}.bin"
+        unvme.ok("read", dev, "-s", slba, "-c", 1, "-d", out)
+        assert out.read_bytes() != bytes(512), f"block {slba} was not filled"
+    dev2 = unvme.file_dev("fillv", size="1M", lba=512)
+    r = unvme.ok("perf", dev2, "--fill", "-V", "-w", "randrw", "-b", "4k", "-q", "8", "-t", "1")
+    assert "0 blocks failed" in r.out

@@ -97,6 +97,7 @@ struct cli_args {
 	const char *cores;
 	bool lat_table;
 	bool verify;
+	bool fill;
 
 	/* key-value commands (kv-*, through the SDK) */
 	const char *kv_key;

@@ -225,6 +225,7 @@ static const struct opt_def perf_opts[] = {
 		"I/Os kept outstanding per queue pair (one per core and device)", "32"),
 	OPT_DEF("time", 't', OPT_U32, seconds, "SECONDS", "measured run time", "5"),
 	OPT("warmup", 0, OPT_U32, warmup, "SECONDS", "run this long before measuring"),
+	OPT("fill", 0, OPT_FLAG, fill, NULL, "write every block once before the run, so reads move real data"),
 	OPT("cores", 'c', OPT_STR, cores, "LIST",
 	    "CPUs to run on, one pinned thread each, e.g. 0,1 or 0-3 (default: one unpinned thread)"),
 	OPT("latency-table", 'L', OPT_FLAG, lat_table, NULL, "print the whole percentile table"),

@@ -383,6 +383,14 @@ int cmd_perf(struct cli_args *a)
 	if (rc)
 		goto out;
 	cfg->tsc_hz = tsc_hz();
+	if (a->fill) {
+		char why[512];
+		int frc = perf_fill(cfg, why, sizeof(why));
+		if (frc != 0) {
+			rc = cli_fail(a->cmd, frc > 0 ? EXIT_NVME : EXIT_HOST, "%s", why);
+			goto out;
+		}
+	}
 
 	struct perf_thread *threads = NULL;
 	rc = build_threads(a, cfg, &threads);

@@ -134,5 +134,7 @@ void *perf_thread_main(void *arg);
 
 /* perf_report.c: prints the results; returns the exit code they call for. */
 int perf_report(const struct perf_config *cfg, struct perf_thread *threads);
+/* perf_fill.c: writes every block of every target once (--fill). 0, or an error with err set. */
+int perf_fill(const struct perf_config *cfg, char *err, size_t errlen);
 
 #endif

@@ -77,13 +77,17 @@ def main():
               f"namespace: measured {target:.1f} ns -> {'met' if target <= 100 else 'NOT met'}."]
     # The parts with benchmarks of their own, each printing its table and ratios.
     extra = {}
-    for title, script in (("fio engine", ROOT / "plugins" / "fio" / "bench_fio.py"),
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    outdir = ROOT / "bench" / "results"
+    plots = outdir / f"{stamp}-plots"
+    for title, script in (("Queue-depth sweep", ROOT / "scripts" / "bench_qd.py"),
+                          ("fio engine", ROOT / "plugins" / "fio" / "bench_fio.py"),
                           ("KV SDK", ROOT / "scripts" / "bench_kv.py")):
         if not script.exists():
             continue
         jpath = BUILD / f"bench-{script.stem}.json"
         # fio's null comparison moves by a tenth between runs: best of three for both sides
-        args = ["--rounds", "3"] if script.stem == "bench_fio" else []
+        args = {"bench_fio": ["--rounds", "3"], "bench_qd": ["--plot-dir", str(plots)]}.get(script.stem, [])
         p = subprocess.run([sys.executable, str(script), "--json", str(jpath), *args], capture_output=True,
                            text=True, env=dict(ENV, BUILD=str(BUILD)))
         lines += ["", f"## {title}", "", p.stdout.strip() if p.returncode == 0 else
@@ -92,9 +96,7 @@ def main():
             extra[script.stem] = json.loads(jpath.read_text())
     report = "\n".join(lines)
     print(report)
-    outdir = ROOT / "bench" / "results"
     outdir.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     (outdir / f"{stamp}.md").write_text(report + "\n")
     (outdir / f"{stamp}.json").write_text(json.dumps(
         {"per_io": [{"scenario": n, "baseline": bn, "ours": o, "baseline_result": b}

@@ -23,14 +23,11 @@ static int log_page(struct kv_dev *d, uint8_t lid, void *buf, uint32_t len, cons
 KV_API int kv_get_log_page(uint64_t handle, uint8_t log_id, void *buffer, uint32_t buffer_size)
 {
 	const char *fn = "kv_get_log_page";
-	struct kv_state *s = kv_enter(fn);
-	if (!s)
-		return KV_ERR_SDK_CLOSE;
-	int rc;
-	struct kv_dev *d = kv_dev_of(s, handle, fn);
-	if (!d) {
-		rc = KV_ERR_DD_NO_DEVICE;
-	} else if (!buffer || !buffer_size || buffer_size % 4) {
+	struct kv_dev *d;
+	int rc = kv_enter_dev(fn, handle, NULL, &d);
+	if (rc)
+		return rc;
+	if (!buffer || !buffer_size || buffer_size % 4) {
 		kv_err("%s: buffer %p of %u bytes: need a non-NULL buffer, a multiple of 4 bytes", fn,
 		       buffer, buffer_size);
 		rc = KV_ERR_SDK_INVALID_PARAM;
@@ -44,14 +41,9 @@ KV_API int kv_get_log_page(uint64_t handle, uint8_t log_id, void *buffer, uint32
 /* Runs fn's body with a valid device; the uint64_t queries report failure as
  * KV_ERR_INVALID_VALUE (UINT64_MAX). */
 #define WITH_DEV(fn_name, fail)                                  \
-	struct kv_state *s = kv_enter(fn_name);                  \
-	if (!s)                                                  \
-		return fail;                                     \
-	struct kv_dev *d = kv_dev_of(s, handle, fn_name);        \
-	if (!d) {                                                \
-		kv_leave();                                      \
-		return fail;                                     \
-	}
+	struct kv_dev *d;                                        \
+	if (kv_enter_dev(fn_name, handle, NULL, &d) != KV_SUCCESS) \
+		return fail;
 
 KV_API uint64_t kv_get_total_size(uint64_t handle)
 {
@@ -127,8 +119,11 @@ KV_API uint64_t kv_get_waf(uint64_t handle)
 KV_API int kv_format_device(uint64_t handle, int erase_user_data)
 {
 	const char *fn = "kv_format_device";
-	WITH_DEV(fn, KV_ERR_SDK_CLOSE)
-	int rc = KV_SUCCESS;
+	struct kv_state *s;
+	struct kv_dev *d;
+	int rc = kv_enter_dev(fn, handle, &s, &d);   /* a bad handle is KV_ERR_DD_NO_DEVICE, as documented */
+	if (rc)
+		return rc;
 	if (erase_user_data != KV_FORMAT_MAPDATA && erase_user_data != KV_FORMAT_USERDATA) {
 		kv_err("%s: erase_user_data %d is not 0 or 1", fn, erase_user_data);
 		kv_leave();

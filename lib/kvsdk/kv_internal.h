@@ -100,6 +100,10 @@ struct kv_state {
 struct kv_state *kv_enter(const char *fn);
 void kv_leave(void);
 struct kv_dev *kv_dev_of(struct kv_state *s, uint64_t handle, const char *fn);
+/* kv_enter plus the device of handle, the guard of every per-device call: KV_SUCCESS with *s
+ * (if s is not NULL) and *d set, and the caller must kv_leave; or KV_ERR_SDK_CLOSE /
+ * KV_ERR_DD_NO_DEVICE (logged, naming fn) with nothing held. */
+int kv_enter_dev(const char *fn, uint64_t handle, struct kv_state **s, struct kv_dev **d);
 bool kv_in_cq_thread(void);
 struct kv_cache_stats;
 /* The read cache's counters (tests and tools); -1 when the SDK is down or the cache off. */

@@ -160,15 +160,11 @@ static struct kv_req *prepare(struct kv_state *s, struct kv_dev *d, kv_pair *kv,
 static int do_io(uint64_t handle, kv_pair *kv, enum kv_op op, bool async)
 {
 	const char *fn = fn_names[op][async];
-	struct kv_state *s = kv_enter(fn);
-	if (!s)
-		return KV_ERR_SDK_CLOSE;
-	int rc;
-	struct kv_dev *d = kv_dev_of(s, handle, fn);
-	if (!d) {
-		rc = KV_ERR_DD_NO_DEVICE;
-		goto out;
-	}
+	struct kv_state *s;
+	struct kv_dev *d;
+	int rc = kv_enter_dev(fn, handle, &s, &d);
+	if (rc)
+		return rc;
 	rc = check(d, kv, op, async, fn);
 	if (rc)
 		goto out;

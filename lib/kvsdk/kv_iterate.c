@@ -27,33 +27,29 @@ static struct kv_req *new_req(struct kv_state *s, struct kv_dev *d, kv_pair *kv,
 	return req;
 }
 
-static struct kv_dev *iter_dev(struct kv_state *s, uint64_t handle, const char *fn, int *rc)
+/* kv_enter_dev for a KV device: iterators do not exist in LBA mode. KV_SUCCESS (the caller
+ * leaves) or a kv_result with nothing held. */
+static int iter_enter(const char *fn, uint64_t handle, struct kv_state **s, struct kv_dev **d)
 {
-	struct kv_dev *d = kv_dev_of(s, handle, fn);
-	if (!d) {
-		*rc = KV_ERR_DD_NO_DEVICE;
-		return NULL;
-	}
-	if (d->lba) {
+	int rc = kv_enter_dev(fn, handle, s, d);
+	if (rc == KV_SUCCESS && (*d)->lba) {
 		kv_err("%s: iterators are not supported in LBA mode", fn);
-		*rc = KV_ERR_DD_UNSUPPORTED_CMD;
-		return NULL;
+		kv_leave();
+		rc = KV_ERR_DD_UNSUPPORTED_CMD;
 	}
-	return d;
+	return rc;
 }
 
 KV_API uint32_t kv_iterate_open(uint64_t handle, const uint8_t keyspace_id, const uint32_t bitmask,
 				const uint32_t prefix, const uint8_t iterate_type)
 {
 	const char *fn = "kv_iterate_open";
-	struct kv_state *s = kv_enter(fn);
-	if (!s)
-		return KV_ERR_SDK_CLOSE;
-	int rc;
+	struct kv_state *s;
+	struct kv_dev *d;
 	uint32_t dw0 = 0;
-	struct kv_dev *d = iter_dev(s, handle, fn, &rc);
-	if (!d)
-		goto out;
+	int rc = iter_enter(fn, handle, &s, &d);
+	if (rc)
+		return rc;
 	rc = KV_ERR_DD_ITERATE_COND_INVALID;
 	uint32_t inv = ~bitmask;
 	if (keyspace_id > KV_KEYSPACE_METADATA) {
@@ -118,13 +114,11 @@ int kv_iterator_close(struct kv_state *s, struct kv_dev *d, uint8_t iterator)
 KV_API int kv_iterate_close(uint64_t handle, const uint8_t iterator)
 {
 	const char *fn = "kv_iterate_close";
-	struct kv_state *s = kv_enter(fn);
-	if (!s)
-		return KV_ERR_SDK_CLOSE;
-	int rc;
-	struct kv_dev *d = iter_dev(s, handle, fn, &rc);
-	if (!d)
-		goto out;
+	struct kv_state *s;
+	struct kv_dev *d;
+	int rc = iter_enter(fn, handle, &s, &d);
+	if (rc)
+		return rc;
 	if (iterator < 1 || iterator > KV_MAX_ITERATE_HANDLE) {
 		kv_err("%s: iterator %u is not 1..%d", fn, iterator, KV_MAX_ITERATE_HANDLE);
 		rc = KV_ERR_SDK_INVALID_PARAM;
@@ -143,13 +137,11 @@ out:
 static int iter_read(uint64_t handle, kv_iterate *it, bool async)
 {
 	const char *fn = async ? "kv_iterate_read_async" : "kv_iterate_read";
-	struct kv_state *s = kv_enter(fn);
-	if (!s)
-		return KV_ERR_SDK_CLOSE;
-	int rc;
-	struct kv_dev *d = iter_dev(s, handle, fn, &rc);
-	if (!d)
-		goto out;
+	struct kv_state *s;
+	struct kv_dev *d;
+	int rc = iter_enter(fn, handle, &s, &d);
+	if (rc)
+		return rc;
 	rc = KV_ERR_SDK_INVALID_PARAM;
 	if (!it) {
 		kv_err("%s: it is NULL", fn);
@@ -232,13 +224,11 @@ int kv_iterator_table(struct kv_dev *d, kv_iterate_handle_info *info, int n)
 KV_API int kv_iterate_info(uint64_t handle, kv_iterate_handle_info *info, int nr_handle)
 {
 	const char *fn = "kv_iterate_info";
-	struct kv_state *s = kv_enter(fn);
-	if (!s)
-		return KV_ERR_SDK_CLOSE;
-	int rc;
-	struct kv_dev *d = iter_dev(s, handle, fn, &rc);
-	if (!d)
-		goto out;
+	struct kv_state *s;
+	struct kv_dev *d;
+	int rc = iter_enter(fn, handle, &s, &d);
+	if (rc)
+		return rc;
 	if (!info || nr_handle < 1) {
 		kv_err("%s: info %p, nr_handle %d: need a buffer of 1..16 entries", fn, (void *)info,
 		       nr_handle);

@@ -65,6 +65,22 @@ struct kv_dev *kv_dev_of(struct kv_state *s, uint64_t handle, const char *fn)
 	return &s->devs[idx];
 }
 
+int kv_enter_dev(const char *fn, uint64_t handle, struct kv_state **sp, struct kv_dev **dp)
+{
+	struct kv_state *s = kv_enter(fn);
+	if (!s)
+		return KV_ERR_SDK_CLOSE;
+	struct kv_dev *d = kv_dev_of(s, handle, fn);
+	if (!d) {
+		kv_leave();
+		return KV_ERR_DD_NO_DEVICE;
+	}
+	if (sp)
+		*sp = s;
+	*dp = d;
+	return KV_SUCCESS;
+}
+
 static void teardown(struct kv_state *s)
 {
 	kv_cq_threads_stop(s);

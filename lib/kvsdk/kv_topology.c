@@ -58,14 +58,11 @@ KV_API int kv_get_devices_on_cpu(int core_id, int *nr_device, uint64_t *arr_hand
 KV_API int kv_get_cpus_on_device(uint64_t handle, int *nr_core, int *arr_core)
 {
 	const char *fn = "kv_get_cpus_on_device";
-	struct kv_state *s = kv_enter(fn);
-	if (!s)
-		return KV_ERR_SDK_CLOSE;
-	int rc = KV_SUCCESS;
-	struct kv_dev *d = kv_dev_of(s, handle, fn);
-	if (!d) {
-		rc = KV_ERR_DD_NO_DEVICE;
-	} else if (!nr_core || !arr_core) {
+	struct kv_dev *d;
+	int rc = kv_enter_dev(fn, handle, NULL, &d);
+	if (rc)
+		return rc;
+	if (!nr_core || !arr_core) {
 		kv_err("%s: nr_core %p / arr_core %p is NULL", fn, (void *)nr_core, (void *)arr_core);
 		rc = KV_ERR_SDK_INVALID_PARAM;
 	} else {
@@ -82,14 +79,11 @@ KV_API int kv_get_cpus_on_device(uint64_t handle, int *nr_core, int *arr_core)
 KV_API int kv_io_queue_type(uint64_t handle, int core_id)
 {
 	const char *fn = "kv_io_queue_type";
-	struct kv_state *s = kv_enter(fn);
-	if (!s)
-		return KV_ERR_SDK_CLOSE;
-	int rc;
-	struct kv_dev *d = kv_dev_of(s, handle, fn);
-	if (!d) {
-		rc = KV_ERR_DD_NO_DEVICE;
-	} else if (core_id < 0 || core_id >= MAX_CPU_CORES || !d->by_core[core_id]) {
+	struct kv_dev *d;
+	int rc = kv_enter_dev(fn, handle, NULL, &d);
+	if (rc)
+		return rc;
+	if (core_id < 0 || core_id >= MAX_CPU_CORES || !d->by_core[core_id]) {
 		kv_err("%s: core %d is not in core_mask 0x%llx of device %d", fn, core_id,
 		       (unsigned long long)d->opt.core_mask, d->idx);
 		rc = KV_ERR_DD_INVALID_QUEUE_TYPE;
@@ -102,12 +96,11 @@ KV_API int kv_io_queue_type(uint64_t handle, int core_id)
 
 KV_API int kv_get_dev_idx_on_handle(uint64_t handle)
 {
-	const char *fn = "kv_get_dev_idx_on_handle";
-	struct kv_state *s = kv_enter(fn);
-	if (!s)
-		return KV_ERR_SDK_CLOSE;
-	struct kv_dev *d = kv_dev_of(s, handle, fn);
-	int rc = d ? d->idx : KV_ERR_DD_NO_DEVICE;
+	struct kv_dev *d;
+	int rc = kv_enter_dev("kv_get_dev_idx_on_handle", handle, NULL, &d);
+	if (rc)
+		return rc;
+	rc = d->idx;
 	kv_leave();
 	return rc;
 }
@@ -168,12 +161,10 @@ static void drain(const struct kv_queue *q)
 
 KV_API void kv_process_completion(uint64_t handle)
 {
-	const char *fn = "kv_process_completion";
-	struct kv_state *s = kv_enter(fn);
-	if (!s)
+	struct kv_dev *d;
+	if (kv_enter_dev("kv_process_completion", handle, NULL, &d))
 		return;
-	struct kv_dev *d = kv_dev_of(s, handle, fn);
-	if (d && !kv_in_cq_thread()) {
+	if (!kv_in_cq_thread()) {
 		for (int i = 0; i < d->nqueues; i++)
 			if (!d->queues[i].sync)
 				drain(&d->queues[i]);
@@ -185,13 +176,12 @@ KV_API void kv_process_completion(uint64_t handle)
 KV_API void kv_process_completion_queue(uint64_t handle, uint32_t queue_id)
 {
 	const char *fn = "kv_process_completion_queue";
-	struct kv_state *s = kv_enter(fn);
-	if (!s)
+	struct kv_dev *d;
+	if (kv_enter_dev(fn, handle, NULL, &d))
 		return;
-	struct kv_dev *d = kv_dev_of(s, handle, fn);
-	if (d && queue_id >= (uint32_t)d->nqueues)
+	if (queue_id >= (uint32_t)d->nqueues)
 		kv_err("%s: queue %u is not 0..%d of device %d", fn, queue_id, d->nqueues - 1, d->idx);
-	else if (d && !kv_in_cq_thread() && !d->queues[queue_id].sync)
+	else if (!kv_in_cq_thread() && !d->queues[queue_id].sync)
 		drain(&d->queues[queue_id]);
 	kv_leave();
 }

@@ -142,6 +142,7 @@ static void test_bad_handles_and_null_arguments(void)
 	CHECK_EQ(kv_get_devices_on_cpu(0, NULL, NULL), KV_ERR_SDK_INVALID_PARAM);
 	CHECK_EQ(kv_get_cpus_on_device(h, NULL, NULL), KV_ERR_SDK_INVALID_PARAM);
 	CHECK_EQ(kv_format_device(h, 2), KV_ERR_SDK_INVALID_PARAM);
+	CHECK_EQ(kv_format_device(h ^ 0x100, 0), KV_ERR_DD_NO_DEVICE);
 	CHECK(!context_switch_async_to_sync(5));
 	CHECK(!context_switch_sync_to_async(0)); /* all sync: no async core */
 	CHECK(context_switch_async_to_sync(0));

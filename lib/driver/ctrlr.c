@@ -238,7 +238,7 @@ UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts 
 	uint32_t adepth = c->opts.admin_queue_depth ? c->opts.admin_queue_depth : DEFAULT_ADMIN_DEPTH;
 	if (adepth > 4096)
 		adepth = 4096; /* AQA holds 12 bits */
-	rc = qpair_alloc(c, 0, adepth, 0, &c->admin);
+	rc = qpair_alloc(c, 0, adepth, 0, false, &c->admin);
 	if (rc)
 		goto fail;
 	rc = ctrlr_disable(c);
@@ -344,7 +344,7 @@ UNVME_API int unvme_qpair_create(struct unvme_ctrlr *c, const struct unvme_qpair
 				  c->devid, c->max_io_queues);
 	}
 	struct unvme_qpair *qp;
-	int rc = qpair_alloc(c, qid, depth, timeout, &qp);
+	int rc = qpair_alloc(c, qid, depth, timeout, opts && opts->split, &qp);
 	if (rc == 0) {
 		rc = ctrlr_create_io_queues(c, qp);
 		if (rc) {

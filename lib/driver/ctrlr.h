@@ -27,12 +27,14 @@ struct unvme_req {
 	uint64_t prp_list_iova;
 	uint64_t seen_ms;       /* first timeout scan that saw it outstanding (0 = not yet) */
 	uint16_t next_free;
-	uint8_t state;
+	/* enum req_state. Atomic for split queue pairs: the poller hands a tracker back to the
+	 * submitter by storing REQ_FREE (release) after it has read cb and arg. */
+	_Atomic uint8_t state;
 	uint8_t opc;
 };
 
 struct unvme_qpair {
-	/* Hot fields first: the submission and completion paths touch only these lines. */
+	/* Hot, read-mostly: both sides of a split queue read these on every command. */
 	struct nvme_sqe *sq;
 	volatile struct nvme_cqe *cq;
 	struct unvme_req *reqs;
@@ -40,22 +42,31 @@ struct unvme_qpair {
 	void *bus;
 	uint32_t sq_db;         /* doorbell offsets in BAR0 */
 	uint32_t cq_db;
-	uint32_t outstanding;
-	uint16_t sq_tail;
-	uint16_t cq_head;
-	uint16_t depth;         /* ring entries; depth - 1 commands may be outstanding */
-	uint16_t free_head;
-	uint16_t unrung;        /* submissions the device has not been told about */
-	uint8_t phase;
-	uint8_t failed;
-	uint32_t poll_count;
 	uint32_t page_size;
+	uint16_t depth;         /* ring entries; depth - 1 commands may be outstanding */
+	bool split;
+	_Atomic uint8_t failed;
+
+	/* The submitter's, on a line of its own so that a split queue's poller does not pull it
+	 * away on every command. nsubmitted and ncompleted are each written by one side only
+	 * (a load and a store, no locked instruction): outstanding = nsubmitted - ncompleted. */
+	_Alignas(64) _Atomic uint32_t nsubmitted;
+	uint16_t sq_tail;
+	uint16_t unrung;        /* submissions the device has not been told about */
+	uint16_t free_head;     /* unshared queues: LIFO of free trackers (keeps them cache-hot) */
+	uint16_t next_cid;      /* split queues: where the submitter looks for a free tracker */
+	uint16_t last_cid;      /* of the latest submission, for synchronous waits */
+
+	/* The poller's. */
+	_Alignas(64) _Atomic uint32_t ncompleted;
+	uint16_t cq_head;
+	uint8_t phase;
+	uint32_t poll_count;
 
 	/* Cold. */
-	struct unvme_ctrlr *ctrlr;
+	_Alignas(64) struct unvme_ctrlr *ctrlr;
 	uint16_t qid;
 	bool recovering;
-	uint16_t last_cid;        /* of the latest submission, for synchronous waits */
 	uint32_t timeout_ms;
 	uint64_t last_scan_ms;
 	uint64_t sq_iova;
@@ -106,7 +117,7 @@ struct unvme_ctrlr {
 
 /* qpair.c */
 int qpair_alloc(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint32_t timeout_ms,
-		struct unvme_qpair **out);
+		bool split, struct unvme_qpair **out);
 void qpair_free(struct unvme_qpair *qp);
 /* Rewinds the rings to their power-on state (after a reset or before re-creation). */
 void qpair_reset_rings(struct unvme_qpair *qp);

@@ -6,6 +6,15 @@
  * SQE straight into the ring; the tail doorbell is written once per poll for the whole burst.
  * Completions are found by their phase tag; the CQ head doorbell is written once per poll.
  * The command id is the tracker's index, so a completion finds its tracker without a search.
+ *
+ * A split queue pair has two owners, a submitter and a poller, and still no lock: each side
+ * writes only its own fields (sq_tail, nsubmitted, next_cid / cq_head, ncompleted). The one
+ * thing they pass back and forth is the tracker: the submitter fills it and marks it ACTIVE
+ * before the doorbell (so the device, and through the CQE's phase the poller, see it
+ * complete), the poller reads it and marks it FREE with a release store. The submitter finds
+ * free trackers by walking forward from the last one it took: completions come back mostly
+ * in order, so the next tracker is almost always free, and it shares no line beyond the
+ * tracker itself, which it writes anyway.
  */
 #include <errno.h>
 #include <sched.h>
@@ -29,11 +38,71 @@ uint64_t unvme_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static void push_free(struct unvme_qpair *qp, uint16_t cid)
+static inline uint8_t req_state(const struct unvme_req *r)
+{
+	return atomic_load_explicit(&r->state, memory_order_acquire);
+}
+
+static inline void set_req_state(struct unvme_req *r, uint8_t state)
+{
+	atomic_store_explicit(&r->state, state, memory_order_release);
+}
+
+/* Single-writer counters: a load and a store, no locked instruction. */
+static inline void count_up(_Atomic uint32_t *ctr)
+{
+	atomic_store_explicit(ctr, atomic_load_explicit(ctr, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+static inline uint32_t outstanding(const struct unvme_qpair *qp)
+{
+	return atomic_load_explicit(&qp->nsubmitted, memory_order_relaxed) -
+	       atomic_load_explicit(&qp->ncompleted, memory_order_relaxed);
+}
+
+/* The poller gives a tracker back (after reading its cb and arg). */
+static void release_req(struct unvme_qpair *qp, uint16_t cid)
 {
 	struct unvme_req *r = &qp->reqs[cid];
-	r->state = REQ_FREE;
+	count_up(&qp->ncompleted);
+	if (qp->split) {
+		set_req_state(r, REQ_FREE);
+		return;
+	}
+	atomic_store_explicit(&r->state, REQ_FREE, memory_order_relaxed);
 	r->next_free = qp->free_head;
+	qp->free_head = cid;
+}
+
+/* The submitter takes a free tracker, or REQ_NONE when all depth - 1 are outstanding. */
+static inline uint16_t claim_req(struct unvme_qpair *qp)
+{
+	if (!qp->split) {
+		uint16_t cid = qp->free_head;
+		if (likely(cid != REQ_NONE))
+			qp->free_head = qp->reqs[cid].next_free;
+		return cid;
+	}
+	uint16_t ntrk = qp->depth - 1u, cid = qp->next_cid;
+	for (uint16_t i = 0; i < ntrk; i++) {
+		if (req_state(&qp->reqs[cid]) == REQ_FREE) {
+			qp->next_cid = cid + 1u == ntrk ? 0 : cid + 1u;
+			return cid;
+		}
+		cid = cid + 1u == ntrk ? 0 : cid + 1u;
+	}
+	return REQ_NONE;
+}
+
+/* Gives back a tracker claim_req took for a command that was refused before it was queued. */
+static void unclaim_req(struct unvme_qpair *qp, uint16_t cid)
+{
+	if (qp->split) {
+		qp->next_cid = cid; /* still FREE: the next claim finds it first */
+		return;
+	}
+	qp->reqs[cid].next_free = qp->free_head;
 	qp->free_head = cid;
 }
 
@@ -48,16 +117,19 @@ void qpair_reset_rings(struct unvme_qpair *qp)
 }
 
 int qpair_alloc(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint32_t timeout_ms,
-		struct unvme_qpair **out)
+		bool split, struct unvme_qpair **out)
 {
 	uint32_t mqes = NVME_CAP_MQES(c->cap) + 1;
 	uint32_t limit = mqes < 65535 ? mqes : 65535; /* the depth is kept in 16 bits */
 	if (depth < 2 || depth > limit)
 		return unvme_fail(-EINVAL, "queue depth %u is outside 2..%u (CAP.MQES + 1)", depth,
 				  limit);
-	struct unvme_qpair *qp = calloc(1, sizeof(*qp));
+	/* aligned: the poller's fields start a cache line of their own */
+	struct unvme_qpair *qp = aligned_alloc(_Alignof(struct unvme_qpair), sizeof(*qp));
 	if (!qp)
 		return -ENOMEM;
+	memset(qp, 0, sizeof(*qp));
+	qp->split = split;
 	qp->ctrlr = c;
 	qp->qid = qid;
 	qp->depth = (uint16_t)depth;
@@ -80,9 +152,12 @@ int qpair_alloc(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint32_t ti
 	}
 	qp->sq_iova = unvme_dma_iova(qp->sq);
 	qp->cq_iova = unvme_dma_iova((void *)qp->cq);
+	/* the free list, lowest command id first */
 	qp->free_head = REQ_NONE;
-	for (uint32_t i = depth - 1; i-- > 0;)
-		push_free(qp, (uint16_t)i);
+	for (uint32_t i = depth - 1; i-- > 0;) {
+		qp->reqs[i].next_free = qp->free_head;
+		qp->free_head = (uint16_t)i;
+	}
 	qpair_reset_rings(qp);
 	*out = qp;
 	return 0;
@@ -105,9 +180,9 @@ void qpair_free(struct unvme_qpair *qp)
 UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *cmd, void *buf,
 				 size_t len, unvme_cmd_cb cb, void *arg)
 {
-	if (unlikely(qp->failed))
+	if (unlikely(atomic_load_explicit(&qp->failed, memory_order_relaxed)))
 		return unvme_fail(-EIO, "queue %u: controller has failed; reset it", qp->qid);
-	uint16_t cid = qp->free_head;
+	uint16_t cid = claim_req(qp);
 	if (unlikely(cid == REQ_NONE))
 		return -EAGAIN;
 	struct unvme_req *req = &qp->reqs[cid];
@@ -116,28 +191,30 @@ UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *
 	sqe->cid = cid;
 	sqe->flags &= 0x3u; /* keep FUSE; PSDT 0 = PRPs */
 	if (len) {
-		if (unlikely(len > qp->ctrlr->max_xfer))
-			return unvme_fail(-EINVAL, "transfer of %zu bytes exceeds the controller's "
-					  "maximum of %u", len, qp->ctrlr->max_xfer);
-		int rc = prp_build(qp, req, sqe, buf, len);
-		if (unlikely(rc))
+		int rc = len > qp->ctrlr->max_xfer ? -E2BIG : prp_build(qp, req, sqe, buf, len);
+		if (unlikely(rc)) {
+			unclaim_req(qp, cid);
+			if (rc == -E2BIG)
+				return unvme_fail(-EINVAL, "transfer of %zu bytes exceeds the "
+						  "controller's maximum of %u", len, qp->ctrlr->max_xfer);
 			return rc == -EINVAL ? unvme_fail(rc, "data buffer %p (%zu bytes) is not "
 							  "dword-aligned DMA memory from unvme_dma_alloc",
 							  buf, len)
 					     : rc;
+		}
 	}
 	/* With no buffer the caller's DPTR passes through: Create I/O SQ/CQ carry the ring there. */
-	qp->free_head = req->next_free;
 	req->cb = cb;
 	req->arg = arg;
 	req->seen_ms = 0;
-	req->state = REQ_ACTIVE;
 	req->opc = cmd->opc;
+	/* release: a split queue's poller reads cb and arg after it sees the command complete */
+	set_req_state(req, REQ_ACTIVE);
 	qp->last_cid = cid;
 	if (unlikely(++qp->sq_tail == qp->depth))
 		qp->sq_tail = 0;
 	qp->unrung++;
-	qp->outstanding++;
+	count_up(&qp->nsubmitted);
 	return 0;
 }
 
@@ -155,7 +232,8 @@ static void scan_timeouts(struct unvme_qpair *qp, uint64_t now);
 
 UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 {
-	unvme_qpair_ring(qp);
+	if (!qp->split)
+		unvme_qpair_ring(qp); /* a split queue's submitter rings for itself */
 	uint32_t n = 0;
 	bool moved = false;
 	uint16_t head = qp->cq_head;
@@ -181,7 +259,7 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 		uint16_t cid = cpl.cid;
 		qp->cq_head = head;
 		qp->phase = phase;
-		if (unlikely(cid >= qp->depth - 1u || qp->reqs[cid].state == REQ_FREE)) {
+		if (unlikely(cid >= qp->depth - 1u || req_state(&qp->reqs[cid]) == REQ_FREE)) {
 			/* A completion for nothing we sent: a device bug; consume it rather than
 			 * corrupt a tracker. */
 			moved = true;
@@ -190,8 +268,7 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 		struct unvme_req *req = &qp->reqs[cid];
 		unvme_cmd_cb cb = req->cb;
 		void *arg = req->arg;
-		push_free(qp, cid);
-		qp->outstanding--;
+		release_req(qp, cid);
 		moved = true;
 		if (cb)
 			cb(arg, &cpl);
@@ -205,7 +282,7 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 		if (now - qp->last_scan_ms >= SCAN_INTERVAL_MS)
 			scan_timeouts(qp, now);
 	}
-	if (unlikely(qp->failed))
+	if (unlikely(atomic_load_explicit(&qp->failed, memory_order_relaxed)))
 		return unvme_fail(-EIO, "queue %u: controller has failed; reset it", qp->qid);
 	return (int)n;
 }
@@ -215,7 +292,7 @@ void qpair_fail_outstanding(struct unvme_qpair *qp, uint8_t sct, uint8_t sc)
 	uint32_t ntrk = qp->depth - 1u;
 	for (uint32_t cid = 0; cid < ntrk; cid++) {
 		struct unvme_req *req = &qp->reqs[cid];
-		if (req->state == REQ_FREE)
+		if (req_state(req) == REQ_FREE)
 			continue;
 		struct nvme_cqe cpl = {
 			.sqid = qp->qid,
@@ -224,8 +301,7 @@ void qpair_fail_outstanding(struct unvme_qpair *qp, uint8_t sct, uint8_t sc)
 		};
 		unvme_cmd_cb cb = req->cb;
 		void *arg = req->arg;
-		push_free(qp, (uint16_t)cid);
-		qp->outstanding--;
+		release_req(qp, (uint16_t)cid);
 		if (cb)
 			cb(arg, &cpl);
 	}
@@ -236,19 +312,25 @@ void qpair_fail_outstanding(struct unvme_qpair *qp, uint8_t sct, uint8_t sc)
  * queue is fenced: deleting the SQ on the device guarantees it will not touch the command's
  * buffers any more, the outstanding commands complete with ABORTED_SQ_DELETION, and the queue
  * is created again. If the controller reports a fatal status instead, the queue fails and the
- * application must reset the controller.
+ * application must reset the controller. A split queue is not created again: its SQ tail
+ * belongs to a submitter running on another thread, which this one cannot rewind, so the
+ * queue fails and its owner destroys it.
  */
 static void recover_queue(struct unvme_qpair *qp)
 {
 	struct unvme_ctrlr *c = qp->ctrlr;
 	qp->recovering = true;
 	int rc = ctrlr_delete_io_queues(c, qp);
+	if (qp->split)
+		qp->failed = 1; /* first, so no submission follows the ones failed below */
 	qpair_fail_outstanding(qp, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
-	qpair_reset_rings(qp);
-	if (rc == 0)
-		rc = ctrlr_create_io_queues(c, qp);
-	if (rc != 0)
-		qp->failed = 1;
+	if (!qp->split) {
+		qpair_reset_rings(qp);
+		if (rc == 0)
+			rc = ctrlr_create_io_queues(c, qp);
+		if (rc != 0)
+			qp->failed = 1;
+	}
 	qp->recovering = false;
 }
 
@@ -263,13 +345,14 @@ static void scan_timeouts(struct unvme_qpair *qp, uint64_t now)
 			return;
 		}
 	}
-	if (qp->outstanding == 0 || qp->recovering)
+	if (outstanding(qp) == 0 || qp->recovering)
 		return;
 	uint32_t ntrk = qp->depth - 1u;
 	bool fence = false;
 	for (uint32_t cid = 0; cid < ntrk; cid++) {
 		struct unvme_req *req = &qp->reqs[cid];
-		if (req->state == REQ_FREE)
+		uint8_t state = req_state(req);
+		if (state == REQ_FREE)
 			continue;
 		if (req->seen_ms == 0) {
 			req->seen_ms = now;
@@ -277,13 +360,13 @@ static void scan_timeouts(struct unvme_qpair *qp, uint64_t now)
 		}
 		if (now - req->seen_ms < qp->timeout_ms)
 			continue;
-		if (req->state == REQ_ACTIVE && qp->qid != 0) {
-			req->state = REQ_ABORT_SENT;
+		if (state == REQ_ACTIVE && qp->qid != 0) {
+			set_req_state(req, REQ_ABORT_SENT);
 			req->seen_ms = now;
 			bool aborted = false;
 			if (unvme_abort(c, qp->qid, (uint16_t)cid, &aborted) != 0 || !aborted)
 				fence = true;
-		} else if (req->state == REQ_ABORT_SENT) {
+		} else if (state == REQ_ABORT_SENT) {
 			fence = true;
 		}
 	}
@@ -327,6 +410,9 @@ static void sync_cb(void *arg, const struct nvme_cqe *cpl)
 UNVME_API int unvme_qpair_cmd_sync(struct unvme_qpair *qp, const struct nvme_sqe *cmd, void *buf,
 				   size_t len, struct nvme_cqe *cpl)
 {
+	if (qp->split)
+		return unvme_fail(-EINVAL, "queue %u is split between a submitter and a poller: "
+				  "submit, ring and let the poller complete", qp->qid);
 	struct sync_ctx s = {0};
 	int rc;
 	while ((rc = unvme_qpair_submit(qp, cmd, buf, len, sync_cb, &s)) == -EAGAIN) {
@@ -342,7 +428,7 @@ UNVME_API int unvme_qpair_cmd_sync(struct unvme_qpair *qp, const struct nvme_sqe
 	rc = qpair_wait(qp, &s.done, limit);
 	if (rc) {
 		/* s lives on this stack: a late completion must not write to it. */
-		if (!s.done && qp->reqs[cid].state != REQ_FREE)
+		if (!s.done && req_state(&qp->reqs[cid]) != REQ_FREE)
 			qp->reqs[cid].cb = NULL;
 		return rc;
 	}
@@ -358,5 +444,5 @@ UNVME_API uint16_t unvme_qpair_id(const struct unvme_qpair *qp)
 
 UNVME_API uint32_t unvme_qpair_outstanding(const struct unvme_qpair *qp)
 {
-	return qp->outstanding;
+	return outstanding(qp);
 }

@@ -85,8 +85,8 @@ int kv_dev_open(struct kv_state *s, struct kv_dev *d, int idx)
 		q->core = c;
 		q->sync = d->opt.sync_mask >> c & 1;
 		atomic_flag_clear(&q->lock);
-		atomic_init(&q->inflight, 0);
-		q->max_inflight = d->opt.queue_depth - 1; /* one SQ slot always stays empty */
+		/* async: the callers submit on their own core, the completion thread reaps */
+		qo.split = !q->sync;
 		rc = unvme_qpair_create(d->ctrlr, &qo, &q->qp);
 		if (rc) {
 			kv_config_set_error("%s: device '%s': I/O queue for core %d (queue_depth %u): %s",
@@ -94,9 +94,10 @@ int kv_dev_open(struct kv_state *s, struct kv_dev *d, int idx)
 					    unvme_errmsg());
 			return KV_ERR_DD_NO_AVAILABLE_QUEUE;
 		}
-		if (!q->sync && kv_ring_init(&q->ring, d->opt.queue_depth))
-			return KV_ERR_HEAP_ALLOC_FAILURE;
 		d->nqueues++;
+		/* one SQ slot always stays empty: depth - 1 commands in flight */
+		if (!q->sync && kv_queue_slots_init(q, d->opt.queue_depth - 1))
+			return KV_ERR_HEAP_ALLOC_FAILURE;
 		d->by_core[c] = q;
 		if (q->sync)
 			d->sync_cores[d->nsync++] = c;
@@ -116,7 +117,7 @@ void kv_dev_close(struct kv_dev *d)
 {
 	for (int i = 0; i < d->nqueues; i++) {
 		unvme_qpair_destroy(d->queues[i].qp);
-		kv_ring_fini(&d->queues[i].ring);
+		kv_queue_slots_fini(&d->queues[i]);
 	}
 	free(d->queues);
 	d->queues = NULL;

@@ -14,7 +14,6 @@
 
 #include "unvme/unvme.h"
 #include "unvme/kv/kv_apis.h"
-#include "kv_ring.h"
 
 /* The configuration kv_sdk_init starts from: the original's struct plus what it cannot hold
  * (device ids longer than DEV_ID_LEN - 1, the completion threads' idle sleep, where it came
@@ -42,13 +41,16 @@ struct kv_queue {
 	struct kv_dev *dev;
 	int core;
 	bool sync;
-	/* sync queues: the caller polls under this lock (several threads may map to one core) */
+	/* Several threads may map to one core. Sync queues: the caller submits and polls under
+	 * this lock. Async queues (split queue pairs): callers submit and ring under it, and the
+	 * owning completion thread polls without it. */
 	atomic_flag lock;
-	/* async queues: submitters hand requests to the owning completion thread */
-	struct kv_ring ring;
-	_Atomic uint32_t inflight;  /* accepted and not yet called back */
-	uint32_t max_inflight;      /* queue depth - 1: the ring and the qpair never overflow */
-	struct kv_req *stalled;     /* completion thread only: popped but refused by the qpair */
+	/* Async queues: a request slot per command the queue can hold (queue depth - 1). Taking
+	 * a free slot (under lock) is the reservation; the completion gives it back after the
+	 * callback. So submitters and the completion thread share no counter. */
+	struct kv_req_slot *slots;
+	uint32_t nslots;
+	uint32_t next_slot;         /* where submitters look for a free slot (under lock) */
 	struct kv_cq_thread *owner;
 };
 
@@ -140,6 +142,11 @@ void kv_dev_close(struct kv_dev *d);
 void kv_dev_refresh(struct kv_dev *d);
 /* The queue a call from the calling thread uses; may migrate the thread (docs/kv-sdk.md). */
 struct kv_queue *kv_pick_queue(struct kv_dev *d, bool want_sync);
+/* kv_submit.c: whether every async command accepted on q has been called back. */
+bool kv_queue_idle(const struct kv_queue *q);
+/* kv_submit.c: the request slots of an async queue (kv_dev_open, kv_dev_close). */
+int kv_queue_slots_init(struct kv_queue *q, uint32_t n);
+void kv_queue_slots_fini(struct kv_queue *q);
 
 /* ---- completion threads (kv_cq_thread.c) ---- */
 int kv_cq_threads_start(struct kv_state *s);

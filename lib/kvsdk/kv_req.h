@@ -38,6 +38,15 @@ struct kv_req {
 	int status;         /* NVMe status, (SCT << 8) | SC; 0 for host-side failures */
 	uint32_t dw0;
 	atomic_bool done;   /* set (release) when a waiting caller may read result/status */
+	struct kv_req_slot *slot; /* the async queue's slot it lives in, or NULL (malloc'd) */
+};
+
+/* A request slot of an async queue (struct kv_queue); cache-line aligned, as neighbouring
+ * slots are in use on different cores. */
+struct kv_req_slot {
+	_Alignas(64) struct kv_req req;
+	_Atomic bool busy;  /* set by a submitter under the queue's lock, cleared (release)
+			     * when the request is done with */
 };
 
 /* How async_cb is called: the kv_pair (or kv_iterate), the kv_result, the NVMe status. The
@@ -55,7 +64,8 @@ void kv_cmd_iterate_open(struct nvme_sqe *sqe, uint8_t ks, uint32_t bitmask, uin
 void kv_cmd_iterate_close(struct nvme_sqe *sqe, uint8_t handle);
 
 /* kv_submit.c: validated request with buffers -> device -> completion. */
-/* Both take ownership of req (malloc'd, buffers from kv_dma_get) and free it. */
+/* Both take ownership of req (malloc'd, buffers from kv_dma_get) and free it; on an async
+ * queue its contents move into one of the queue's request slots. */
 /* Runs the request to completion on a queue of its device and returns its kv_result;
  * *dw0 (may be NULL) receives completion DW0. */
 int kv_submit_sync(struct kv_req *req, uint32_t *dw0);

@@ -201,7 +201,7 @@ static void wait_async_drained(struct kv_state *s)
 	for (int i = 0; i < s->ndevs; i++) {
 		struct kv_dev *d = &s->devs[i];
 		for (int j = 0; j < d->nqueues; j++)
-			while (atomic_load_explicit(&d->queues[j].inflight, memory_order_acquire))
+			while (!kv_queue_idle(&d->queues[j]))
 				sched_yield();
 	}
 }

@@ -2,9 +2,14 @@
 /*
  * Getting a prepared request to the device and back. Sync requests are run by the calling
  * thread on a sync queue (spin lock held while it polls: several threads may share a core's
- * queue). Async requests go through the queue's ring to the completion thread that owns the
- * queue pair; it submits, polls and calls back. A device with no queue of the wanted kind
- * still serves the call (docs/kv-sdk.md, "Thread model"):
+ * queue). Async requests are submitted by the calling thread too, on its core's async queue,
+ * a split queue pair: the caller writes the command and rings the doorbell, the completion
+ * thread that owns the queue reaps it and calls back. So the submitting core builds and
+ * submits (and, on the emulated device in inline mode, runs the device's work, which the
+ * doorbell write triggers), while the completion core only reaps and calls back: two cores
+ * share the work instead of one doing nearly all of it, and a command crosses cores once.
+ * A device with no queue of the wanted kind still serves the call (docs/kv-sdk.md,
+ * "Thread model"):
  *   - sync call, no sync queue: handed to a completion thread like an async one, and waited for;
  *   - async call, no async queue: run on a sync queue, the callback called before returning.
  */
@@ -16,6 +21,15 @@
 
 #include "kv_cache.h"
 #include "kv_req.h"
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
 
 static const char *op_name(enum kv_op op)
 {
@@ -118,15 +132,17 @@ static void finish(struct kv_req *req)
 		atomic_store_explicit(&req->done, true, memory_order_release);
 		return;
 	}
-	struct kv_queue *q = req->q;
+	struct kv_req_slot *slot = req->slot;
 	kv_async_cb_fn cb = (kv_async_cb_fn)req->kv->param.async_cb;
 	int result = req->result, status = req->status;
 	void *arg = req->cb_arg;
-	free(req);
+	if (!slot)
+		free(req);
 	if (cb)
 		cb(arg, (unsigned)result, (unsigned)status);
-	/* after the callback: kv_sdk_finalize waits for this to reach zero */
-	atomic_fetch_sub_explicit(&q->inflight, 1, memory_order_release);
+	/* after the callback: kv_sdk_finalize waits for every slot to be free */
+	if (slot)
+		atomic_store_explicit(&slot->busy, false, memory_order_release);
 }
 
 void kv_req_on_cpl(void *arg, const struct nvme_cqe *cpl)
@@ -203,23 +219,93 @@ static bool run_on_sync_queue(struct kv_queue *q, struct kv_req *req, int *resul
 	return true;
 }
 
-/* Reserves one slot of an async queue: waits per submit_retry_interval while it is full. */
-static int reserve(struct kv_queue *q, struct kv_state *s)
+int kv_queue_slots_init(struct kv_queue *q, uint32_t n)
 {
-	int interval = s->cfg.sdk.submit_retry_interval;
-	for (;;) {
-		uint32_t n = atomic_load_explicit(&q->inflight, memory_order_relaxed);
-		if (n < q->max_inflight) {
-			if (atomic_compare_exchange_weak_explicit(&q->inflight, &n, n + 1,
-								  memory_order_acquire,
-								  memory_order_relaxed))
-				return KV_SUCCESS;
-			continue;
+	q->slots = aligned_alloc(_Alignof(struct kv_req_slot), n * sizeof(*q->slots));
+	if (!q->slots)
+		return -1;
+	memset(q->slots, 0, n * sizeof(*q->slots));
+	q->nslots = n;
+	for (uint32_t i = 0; i < n; i++)
+		atomic_init(&q->slots[i].busy, false);
+	return 0;
+}
+
+void kv_queue_slots_fini(struct kv_queue *q)
+{
+	free(q->slots);
+	q->slots = NULL;
+	q->nslots = 0;
+}
+
+bool kv_queue_idle(const struct kv_queue *q)
+{
+	for (uint32_t i = 0; i < q->nslots; i++)
+		if (atomic_load_explicit(&q->slots[i].busy, memory_order_acquire))
+			return false;
+	return true;
+}
+
+/* A free slot of async queue q, marked busy, or NULL when all are; under q->lock. Slots come
+ * back roughly in the order they were taken, so the walk from the last one taken is short. */
+static struct kv_req_slot *take_slot(struct kv_queue *q)
+{
+	for (uint32_t i = 0; i < q->nslots; i++) {
+		struct kv_req_slot *slot = &q->slots[q->next_slot];
+		if (++q->next_slot == q->nslots)
+			q->next_slot = 0;
+		if (!atomic_load_explicit(&slot->busy, memory_order_acquire)) {
+			atomic_store_explicit(&slot->busy, true, memory_order_relaxed);
+			return slot;
 		}
+	}
+	return NULL;
+}
+
+/*
+ * Moves req into a slot of async queue q, submits it and rings; the owning completion thread
+ * completes it. While every slot is busy, waits per submit_retry_interval. On success req is
+ * an empty shell for the caller to free and *out (may be NULL) is the request in its slot,
+ * which an async completion may already have given back; on failure nothing was queued and
+ * the caller still owns req and its buffers.
+ */
+static int submit_on_async_queue(struct kv_queue *q, struct kv_req *req, struct kv_req **out)
+{
+	int interval = req->s->cfg.sdk.submit_retry_interval;
+	for (;;) {
+		spin_lock(&q->lock);
+		struct kv_req_slot *slot = take_slot(q);
+		if (slot) {
+			struct kv_req *r = &slot->req;
+			memcpy(r, req, sizeof(*r));
+			r->q = q;
+			r->slot = slot;
+			if (out)
+				*out = r;
+			int rc;
+			/* A free slot means a free tracker (trackers are given back before the
+			 * callbacks that free slots): -EAGAIN can only be a passing moment. */
+			while ((rc = unvme_qpair_submit(q->qp, &r->sqe, r->data, r->data_len,
+							kv_req_on_cpl, r)) == -EAGAIN)
+				cpu_relax();
+			if (rc == 0)
+				unvme_qpair_ring(q->qp);
+			else
+				atomic_store_explicit(&slot->busy, false, memory_order_release);
+			spin_unlock(&q->lock);
+			if (rc) {
+				kv_err("%s: submission on async queue %u of device %d failed: %s",
+				       op_name(req->op), unvme_qpair_id(q->qp), q->dev->idx,
+				       unvme_errmsg());
+				return kv_result_from_errno(rc);
+			}
+			return KV_SUCCESS;
+		}
+		spin_unlock(&q->lock);
 		/* A completion thread must not wait for itself to drain the queue. */
 		if (interval < 0 || kv_in_cq_thread()) {
 			kv_err("async queue of core %d on device %d is full (%u commands)", q->core,
-			       q->dev->idx, n);
+			       q->dev->idx, q->nslots);
 			return KV_ERR_DD_NO_AVAILABLE_QUEUE;
 		}
 		if (interval == 0)
@@ -227,21 +313,6 @@ static int reserve(struct kv_queue *q, struct kv_state *s)
 		else
 			usleep((useconds_t)interval);
 	}
-}
-
-static int hand_to_cq_thread(struct kv_queue *q, struct kv_req *req)
-{
-	int rc = reserve(q, req->s);
-	if (rc)
-		return rc;
-	req->q = q;
-	if (kv_ring_push(&q->ring, req)) {
-		/* cannot happen: the ring holds max_inflight entries */
-		atomic_fetch_sub(&q->inflight, 1);
-		kv_err("async queue of core %d on device %d: ring full", q->core, q->dev->idx);
-		return KV_ERR_DD_NO_AVAILABLE_QUEUE;
-	}
-	return KV_SUCCESS;
 }
 
 static void discard(struct kv_req *req)
@@ -266,19 +337,24 @@ int kv_submit_sync(struct kv_req *req, uint32_t *dw0)
 		return KV_ERR_DD_INVALID_QUEUE_TYPE;
 	} else {
 		/* The async path with a waiter: the completion thread sets done instead of
-		 * calling back; the reservation is returned here. */
-		int rc = hand_to_cq_thread(q, req);
+		 * calling back; the slot is given back here. */
+		struct kv_req *in_slot;
+		int rc = submit_on_async_queue(q, req, &in_slot);
 		if (rc) {
 			discard(req);
 			return rc;
 		}
+		free(req);
 		unsigned spins = 0;
-		while (!atomic_load_explicit(&req->done, memory_order_acquire)) {
+		while (!atomic_load_explicit(&in_slot->done, memory_order_acquire)) {
 			if (++spins > 256)
 				sched_yield();
 		}
-		atomic_fetch_sub_explicit(&q->inflight, 1, memory_order_release);
-		result = req->result;
+		result = in_slot->result;
+		if (dw0)
+			*dw0 = in_slot->dw0;
+		atomic_store_explicit(&in_slot->slot->busy, false, memory_order_release);
+		return result;
 	}
 	if (dw0)
 		*dw0 = req->dw0;
@@ -292,9 +368,11 @@ int kv_submit_async(struct kv_req *req)
 	atomic_init(&req->done, false);
 	if (!q->sync) {
 		req->async = true;
-		int rc = hand_to_cq_thread(q, req);
+		int rc = submit_on_async_queue(q, req, NULL);
 		if (rc)
 			discard(req);
+		else
+			free(req); /* its contents live on in the queue's slot */
 		return rc;
 	}
 	/* No async queue on this device: run it now and call back before returning. */

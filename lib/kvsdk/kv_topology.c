@@ -153,7 +153,7 @@ KV_API bool context_switch_sync_to_async(int did)
 static void drain(const struct kv_queue *q)
 {
 	unsigned spins = 0;
-	while (atomic_load_explicit(&((struct kv_queue *)q)->inflight, memory_order_acquire)) {
+	while (!kv_queue_idle(q)) {
 		if (++spins > 64)
 			sched_yield();
 	}

@@ -5,6 +5,11 @@
  * submitting thread takes a free slot, stamps it and submits; the callback (on a completion
  * thread) checks the data, records the latency and gives the slot back. So the submitter keeps
  * exactly qd calls in flight and never touches a buffer the SDK may still read.
+ *
+ * The slots go back and forth without a lock or a shared counter: the callback clears the
+ * slot's busy flag (release) when it is done with it, and the submitter walks the slots
+ * round robin for a clear one. Otherwise the harness's own lock and counter would bounce
+ * between the two cores on every call and be measured as the SDK's cost.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -29,25 +34,26 @@ const char *kvt_op_name(enum kvt_op op)
 	return "?";
 }
 
+/* cache-line aligned: neighbouring slots are in use on different cores */
 struct slot {
-	kv_pair kv;
+	_Alignas(64) kv_pair kv;
 	uint8_t *key;
 	uint8_t *value;
 	uint64_t idx;
 	enum kvt_op op;
 	uint64_t t0;
 	struct runner *r;
-	struct slot *next;
+	_Atomic bool busy;   /* set by the submitter, cleared by the callback when done */
 };
 
 struct runner {
 	struct kvt_phase *p;
 	struct slot *slots;
 	uint32_t nslots;
-	pthread_mutex_t lock; /* async: free list, counters, histogram */
-	struct slot *free;
-	_Atomic uint32_t inflight;
+	uint32_t next_slot;   /* async: where the submitter looks for a free slot */
 	uint64_t rng;
+	/* The completion thread's, a line away from the submitter's fields. */
+	_Alignas(64) pthread_mutex_t lock; /* async: counters and histogram */
 };
 
 static uint64_t xorshift(uint64_t *s)
@@ -204,36 +210,38 @@ static void on_complete(kv_pair *kv, unsigned int result, unsigned int status)
 	struct slot *s = kv->param.private_data;
 	struct runner *r = s->r;
 	bool bad = data_bad(r, s, (int)result);
+	/* uncontended: the callbacks of one submitter come from one completion thread */
 	pthread_mutex_lock(&r->lock);
 	account(r, s, (int)result, t1 - s->t0, bad);
-	s->next = r->free;
-	r->free = s;
 	pthread_mutex_unlock(&r->lock);
-	atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_release);
+	atomic_store_explicit(&s->busy, false, memory_order_release);
 }
 
 static struct slot *take_slot(struct runner *r)
 {
 	for (unsigned spins = 0;; spins++) {
-		/* look before locking: hammering the lock while every slot is out would slow the
-		 * completion thread, which needs it to give slots back (a callback frees its slot
-		 * before it lowers inflight, so inflight < nslots means one is free) */
-		if (atomic_load_explicit(&r->inflight, memory_order_relaxed) >= r->nslots) {
-			if (spins > 64)
-				sched_yield();
-			continue;
+		for (uint32_t i = 0; i < r->nslots; i++) {
+			struct slot *s = &r->slots[r->next_slot];
+			if (++r->next_slot == r->nslots)
+				r->next_slot = 0;
+			if (!atomic_load_explicit(&s->busy, memory_order_acquire)) {
+				atomic_store_explicit(&s->busy, true, memory_order_relaxed);
+				return s;
+			}
 		}
-		pthread_mutex_lock(&r->lock);
-		struct slot *s = r->free;
-		if (s)
-			r->free = s->next;
-		pthread_mutex_unlock(&r->lock);
-		if (s)
-			return s;
 		/* the completion thread may share our CPU: let it run */
 		if (spins > 64)
 			sched_yield();
 	}
+}
+
+static void wait_all_slots(struct runner *r)
+{
+	for (uint32_t i = 0; i < r->nslots; i++)
+		for (unsigned spins = 0;
+		     atomic_load_explicit(&r->slots[i].busy, memory_order_acquire); spins++)
+			if (spins > 64)
+				sched_yield();
 }
 
 static void run_async(struct runner *r)
@@ -243,7 +251,6 @@ static void run_async(struct runner *r)
 		struct slot *s = take_slot(r);
 		prepare(r, s, key_of(p, n), pick_op(r));
 		s->kv.param.async_cb = on_complete;
-		atomic_fetch_add_explicit(&r->inflight, 1, memory_order_relaxed);
 		s->t0 = tsc_now();
 		int rc = call_async(p->handle, s);
 		if (rc != KV_SUCCESS) {
@@ -251,15 +258,11 @@ static void run_async(struct runner *r)
 			uint64_t t1 = tsc_now();
 			pthread_mutex_lock(&r->lock);
 			account(r, s, rc, t1 - s->t0, false);
-			s->next = r->free;
-			r->free = s;
 			pthread_mutex_unlock(&r->lock);
-			atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_relaxed);
+			atomic_store_explicit(&s->busy, false, memory_order_release);
 		}
 	}
-	for (unsigned spins = 0; atomic_load_explicit(&r->inflight, memory_order_acquire); spins++)
-		if (spins > 64)
-			sched_yield();
+	wait_all_slots(r);
 }
 
 static void free_slots(struct runner *r)
@@ -275,9 +278,10 @@ int kvt_phase_run(struct kvt_phase *p, const char *prog)
 {
 	struct runner r = { .p = p, .rng = p->seed ? p->seed : 0x9e3779b97f4a7c15ull };
 	r.nslots = p->async ? (p->qd ? p->qd : 1) : 1;
-	r.slots = calloc(r.nslots, sizeof(*r.slots));
+	r.slots = aligned_alloc(_Alignof(struct slot), r.nslots * sizeof(*r.slots));
 	if (!r.slots)
 		goto nomem;
+	memset(r.slots, 0, r.nslots * sizeof(*r.slots));
 	uint32_t cap = round4(p->vs->size) + 4;
 	for (uint32_t i = 0; i < r.nslots; i++) {
 		struct slot *s = &r.slots[i];
@@ -290,11 +294,9 @@ int kvt_phase_run(struct kvt_phase *p, const char *prog)
 			free_slots(&r);
 			goto nomem;
 		}
-		s->next = r.free;
-		r.free = s;
+		atomic_init(&s->busy, false);
 	}
 	pthread_mutex_init(&r.lock, NULL);
-	atomic_init(&r.inflight, 0);
 	p->ops = p->errors = p->not_found = p->verify_errors = p->bytes = 0;
 	p->first_error = 0;
 	lat_hist_init(&p->hist);

@@ -39,6 +39,11 @@ struct kvt_phase {
 	bool missing_ok;        /* KV_ERR_NOT_EXIST_KEY is counted, not an error */
 	uint64_t seed;          /* blend */
 
+	/* Async: completion threads write the results while the submitter reads the above on
+	 * another core; a line of space keeps them from sharing one (false sharing would cost a
+	 * cache miss per call, measured as the SDK's). */
+	char separation_[64];
+
 	/* results */
 	uint64_t ops;           /* calls completed */
 	uint64_t errors;        /* calls that failed (not counting missing_ok not-found) */

@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The pieces below the API, each alone: the SQE layouts of the Samsung vendor protocol and of
- * LBA mode (kv_cmd.c), the status mapping (kv_status.c), and the multi-producer ring that hands
- * commands to completion threads (kv_ring.c), including a contended run.
+ * LBA mode (kv_cmd.c) and the status mapping (kv_status.c).
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
 #include "kv_req.h"
-#include "kv_ring.h"
 #include "kv_test.h"
 #include "test_util.h"
 
@@ -166,69 +164,6 @@ static void test_status_mapping(void)
 	CHECK_EQ(kv_result_from_errno(-5), KV_ERR_IO);
 }
 
-static void test_ring_order_and_full(void)
-{
-	struct kv_ring r;
-	REQUIRE(kv_ring_init(&r, 3) == 0); /* rounded up to 4 */
-	int items[5];
-	for (int i = 0; i < 4; i++)
-		CHECK_EQ(kv_ring_push(&r, &items[i]), 0);
-	CHECK_EQ(kv_ring_push(&r, &items[4]), -1);
-	for (int i = 0; i < 4; i++)
-		CHECK(kv_ring_pop(&r) == &items[i]);
-	CHECK(kv_ring_pop(&r) == NULL);
-	/* wrap around many laps */
-	for (int lap = 0; lap < 1000; lap++) {
-		CHECK_EQ(kv_ring_push(&r, &items[lap % 5]), 0);
-		CHECK(kv_ring_pop(&r) == &items[lap % 5]);
-	}
-	kv_ring_fini(&r);
-}
-
-enum { PRODUCERS = 4, PER_PRODUCER = 50000 };
-static struct kv_ring shared;
-static atomic_int start_flag;
-
-static void *producer(void *arg)
-{
-	uintptr_t base = (uintptr_t)arg * PER_PRODUCER;
-	while (!atomic_load(&start_flag))
-		;
-	for (uintptr_t i = 0; i < PER_PRODUCER; i++)
-		while (kv_ring_push(&shared, (void *)(base + i + 1)))
-			sched_yield();
-	return NULL;
-}
-
-static void test_ring_many_producers_one_consumer(void)
-{
-	REQUIRE(kv_ring_init(&shared, 64) == 0);
-	pthread_t t[PRODUCERS];
-	for (uintptr_t i = 0; i < PRODUCERS; i++)
-		pthread_create(&t[i], NULL, producer, (void *)i);
-	atomic_store(&start_flag, 1);
-	uintptr_t next[PRODUCERS] = { 0 };
-	int bad = 0;
-	for (int got = 0; got < PRODUCERS * PER_PRODUCER;) {
-		uintptr_t v = (uintptr_t)kv_ring_pop(&shared);
-		if (!v)
-			continue;
-		v--;
-		uintptr_t p = v / PER_PRODUCER, i = v % PER_PRODUCER;
-		if (p >= PRODUCERS || i != next[p]) /* per-producer FIFO, nothing lost or doubled */
-			bad++;
-		else
-			next[p]++;
-		got++;
-	}
-	for (int i = 0; i < PRODUCERS; i++)
-		pthread_join(t[i], NULL);
-	CHECK_EQ(bad, 0);
-	CHECK(kv_ring_pop(&shared) == NULL);
-	kv_ring_fini(&shared);
-}
-
 TEST_MAIN(TEST(test_store_layout), TEST(test_long_key_goes_through_a_prp),
 	  TEST(test_delete_exist_and_iterator_layouts), TEST(test_lba_layouts),
-	  TEST(test_status_mapping), TEST(test_ring_order_and_full),
-	  TEST(test_ring_many_producers_one_consumer))
+	  TEST(test_status_mapping))

@@ -155,18 +155,23 @@ struct emu_sq {
 	uint16_t         qid;
 	bool             live;
 	uint8_t          nr_aborts;
-	struct emu_pending_abort aborts[EMU_ACL + 1];
-	struct emu_io_stats stats;   /* summed into SMART */
 	_Atomic uint32_t busy;       /* the fetch lock, see the top of this file */
+	struct emu_io_stats stats;   /* summed into SMART */
+	struct emu_pending_abort aborts[EMU_ACL + 1];
+	/* Read by the host's doorbell writes on any thread and written only when the queue is
+	 * created or deleted or stops on a full CQ: a line apart from the fetch state above, which
+	 * the busy holder writes on every command, so that a CQ head doorbell rung on another core
+	 * (a completion thread) does not pull that line away from the submitting core. */
+	alignas(64) _Atomic uint32_t db_limit; /* queue size while the queue exists, else 0 */
 	_Atomic uint32_t blocked;    /* stopped on a full CQ (inline mode resumes on CQ head write) */
 	_Atomic uint16_t next_on_cq; /* next SQ sharing this SQ's CQ, 0 = end */
-	_Atomic uint32_t db_limit;   /* queue size while the queue exists, else 0 (doorbell check) */
 	/* Written by the host's doorbell writes: a line of its own so that, in thread mode, the
 	 * host's stores do not bounce the line the engine works on. */
 	alignas(64) _Atomic uint32_t tail_db;
 };
 
 struct emu_cq {
+	/* Written by the posters on every completion. */
 	struct nvme_cqe *ring;
 	uint32_t         size;
 	uint32_t         tail;
@@ -178,8 +183,10 @@ struct emu_cq {
 	bool             ien;
 	uint16_t         iv;
 	uint16_t         nr_sqs;     /* SQs using this CQ */
-	_Atomic uint16_t first_sq;   /* head of the list through emu_sq.next_on_cq */
 	_Atomic uint32_t lock;
+	/* Read by the host's CQ head doorbell writes, which may come from another core than the
+	 * posting one: a line apart from the posters' (see emu_sq). */
+	alignas(64) _Atomic uint16_t first_sq; /* head of the list through emu_sq.next_on_cq */
 	_Atomic uint32_t db_limit;
 	alignas(64) _Atomic uint32_t head_db;
 };

@@ -87,7 +87,10 @@ static uint16_t std_retrieve(struct emu_kv *kv, const struct nvme_sqe *cmd, stru
 {
 	/* no value is larger than 2 MiB, so a larger buffer is only partly used */
 	uint32_t buflen = cmd->cdw10 < NVME_KVV_MAX_VALUE ? cmd->cdw10 : NVME_KVV_MAX_VALUE;
-	struct emu_xfer x = { 0 };
+	/* not zero-initialised: that would clear all its segments (8 KiB) on every retrieve */
+	struct emu_xfer x;
+	x.nseg = 0;
+	x.len = 0;
 	if (buflen) {
 		uint16_t st = emu_xfer_map(io->ctrl, cmd, buflen, &x);
 		if (st)

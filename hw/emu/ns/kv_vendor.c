@@ -137,7 +137,10 @@ static uint16_t kvv_retrieve(struct emu_kv *kv, const struct nvme_sqe *cmd,
 	uint16_t st = check_offset(cmd->mptr);
 	if (st)
 		return st;
-	struct emu_xfer x = { 0 };
+	/* not zero-initialised: that would clear all its segments (8 KiB) on every retrieve */
+	struct emu_xfer x;
+	x.nseg = 0;
+	x.len = 0;
 	if (buflen) {
 		st = emu_xfer_map(io->ctrl, cmd, (uint32_t)buflen, &x);
 		if (st)

@@ -42,8 +42,10 @@ static void warn(const char *fmt, ...)
 	kv_log(1, "warning: %s", msg);
 }
 
-/* The idle sleep of the last file loaded by kv_sdk_load_option: kv_sdk has no field for it. */
+/* The completion threads' keys of the last file loaded by kv_sdk_load_option: kv_sdk has no
+ * field for them. */
 static _Atomic uint32_t last_idle_sleep_us = KV_DEFAULT_IDLE_SLEEP_US;
+static _Atomic uint32_t last_coalesce_us = KV_DEFAULT_COALESCE_US;
 
 void kv_config_defaults(struct kv_config *cfg)
 {
@@ -60,6 +62,7 @@ void kv_config_defaults(struct kv_config *cfg)
 	snprintf(k->log_file, sizeof(k->log_file), "/tmp/kvsdk.log");
 	pthread_mutex_init(&k->cb_cnt_mutex, NULL);
 	cfg->cq_idle_sleep_max_us = KV_DEFAULT_IDLE_SLEEP_US;
+	cfg->cq_coalesce_max_us = KV_DEFAULT_COALESCE_US;
 	snprintf(cfg->source, sizeof(cfg->source), "kv_sdk struct");
 }
 
@@ -350,6 +353,10 @@ static int parse_root(struct kv_config *cfg, json_object *root)
 			if (get_int(cfg, v, key, 1, KV_MAX_IDLE_SLEEP_US, &x))
 				return -1;
 			cfg->cq_idle_sleep_max_us = (uint32_t)x;
+		} else if (!strcmp(key, "cq_coalesce_max_us")) {
+			if (get_int(cfg, v, key, 0, KV_MAX_COALESCE_US, &x))
+				return -1;
+			cfg->cq_coalesce_max_us = (uint32_t)x;
 		} else if (!strcmp(key, "device_description")) {
 			if (parse_devices(cfg, v))
 				return -1;
@@ -473,6 +480,7 @@ int kv_config_from_sdk(const kv_sdk *sdk, struct kv_config *cfg)
 	kv_config_defaults(cfg);
 	cfg->sdk = *sdk;
 	cfg->cq_idle_sleep_max_us = atomic_load(&last_idle_sleep_us);
+	cfg->cq_coalesce_max_us = atomic_load(&last_coalesce_us);
 	kv_sdk *k = &cfg->sdk;
 	const char *src = cfg->source;
 	if (k->nr_ssd < 1 || k->nr_ssd > NR_MAX_SSD) {
@@ -557,6 +565,7 @@ KV_API int kv_sdk_load_option(kv_sdk *sdk_opt, char *log_path)
 	*sdk_opt = cfg.sdk;
 	memcpy(&sdk_opt->cb_cnt_mutex, &keep, sizeof(keep));
 	atomic_store(&last_idle_sleep_us, cfg.cq_idle_sleep_max_us);
+	atomic_store(&last_coalesce_us, cfg.cq_coalesce_max_us);
 	kv_config_free(&cfg);
 	return 0;
 }

@@ -16,18 +16,21 @@
 #include "unvme/kv/kv_apis.h"
 
 /* The configuration kv_sdk_init starts from: the original's struct plus what it cannot hold
- * (device ids longer than DEV_ID_LEN - 1, the completion threads' idle sleep, where it came
- * from for messages). */
+ * (device ids longer than DEV_ID_LEN - 1, the completion threads' idle sleep and completion
+ * coalescing, where it came from for messages). */
 struct kv_config {
 	kv_sdk sdk;
 	char *devid[NR_MAX_SSD];   /* full ids (the struct's copies may be truncated) */
 	uint32_t cq_idle_sleep_max_us;
+	uint32_t cq_coalesce_max_us;
 	char source[1100];         /* "file 'x.json'" or "kv_sdk struct", for messages */
 };
 
 #define KV_DEFAULT_QUEUE_DEPTH      32u
 #define KV_DEFAULT_IDLE_SLEEP_US    1000u
 #define KV_MAX_IDLE_SLEEP_US        1000000u
+#define KV_DEFAULT_COALESCE_US      8u
+#define KV_MAX_COALESCE_US          1000u
 #define KV_DEFAULT_SLAB_MB          44u
 #define KV_DEFAULT_RETRY_US         1
 #define KV_MAX_RETRY_US             1000
@@ -84,6 +87,7 @@ struct kv_cq_thread {
 	atomic_bool stop;
 	bool started;
 	uint32_t sleep_max_us;
+	uint32_t coalesce_max_ns;
 };
 
 struct kv_state {

@@ -99,16 +99,12 @@ static bool usable_as_is(const void *buf, size_t len)
 	return ((uintptr_t)buf & 3u) == 0 && unvme_dma_contig(buf) >= len;
 }
 
-/* A request with its SDK buffers, or NULL with *rc set. */
-static struct kv_req *prepare(struct kv_state *s, struct kv_dev *d, kv_pair *kv, enum kv_op op,
-			      const char *fn, int *rc)
+/* Fills *req (the caller's storage) with the command and its SDK buffers. KV_SUCCESS, or a
+ * kv_result with nothing held. */
+static int prepare(struct kv_state *s, struct kv_dev *d, kv_pair *kv, enum kv_op op,
+		   const char *fn, struct kv_req *req)
 {
-	struct kv_req *req = calloc(1, sizeof(*req));
-	if (!req) {
-		kv_err("%s: out of memory for a request", fn);
-		*rc = KV_ERR_HEAP_ALLOC_FAILURE;
-		return NULL;
-	}
+	memset(req, 0, sizeof(*req));
 	req->s = s;
 	req->dev = d;
 	req->op = op;
@@ -139,22 +135,18 @@ static struct kv_req *prepare(struct kv_state *s, struct kv_dev *d, kv_pair *kv,
 		kv_err("%s: no slab memory for a %zu-byte value and a %u-byte key (slab_size %llu MB)",
 		       fn, len, kv->key.length, (unsigned long long)(s->cfg.sdk.slab_size >> 20));
 		kv_req_release(req);
-		free(req);
-		*rc = KV_ERR_SLAB_ALLOC_FAILURE;
-		return NULL;
+		return KV_ERR_SLAB_ALLOC_FAILURE;
 	}
 	if (op == KV_OP_STORE && len && !req->data_is_callers) {
 		memcpy(req->data, kv->value.value, kv->value.length);
 		memset((uint8_t *)req->data + kv->value.length, 0, len - kv->value.length);
 	}
-	*rc = kv_cmd_build(req);
-	if (*rc) {
-		kv_err("%s: command cannot be built (0x%x)", fn, *rc);
+	int rc = kv_cmd_build(req);
+	if (rc) {
+		kv_err("%s: command cannot be built (0x%x)", fn, rc);
 		kv_req_release(req);
-		free(req);
-		return NULL;
 	}
-	return req;
+	return rc;
 }
 
 static int do_io(uint64_t handle, kv_pair *kv, enum kv_op op, bool async)
@@ -189,9 +181,20 @@ static int do_io(uint64_t handle, kv_pair *kv, enum kv_op op, bool async)
 		}
 		ticket = kv_cache_ticket(cache, kv->keyspace_id, key, kv->key.length);
 	}
-	struct kv_req *req = prepare(s, d, kv, op, fn, &rc);
-	if (!req)
+	/* An async request is built here and moves into a slot of its queue; a sync one lives on
+	 * the heap, where the driver can keep it if its queue fails under the waiting caller. */
+	struct kv_req local, *req = async ? &local : malloc(sizeof(*req));
+	if (!req) {
+		kv_err("%s: out of memory for a request", fn);
+		rc = KV_ERR_HEAP_ALLOC_FAILURE;
 		goto out;
+	}
+	rc = prepare(s, d, kv, op, fn, req);
+	if (rc) {
+		if (!async)
+			free(req);
+		goto out;
+	}
 	req->ticket = ticket;
 	rc = async ? kv_submit_async(req) : kv_submit_sync(req, NULL);
 out:

@@ -182,7 +182,12 @@ static int iter_read(uint64_t handle, kv_iterate *it, bool async)
 	if (s->cache && atomic_load(&d->iter_type[it->iterator]) != KV_KEY_ITERATE)
 		kv_cache_clear(s->cache); /* a delete iterator (or one unknown to us) removes keys */
 	kv_cmd_build(req);
-	rc = async ? kv_submit_async(req) : kv_submit_sync(req, NULL);
+	if (async) {
+		rc = kv_submit_async(req);
+		free(req); /* its contents went to the queue, or were released */
+	} else {
+		rc = kv_submit_sync(req, NULL);
+	}
 out:
 	kv_leave();
 	return rc;

@@ -64,12 +64,13 @@ void kv_cmd_iterate_open(struct nvme_sqe *sqe, uint8_t ks, uint32_t bitmask, uin
 void kv_cmd_iterate_close(struct nvme_sqe *sqe, uint8_t handle);
 
 /* kv_submit.c: validated request with buffers -> device -> completion. */
-/* Both take ownership of req (malloc'd, buffers from kv_dma_get) and free it; on an async
- * queue its contents move into one of the queue's request slots. */
 /* Runs the request to completion on a queue of its device and returns its kv_result;
- * *dw0 (may be NULL) receives completion DW0. */
+ * *dw0 (may be NULL) receives completion DW0. Takes ownership of req (malloc'd, buffers from
+ * kv_dma_get) and frees it. */
 int kv_submit_sync(struct kv_req *req, uint32_t *dw0);
-/* Hands the request to an async queue; on KV_SUCCESS the callback runs exactly once. */
+/* Hands the request to an async queue; on KV_SUCCESS the callback runs exactly once. The
+ * contents of *req, buffers included, move into the queue (or are released on failure); the
+ * struct itself stays the caller's, so it may live on the stack. */
 int kv_submit_async(struct kv_req *req);
 /* Driver completion callback (struct unvme_cmd_cb shape). */
 void kv_req_on_cpl(void *arg, const struct nvme_cqe *cpl);

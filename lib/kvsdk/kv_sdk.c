@@ -280,6 +280,7 @@ KV_API void kv_sdk_info(void)
 	printf("  app_hugemem_size:      %llu MB\n", (unsigned long long)(k->app_hugemem_size >> 20));
 	printf("  submit_retry_interval: %d us\n", k->submit_retry_interval);
 	printf("  cq_idle_sleep_max_us:  %u\n", s->cfg.cq_idle_sleep_max_us);
+	printf("  cq_coalesce_max_us:    %u\n", s->cfg.cq_coalesce_max_us);
 	printf("  log_level:             %d (%s)\n", k->log_level, k->log_file);
 	printf("  reference count:       %d\n", s->refcount);
 	for (int i = 0; i < s->ndevs; i++) {

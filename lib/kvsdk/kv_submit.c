@@ -370,12 +370,18 @@ int kv_submit_async(struct kv_req *req)
 		req->async = true;
 		int rc = submit_on_async_queue(q, req, NULL);
 		if (rc)
-			discard(req);
-		else
-			free(req); /* its contents live on in the queue's slot */
+			kv_req_release(req);
 		return rc;
 	}
-	/* No async queue on this device: run it now and call back before returning. */
+	/* No async queue on this device: run it now and call back before returning, from the heap
+	 * (a queue that fails under the waiting caller keeps the request). */
+	struct kv_req *heap = malloc(sizeof(*heap));
+	if (!heap) {
+		kv_req_release(req);
+		return KV_ERR_HEAP_ALLOC_FAILURE;
+	}
+	memcpy(heap, req, sizeof(*heap));
+	req = heap;
 	req->async = false;
 	int result;
 	if (!run_on_sync_queue(q, req, &result))

@@ -39,6 +39,7 @@ static void test_every_key_is_read(void)
 		      "  \"slab_size\": 128, \"app_hugemem_size\": 16, \"slab_alloc_policy\": \"posix\",\n"
 		      "  \"ssd_type\": \"lba\", \"submit_retry_interval\": -1, \"log_level\": 3,\n"
 		      "  \"log_file\": \"/tmp/x.log\", \"cq_idle_sleep_max_us\": 250,\n"
+		      "  \"cq_coalesce_max_us\": 0,\n"
 		      "  \"device_description\": { \"dev_id\": \"emu0\", \"core_mask\": 10,\n"
 		      "    \"sync_mask\": \"0x10\", \"cq_thread_mask\": \"c\", \"queue_depth\": 64 } }",
 		      &cfg);
@@ -53,6 +54,7 @@ static void test_every_key_is_read(void)
 	CHECK_EQ(k->log_level, 3);
 	CHECK_STREQ(k->log_file, "/tmp/x.log");
 	CHECK_EQ(cfg.cq_idle_sleep_max_us, 250);
+	CHECK_EQ(cfg.cq_coalesce_max_us, 0);
 	CHECK_EQ(k->nr_ssd, 1);
 	CHECK_STREQ(k->dev_id[0], "emu0");
 	CHECK_EQ(k->dd_options[0].core_mask, 0x10);  /* a JSON number is read as hex digits */
@@ -78,6 +80,7 @@ static void test_defaults_and_device_array(void)
 	CHECK_EQ(k->log_level, 0);
 	CHECK_STREQ(k->log_file, "/tmp/kvsdk.log");
 	CHECK_EQ(cfg.cq_idle_sleep_max_us, 1000);
+	CHECK_EQ(cfg.cq_coalesce_max_us, 8);
 	CHECK_EQ(k->nr_ssd, 2);
 	CHECK_STREQ(k->dev_id[1], "0000:02:00.0");
 	CHECK_EQ(k->dd_options[1].core_mask, 3);
@@ -121,6 +124,8 @@ static void test_broken_files_name_file_key_and_reason(void)
 		     "'slab_alloc_policy'", "\"posix\", \"huge\"");
 	expect_error("{ \"cq_idle_sleep_max_us\": 0, \"device_description\": { \"dev_id\": \"emu0\" } }",
 		     "'cq_idle_sleep_max_us'", "out of range");
+	expect_error("{ \"cq_coalesce_max_us\": 1001, \"device_description\": { \"dev_id\": \"emu0\" } }",
+		     "'cq_coalesce_max_us'", "out of range 0..1000");
 	expect_error("{ \"log_file\": 3, \"device_description\": { \"dev_id\": \"emu0\" } }",
 		     "'log_file'", "path");
 	struct kv_config cfg;

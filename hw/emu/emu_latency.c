@@ -3,7 +3,8 @@
  * Latency model (thread mode only): makes queue-depth curves look like an SSD's.
  *
  * A command's data moves when it is fetched; only its completion is delayed. Service time is
- * rlat for Read and Compare, wlat for Write and Write Zeroes, 0 for the rest.
+ * rlat for Read, Compare and KV Retrieve, wlat for Write, Write Zeroes and KV Store/Append, 0
+ * for the rest.
  *   units = 0:  done = now + service (unlimited parallelism)
  *   units = N:  the command takes the unit that frees up first:
  *               start = max(now, unit free), done = start + service, unit free = done
@@ -92,14 +93,19 @@ static void heap_remove(struct emu_latency *l, uint32_t i)
 	}
 }
 
+/* By opcode alone: the KV command set's Store (01h) and Retrieve (02h) share the NVM Write
+ * and Read opcodes, and the Samsung vendor ones (81h, 83h, 90h) collide with no NVM opcode. */
 static uint64_t service_ns(const struct emu_latency_model *m, uint8_t opc)
 {
 	switch (opc) {
 	case NVME_CMD_READ:
 	case NVME_CMD_COMPARE:
+	case NVME_KVV_RETRIEVE:
 		return m->read_ns;
 	case NVME_CMD_WRITE:
 	case NVME_CMD_WRITE_ZEROES:
+	case NVME_KVV_STORE:
+	case NVME_KVV_APPEND:
 		return m->write_ns;
 	default:
 		return 0;

@@ -2,12 +2,14 @@
 /*
  * KV namespaces under concurrency (run under TSan too): four host threads storing,
  * retrieving and deleting on their own queues, in memory and file-backed, inline and thread
- * mode; an iteration racing with a thread that deletes and stores keys.
+ * mode; an iteration racing with a thread that deletes and stores keys; the latency model of
+ * thread mode applied to KV commands.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kv_host.h"
@@ -206,5 +208,37 @@ static void test_iterate_while_deleting(void)
 	th_close(&h);
 }
 
+/* ---- the latency model: retrieve takes rlat, store takes wlat (lower bounds only) ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void test_latency_model_applies_to_kv(void)
+{
+	struct th h;
+	REQUIRE(kvh_open(&h, "emu://kvlat?ns=kv:64M&mode=thread&rlat=3ms&wlat=1ms") == 0);
+	struct kvq q;
+	REQUIRE(kvq_init(&h, &q, 1) == 0);
+	pattern(q.val, 4096, 7);
+	uint64_t t0 = now_ns();
+	CHECK_EQ(kvv_store(&q, 0, "latency-key", 11, 4096, 0, 0), 0);
+	uint64_t store_ns = now_ns() - t0;
+	t0 = now_ns();
+	CHECK_EQ(kvv_retrieve(&q, 0, "latency-key", 11, 4096, 0), 0);
+	uint64_t retrieve_ns = now_ns() - t0;
+	CHECK(has_pattern(q.val, 4096, 7));
+	if (store_ns < 1000000 || retrieve_ns < 3000000)
+		fprintf(stderr, "  store %llu ns, retrieve %llu ns\n", (unsigned long long)store_ns,
+			(unsigned long long)retrieve_ns);
+	CHECK(store_ns >= 1000000);
+	CHECK(retrieve_ns >= 3000000);
+	th_close(&h);
+}
+
 TEST_MAIN(TEST(test_four_threads_memory), TEST(test_four_threads_file),
-	  TEST(test_four_threads_engine), TEST(test_iterate_while_deleting))
+	  TEST(test_four_threads_engine), TEST(test_iterate_while_deleting),
+	  TEST(test_latency_model_applies_to_kv))

@@ -18,6 +18,10 @@
  *     called from any thread.
  *   - unvme_ctrlr_reset() and unvme_ctrlr_close() must not run while another thread uses one of
  *     the controller's queue pairs.
+ *   - A controller fatal status (CSTS.CFS) is recovered without the application: the thread
+ *     whose poll notices it resets the controller, and each queue pair's owner rebuilds its
+ *     queue at its next submit or poll (its commands in flight complete with
+ *     ABORTED_SQ_DELETION). See unvme_ctrlr_reset_count() and unvme_qpair_recover().
  *
  * Device ids: "emu://..." names an emulated controller (see docs/devices.md), a PCI address
  * ("0000:02:00.0") names a PCIe controller, and any other word is looked up as an alias in
@@ -90,8 +94,14 @@ UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *ctrlr);
 /* Controller reset: outstanding commands complete with ABORTED_SQ_DELETION, the controller is
  * disabled and re-initialised, existing queue pairs are re-created on the device. */
 UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *ctrlr);
-/* 1 if the controller reported a fatal status (CSTS.CFS) or stopped answering. */
+/* 1 if the controller reported a fatal status (CSTS.CFS) or stopped answering and is not (or
+ * not yet) recovered. */
 UNVME_API int unvme_ctrlr_is_failed(const struct unvme_ctrlr *ctrlr);
+/* How many times the driver reset the controller by itself after a fatal status. Each time it
+ * also says so on stderr (unless UNVME_QUIET is set). It stops trying, and the controller
+ * stays failed until unvme_ctrlr_reset(), when the device does not answer, when the reset
+ * fails, or after three automatic resets within 10 s. */
+UNVME_API uint32_t unvme_ctrlr_reset_count(const struct unvme_ctrlr *ctrlr);
 
 UNVME_API const char *unvme_ctrlr_devid(const struct unvme_ctrlr *ctrlr);   /* as given */
 UNVME_API const char *unvme_ctrlr_address(const struct unvme_ctrlr *ctrlr); /* resolved: URI or BDF */
@@ -182,6 +192,12 @@ UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *
 				 size_t len, unvme_cmd_cb cb, void *arg);
 /* Makes queued submissions visible to the device (SQ tail doorbell). */
 UNVME_API void unvme_qpair_ring(struct unvme_qpair *qp);
+/* After an automatic controller reset an unshared queue pair rebuilds itself in its next
+ * submit or poll; a split one answers -EIO until its owner, with both its submitter and its
+ * poller stopped, calls this: outstanding commands complete with ABORTED_SQ_DELETION (their
+ * callbacks run here) and the queues are created again. 0 (also for a queue that had not
+ * failed), -EAGAIN while the reset is still under way, -EIO when the controller stays failed. */
+UNVME_API int unvme_qpair_recover(struct unvme_qpair *qp);
 /* Rings pending submissions, then reaps up to max completions (0: no limit), calling their
  * callbacks; checks timeouts. Returns the number reaped or a negative errno (-EIO: failed). */
 UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max);

@@ -64,7 +64,7 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 	if (rc) {
 		if (!w.done)
 			c->admin->reqs[cid].cb = NULL; /* w is on this stack */
-		ctrlr_check_fatal(c);
+		(void)ctrlr_fatal_now(c);
 		if (rc == -ETIMEDOUT)
 			rc = unvme_fail(rc, "%s: admin command 0x%02x got no completion within %u ms%s",
 					c->devid, cmd->opc, c->opts.admin_timeout_ms,

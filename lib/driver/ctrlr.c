@@ -84,11 +84,14 @@ int ctrlr_enable(struct unvme_ctrlr *c)
 	return wait_ready(c, 1);
 }
 
-void ctrlr_check_fatal(struct unvme_ctrlr *c)
+bool ctrlr_fatal_now(struct unvme_ctrlr *c)
 {
 	uint32_t csts = reg_read32(c, NVME_REG_CSTS);
-	if (csts == 0xffffffffu || (csts & NVME_CSTS_CFS))
+	if (csts == 0xffffffffu || (csts & NVME_CSTS_CFS)) {
 		c->failed = 1;
+		return true;
+	}
+	return false;
 }
 
 int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
@@ -147,12 +150,17 @@ static int ctrlr_configure(struct unvme_ctrlr *c)
 	/* One PRP list page per command bounds a transfer at page_size / 8 pages. */
 	uint64_t list_bytes = (uint64_t)c->page_size * (c->page_size / sizeof(uint64_t));
 	c->max_xfer = (uint32_t)(mdts_bytes < list_bytes ? mdts_bytes : list_bytes);
+	rc = ctrlr_set_num_queues(c);
+	return rc ? rc : ns_scan(c);
+}
 
+int ctrlr_set_num_queues(struct unvme_ctrlr *c)
+{
 	uint32_t want = c->opts.num_io_queues ? c->opts.num_io_queues : 1;
 	if (want > 65535)
 		want = 65535;
 	uint32_t dw0 = 0;
-	rc = unvme_set_features(c, NVME_FEAT_NUM_QUEUES, 0, ((want - 1) << 16) | (want - 1), false,
+	int rc = unvme_set_features(c, NVME_FEAT_NUM_QUEUES, 0, ((want - 1) << 16) | (want - 1), false,
 				&dw0);
 	if (rc)
 		return rc > 0 ? unvme_fail(-EIO, "%s: Set Features (Number of Queues) failed: %s",
@@ -171,7 +179,7 @@ static int ctrlr_configure(struct unvme_ctrlr *c)
 		/* After a reset the device may grant fewer; queues above the grant fail. */
 		c->max_io_queues = granted;
 	}
-	return ns_scan(c);
+	return 0;
 }
 
 static void ctrlr_free(struct unvme_ctrlr *c)
@@ -294,12 +302,16 @@ UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 		qpair_reset_rings(qp);
 	}
 	c->failed = 0;
+	c->gave_up = false;
+	c->quiesced = false;
 	if (rc == 0)
 		rc = ctrlr_enable(c);
 	if (rc == 0)
 		rc = ctrlr_configure(c);
+	uint32_t gen = atomic_fetch_add(&c->generation, 1) + 1;
 	for (struct unvme_qpair *qp = c->qpairs; qp; qp = qp->next) {
 		qp->failed = 0;
+		qp->generation = gen;
 		int qrc = (rc == 0 && qp->qid <= c->max_io_queues) ? ctrlr_create_io_queues(c, qp) : -EIO;
 		if (qrc) {
 			qp->failed = 1;
@@ -313,13 +325,9 @@ UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 	return rc;
 }
 
-UNVME_API int unvme_qpair_create(struct unvme_ctrlr *c, const struct unvme_qpair_opts *opts,
-				 struct unvme_qpair **out)
+static int qpair_create_once(struct unvme_ctrlr *c, const struct unvme_qpair_opts *opts,
+			     struct unvme_qpair **out)
 {
-	if (!c || !out)
-		return unvme_fail(-EINVAL, "unvme_qpair_create: controller and out are required");
-	if (c->failed)
-		return unvme_fail(-EIO, "%s: controller has failed; reset it", c->devid);
 	uint32_t mqes = NVME_CAP_MQES(c->cap) + 1;
 	uint32_t depth = opts && opts->depth ? opts->depth : c->opts.io_queue_depth;
 	if (!depth)
@@ -346,6 +354,7 @@ UNVME_API int unvme_qpair_create(struct unvme_ctrlr *c, const struct unvme_qpair
 	struct unvme_qpair *qp;
 	int rc = qpair_alloc(c, qid, depth, timeout, opts && opts->split, &qp);
 	if (rc == 0) {
+		qp->generation = atomic_load(&c->generation);
 		rc = ctrlr_create_io_queues(c, qp);
 		if (rc) {
 			char why[512];
@@ -362,6 +371,24 @@ UNVME_API int unvme_qpair_create(struct unvme_ctrlr *c, const struct unvme_qpair
 	}
 	pthread_mutex_unlock(&c->qp_lock);
 	return rc;
+}
+
+UNVME_API int unvme_qpair_create(struct unvme_ctrlr *c, const struct unvme_qpair_opts *opts,
+				 struct unvme_qpair **out)
+{
+	if (!c || !out)
+		return unvme_fail(-EINVAL, "unvme_qpair_create: controller and out are required");
+	/* A fatal status found before or while creating the queue is reset here, as a poll
+	 * would, and the queue created once more on the controller that came back. */
+	for (int attempt = 0;; attempt++) {
+		if (c->failed && !c->gave_up)
+			ctrlr_recover_fatal(c);
+		if (c->failed)
+			return unvme_fail(-EIO, "%s: controller has failed; reset it", c->devid);
+		int rc = qpair_create_once(c, opts, out);
+		if (rc == 0 || attempt == 1 || !c->failed)
+			return rc;
+	}
 }
 
 UNVME_API void unvme_qpair_destroy(struct unvme_qpair *qp)

@@ -4,6 +4,7 @@
 #define UNVME_DRIVER_CTRLR_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -67,6 +68,7 @@ struct unvme_qpair {
 	_Alignas(64) struct unvme_ctrlr *ctrlr;
 	uint16_t qid;
 	bool recovering;
+	uint32_t generation;      /* the controller's, when its device queues were created */
 	uint32_t timeout_ms;
 	uint64_t last_scan_ms;
 	uint64_t sq_iova;
@@ -112,7 +114,16 @@ struct unvme_ctrlr {
 
 	uint32_t nr_ns;
 	struct unvme_ns **ns;        /* active namespaces, sorted by nsid */
-	volatile int failed;
+	_Atomic int failed;          /* fatal status seen (any thread sets it) */
+
+	/* Recovery from a fatal status (recovery.c). */
+	_Atomic uint32_t generation; /* bumped by every reset: queue pairs older than it are stale */
+	_Atomic bool resetting;      /* an automatic reset is under way */
+	bool gave_up;                /* an automatic reset failed or came too often: stay failed */
+	_Atomic bool quiesced;       /* failed for good and touching no host memory (disabled, or
+				      * gone: CSTS reads all ones): commands can be given back */
+	_Atomic uint32_t auto_resets;
+	uint64_t recent_resets_ms[3]; /* the last automatic resets, for the give-up rule */
 };
 
 /* qpair.c */
@@ -131,7 +142,19 @@ int ctrlr_enable(struct unvme_ctrlr *c);
 int ctrlr_disable(struct unvme_ctrlr *c);
 int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp);
 int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp);
-void ctrlr_check_fatal(struct unvme_ctrlr *c);
+/* Reads CSTS: a fatal status or a device gone (all ones) marks the controller failed. */
+bool ctrlr_fatal_now(struct unvme_ctrlr *c);
+/* Set Features (Number of Queues) and what the controller granted. */
+int ctrlr_set_num_queues(struct unvme_ctrlr *c);
+
+/* recovery.c */
+/* Resets a controller that reported a fatal status, from the thread that noticed it. Every
+ * I/O queue pair is marked failed; each one's owner rebuilds it (qpair_rebuild). */
+void ctrlr_recover_fatal(struct unvme_ctrlr *c);
+/* A failed queue pair after a reset: its commands complete with ABORTED_SQ_DELETION and it is
+ * created again on the device. 0; -EAGAIN while a reset is under way; -EIO when the
+ * controller stays failed. Only by a thread that may touch both sides of the queue. */
+int qpair_rebuild(struct unvme_qpair *qp);
 
 /* ns.c */
 int ns_scan(struct unvme_ctrlr *c);

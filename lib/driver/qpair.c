@@ -106,6 +106,17 @@ static void unclaim_req(struct unvme_qpair *qp, uint16_t cid)
 	qp->free_head = cid;
 }
 
+/* A split queue cannot rebuild itself from one side: its owner stops both and calls
+ * unvme_qpair_recover. -EAGAIN while a reset is under way. */
+static int split_failed(struct unvme_qpair *qp)
+{
+	if (atomic_load(&qp->ctrlr->resetting))
+		return -EAGAIN;
+	return unvme_fail(-EIO, "queue %u: the controller %s; stop the queue's submitter and "
+			  "poller and call unvme_qpair_recover", qp->qid,
+			  qp->ctrlr->failed ? "has failed" : "was reset");
+}
+
 void qpair_reset_rings(struct unvme_qpair *qp)
 {
 	qp->sq_tail = 0;
@@ -180,8 +191,12 @@ void qpair_free(struct unvme_qpair *qp)
 UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *cmd, void *buf,
 				 size_t len, unvme_cmd_cb cb, void *arg)
 {
-	if (unlikely(atomic_load_explicit(&qp->failed, memory_order_relaxed)))
-		return unvme_fail(-EIO, "queue %u: controller has failed; reset it", qp->qid);
+	if (unlikely(atomic_load_explicit(&qp->failed, memory_order_relaxed))) {
+		/* after a reset the queue is rebuilt by its owner, here or in its next poll */
+		int rc = qp->split ? split_failed(qp) : qpair_rebuild(qp);
+		if (rc)
+			return rc;
+	}
 	uint16_t cid = claim_req(qp);
 	if (unlikely(cid == REQ_NONE))
 		return -EAGAIN;
@@ -282,8 +297,11 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 		if (now - qp->last_scan_ms >= SCAN_INTERVAL_MS)
 			scan_timeouts(qp, now);
 	}
-	if (unlikely(atomic_load_explicit(&qp->failed, memory_order_relaxed)))
-		return unvme_fail(-EIO, "queue %u: controller has failed; reset it", qp->qid);
+	if (unlikely(atomic_load_explicit(&qp->failed, memory_order_relaxed))) {
+		int rc = qp->split ? split_failed(qp) : qpair_rebuild(qp);
+		if (rc)
+			return rc == -EAGAIN ? (int)n : rc; /* a reset under way: nothing to reap yet */
+	}
 	return (int)n;
 }
 
@@ -311,8 +329,7 @@ void qpair_fail_outstanding(struct unvme_qpair *qp, uint8_t sct, uint8_t sc)
  * A command that outlives the timeout gets an Abort. If it outlives a second timeout, the
  * queue is fenced: deleting the SQ on the device guarantees it will not touch the command's
  * buffers any more, the outstanding commands complete with ABORTED_SQ_DELETION, and the queue
- * is created again. If the controller reports a fatal status instead, the queue fails and the
- * application must reset the controller. A split queue is not created again: its SQ tail
+ * is created again. A controller fatal status is handled by recovery.c instead. A split queue is not created again: its SQ tail
  * belongs to a submitter running on another thread, which this one cannot rewind, so the
  * queue fails and its owner destroys it.
  */
@@ -339,8 +356,9 @@ static void scan_timeouts(struct unvme_qpair *qp, uint64_t now)
 	struct unvme_ctrlr *c = qp->ctrlr;
 	qp->last_scan_ms = now;
 	if (qp->qid != 0) {
-		ctrlr_check_fatal(c);
-		if (c->failed) {
+		if (ctrlr_fatal_now(c) || c->failed) {
+			/* reset the controller from here; this queue is rebuilt at the end of the poll */
+			ctrlr_recover_fatal(c);
 			qp->failed = 1;
 			return;
 		}
@@ -386,6 +404,11 @@ int qpair_wait(struct unvme_qpair *qp, volatile int *done, uint32_t timeout_ms)
 			break;
 		if (rc == 0 && ++idle >= 1024) {
 			idle = 0;
+			/* I/O queues notice a fatal status in their poll; the admin queue's caller
+			 * must not sit out its whole timeout on a controller that stopped */
+			if (qp->qid == 0 && ctrlr_fatal_now(qp->ctrlr))
+				return unvme_fail(-EIO, "%s: controller fatal status (CSTS.CFS) while "
+						  "waiting for an admin command", qp->ctrlr->devid);
 			if (unvme_now_ms() > deadline)
 				return unvme_fail(-ETIMEDOUT, "queue %u: no completion within %u ms",
 						  qp->qid, timeout_ms);

@@ -48,7 +48,18 @@ static uint64_t now_ns(void)
 static int serve(struct kv_queue *q)
 {
 	int n = unvme_qpair_poll(q->qp, 0);
-	return n > 0 ? n : 0;
+	if (n >= 0)
+		return n;
+	/* The controller was reset after a fatal status (or failed): the driver leaves a split
+	 * queue to its owner, who must hold off both sides. The submitters are held off by the
+	 * queue's lock; the commands in flight are called back with an error. */
+	kv_queue_lock(q);
+	int rc = unvme_qpair_recover(q->qp);
+	kv_queue_unlock(q);
+	if (rc == 0)
+		kv_log(1, "async queue %u of device %d: rebuilt after a controller reset",
+		       unvme_qpair_id(q->qp), q->dev->idx);
+	return rc == 0 ? 1 : 0;
 }
 
 static uint32_t in_flight(const struct kv_cq_thread *t)

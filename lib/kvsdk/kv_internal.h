@@ -8,6 +8,7 @@
 #define KVSDK_INTERNAL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -56,6 +57,22 @@ struct kv_queue {
 	uint32_t next_slot;         /* where submitters look for a free slot (under lock) */
 	struct kv_cq_thread *owner;
 };
+
+/* A queue's spin lock; contended waiters yield, as the holder may be preempted on the very
+ * core they spin on. */
+static inline void kv_queue_lock(struct kv_queue *q)
+{
+	unsigned spins = 0;
+	while (atomic_flag_test_and_set_explicit(&q->lock, memory_order_acquire)) {
+		if (++spins > 64)
+			sched_yield();
+	}
+}
+
+static inline void kv_queue_unlock(struct kv_queue *q)
+{
+	atomic_flag_clear_explicit(&q->lock, memory_order_release);
+}
 
 struct kv_dev {
 	int idx;

@@ -167,19 +167,6 @@ void kv_req_fail(struct kv_req *req, int result)
 	finish(req);
 }
 
-static void spin_lock(atomic_flag *l)
-{
-	unsigned spins = 0;
-	while (atomic_flag_test_and_set_explicit(l, memory_order_acquire)) {
-		if (++spins > 64)
-			sched_yield(); /* the holder may be preempted on this very core */
-	}
-}
-
-static void spin_unlock(atomic_flag *l)
-{
-	atomic_flag_clear_explicit(l, memory_order_release);
-}
 
 /* Runs req on sync queue q. Returns false when the queue failed while the command was
  * outstanding: the driver then keeps the request (freed at its completion, if one comes) and
@@ -187,7 +174,7 @@ static void spin_unlock(atomic_flag *l)
 static bool run_on_sync_queue(struct kv_queue *q, struct kv_req *req, int *result)
 {
 	req->q = q;
-	spin_lock(&q->lock);
+	kv_queue_lock(q);
 	int rc;
 	while ((rc = unvme_qpair_submit(q->qp, &req->sqe, req->data, req->data_len, kv_req_on_cpl,
 					req)) == -EAGAIN) {
@@ -196,7 +183,7 @@ static bool run_on_sync_queue(struct kv_queue *q, struct kv_req *req, int *resul
 			break;
 	}
 	if (rc) {
-		spin_unlock(&q->lock);
+		kv_queue_unlock(q);
 		kv_err("%s: submission on queue %u failed: %s", op_name(req->op),
 		       unvme_qpair_id(q->qp), unvme_errmsg());
 		kv_req_fail(req, kv_result_from_errno(rc));
@@ -210,11 +197,11 @@ static bool run_on_sync_queue(struct kv_queue *q, struct kv_req *req, int *resul
 			kv_err("%s: queue %u failed while waiting: %s", op_name(req->op),
 			       unvme_qpair_id(q->qp), unvme_errmsg());
 			req->kv = NULL; /* marks it abandoned, under the queue's lock */
-			spin_unlock(&q->lock);
+			kv_queue_unlock(q);
 			return false;
 		}
 	}
-	spin_unlock(&q->lock);
+	kv_queue_unlock(q);
 	*result = req->result;
 	return true;
 }
@@ -273,7 +260,7 @@ static int submit_on_async_queue(struct kv_queue *q, struct kv_req *req, struct 
 {
 	int interval = req->s->cfg.sdk.submit_retry_interval;
 	for (;;) {
-		spin_lock(&q->lock);
+		kv_queue_lock(q);
 		struct kv_req_slot *slot = take_slot(q);
 		if (slot) {
 			struct kv_req *r = &slot->req;
@@ -292,7 +279,7 @@ static int submit_on_async_queue(struct kv_queue *q, struct kv_req *req, struct 
 				unvme_qpair_ring(q->qp);
 			else
 				atomic_store_explicit(&slot->busy, false, memory_order_release);
-			spin_unlock(&q->lock);
+			kv_queue_unlock(q);
 			if (rc) {
 				kv_err("%s: submission on async queue %u of device %d failed: %s",
 				       op_name(req->op), unvme_qpair_id(q->qp), q->dev->idx,
@@ -301,7 +288,7 @@ static int submit_on_async_queue(struct kv_queue *q, struct kv_req *req, struct 
 			}
 			return KV_SUCCESS;
 		}
-		spin_unlock(&q->lock);
+		kv_queue_unlock(q);
 		/* A completion thread must not wait for itself to drain the queue. */
 		if (interval < 0 || kv_in_cq_thread()) {
 			kv_err("async queue of core %d on device %d is full (%u commands)", q->core,

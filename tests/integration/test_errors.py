@@ -163,12 +163,25 @@ def test_media_error_injection(unvme):
     assert docs[1]["media_errors"] >= 1
 
 
-def test_fatal_controller_until_reset(unvme):
+def test_fatal_controller_resets_by_itself(unvme):
+    """CSTS.CFS: the command caught by it fails with SQ deletion, the driver resets the
+    controller and says so, and the next command works with the data intact."""
     dev = "emu://f?ns=mem:1M:512"
-    r = unvme.batch(dev, "write -s 0 --pattern 0x20\ninject-fault --fatal\nread -s 0\nreset\n"
+    r = unvme.batch(dev, "write -s 0 --pattern 0x20\ninject-fault --fatal\nread -s 0\n"
                          "read -s 0 -o json\n", keep_going=True)
-    assert r.rc == 3, r
+    assert r.rc == 1, r
     assert "fatal" in r.out
+    assert "reset automatically" in r.err
+    assert "Command Aborted due to SQ Deletion" in r.err
+    doc = json_docs(r.out[r.out.index("{"):])[0]
+    assert hex_data(doc) == b"\x20" * 512
+
+
+def test_fatal_controller_manual_reset(unvme):
+    dev = "emu://f?ns=mem:1M:512"
+    r = unvme.batch(dev, "write -s 0 --pattern 0x20\ninject-fault --fatal\nreset\n"
+                         "read -s 0 -o json\n")
+    assert r.rc == 0, r
     doc = json_docs(r.out[r.out.index("{"):])[0]
     assert hex_data(doc) == b"\x20" * 512
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Queue pairs end to end against the emulated controller: ring wrap-around and phase
- * inversion, command id reuse, a full queue, error statuses, timeouts with Abort, a fatal
- * controller status and reset.
+ * inversion, command id reuse, a full queue, error statuses, timeouts with Abort (a fatal
+ * controller status: test_recovery.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -247,40 +247,6 @@ static void test_timeout_sends_abort(void)
 	unvme_ctrlr_close(c);
 }
 
-static void test_fatal_status_then_reset(void)
-{
-	struct unvme_ctrlr *c = open_dev(DEV_MEM);
-	REQUIRE(c != NULL);
-	struct unvme_qpair *qp;
-	struct unvme_qpair_opts o = {.depth = 16, .timeout_ms = 20};
-	REQUIRE(unvme_qpair_create(c, &o, &qp) == 0);
-	struct unvme_ns *ns = unvme_ctrlr_ns(c, 1);
-	uint8_t *w = unvme_dma_alloc(4096, 4096), *r = unvme_dma_alloc(4096, 4096);
-	fill(w, 4096, 5);
-	CHECK_EQ(unvme_write_sync(ns, qp, w, 40, 8), 0);
-	CHECK_EQ(inject(c, NVME_EMU_FAULT_FATAL, 0), 0);
-	struct seen s = {0};
-	CHECK_EQ(unvme_read(ns, qp, r, 40, 8, count_cb, &s), 0);
-	int rc = 0;
-	for (uint64_t i = 0; i < 2000000000ull && rc >= 0; i++)
-		rc = unvme_qpair_poll(qp, 0);
-	CHECK_EQ(rc, -EIO);
-	CHECK_EQ(unvme_ctrlr_is_failed(c), 1);
-	CHECK_EQ(unvme_read(ns, qp, r, 40, 8, count_cb, &s), -EIO);
-	CHECK_EQ(s.count, 0);
-	/* reset gives the stuck command back and brings the queue up again */
-	CHECK_EQ(unvme_ctrlr_reset(c), 0);
-	CHECK_EQ(s.count, 1);
-	CHECK_EQ(s.status, NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION));
-	CHECK_EQ(unvme_ctrlr_is_failed(c), 0);
-	CHECK_EQ(unvme_read_sync(ns, qp, r, 40, 8), 0);
-	CHECK(memcmp(w, r, 4096) == 0);
-	unvme_dma_free(w);
-	unvme_dma_free(r);
-	unvme_qpair_destroy(qp);
-	unvme_ctrlr_close(c);
-}
-
 static void test_bad_device_ids(void)
 {
 	struct unvme_ctrlr *c = NULL;
@@ -351,5 +317,5 @@ static void test_threads_device_thread(void)
 
 TEST_MAIN(TEST(test_open_identify_close), TEST(test_read_write_roundtrip),
 	  TEST(test_ring_wraps_and_cids_are_reused), TEST(test_full_queue), TEST(test_device_statuses),
-	  TEST(test_timeout_sends_abort), TEST(test_fatal_status_then_reset), TEST(test_bad_device_ids),
+	  TEST(test_timeout_sends_abort), TEST(test_bad_device_ids),
 	  TEST(test_threads_inline), TEST(test_threads_device_thread))

@@ -488,10 +488,77 @@ static void test_cache_coherent_under_concurrent_store_delete_retrieve(void)
 	kv_test_remove_configs();
 }
 
+/* ---- a controller fatal status under async I/O ---- */
+
+static atomic_int fatal_calls, fatal_result;
+static void fatal_cb(kv_pair *kv, unsigned int result, unsigned int status)
+{
+	(void)kv;
+	(void)status;
+	atomic_store(&fatal_result, (int)result);
+	atomic_fetch_add(&fatal_calls, 1);
+}
+
+static int store_async_and_wait(uint64_t h, kv_pair *kv)
+{
+	int before = atomic_load(&fatal_calls);
+	int rc = kv_store_async(h, kv);
+	if (rc != KV_SUCCESS)
+		return rc;
+	while (atomic_load(&fatal_calls) == before)
+		sched_yield();
+	return atomic_load(&fatal_result);
+}
+
+/* The controller reports CSTS.CFS with an async store in flight: the driver resets it, the
+ * completion thread rebuilds its queue, the store is called back with an error (nobody waits
+ * forever) and the next one succeeds, with the data stored before intact. */
+static void test_async_survives_controller_fatal_status(void)
+{
+	if (!two_cpus())
+		return;
+	uint64_t h = kv_test_init("emu://kvfatal?ns=kv:64M", "kv", ASYNC_MASKS, NULL);
+	REQUIRE(h != 0);
+	char va[512], vb[512], r[512];
+	memset(va, 'a', sizeof(va));
+	memset(vb, 'b', sizeof(vb));
+	kv_pair a, b;
+	kv_pair_init(&a, "key-before-fatal", 16, va, sizeof(va));
+	a.param.async_cb = fatal_cb;
+	kv_pair_init(&b, "key-during-fatal", 16, vb, sizeof(vb));
+	b.param.async_cb = fatal_cb;
+	CHECK_EQ(store_async_and_wait(h, &a), KV_SUCCESS);
+
+	struct kv_dev *d;
+	REQUIRE(kv_enter_dev("test", h, NULL, &d) == KV_SUCCESS);
+	struct unvme_ctrlr *c = d->ctrlr;
+	kv_leave();
+	struct nvme_sqe cmd = { 0 };
+	cmd.opc = NVME_ADM_EMU_FAULT;
+	cmd.cdw10 = NVME_EMU_FAULT_FATAL;
+	CHECK_EQ(unvme_admin(c, &cmd, NULL, 0, NULL), 0);
+
+	CHECK(store_async_and_wait(h, &b) != KV_SUCCESS);
+	CHECK_EQ(unvme_ctrlr_reset_count(c), 1);
+	/* the queue may still be rebuilding for a moment: a submission then fails at once */
+	int rc = KV_ERR_IO;
+	for (int tries = 0; tries < 100000 && rc != KV_SUCCESS; tries++)
+		rc = store_async_and_wait(h, &b);
+	CHECK_EQ(rc, KV_SUCCESS);
+	kv_pair_init(&a, "key-before-fatal", 16, r, sizeof(r));
+	CHECK_EQ(kv_retrieve(h, &a), KV_SUCCESS);
+	CHECK(memcmp(r, va, sizeof(r)) == 0);
+	kv_pair_init(&b, "key-during-fatal", 16, r, sizeof(r));
+	CHECK_EQ(kv_retrieve(h, &b), KV_SUCCESS);
+	CHECK(memcmp(r, vb, sizeof(r)) == 0);
+	CHECK_EQ(kv_sdk_finalize(), KV_SUCCESS);
+}
+
 TEST_MAIN(TEST(test_async_callbacks_four_threads_lba), TEST(test_async_callbacks_four_threads_kv),
 	  TEST(test_two_devices_share_a_completion_thread),
 	  TEST(test_full_queue_without_retry_fails_and_with_retry_waits),
 	  TEST(test_thread_outside_core_mask_moves), TEST(test_sync_call_on_async_core_moves),
 	  TEST(test_context_switches),
 	  TEST(test_calls_from_callbacks), TEST(test_finalize_waits_for_async_commands),
+	  TEST(test_async_survives_controller_fatal_status),
 	  TEST(test_cache_coherent_under_concurrent_store_delete_retrieve))

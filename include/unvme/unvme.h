@@ -163,11 +163,13 @@ struct unvme_qpair_opts {
 	uint32_t depth;      /* entries in the SQ and CQ (0: controller default); at most CAP.MQES+1.
 	                        One slot stays empty, so depth-1 commands can be outstanding. */
 	uint32_t timeout_ms; /* per-command timeout (0: controller default; UINT32_MAX: none) */
-	/* Split ownership: one thread submits (unvme_qpair_submit + unvme_qpair_ring) while another
-	 * polls (unvme_qpair_poll, which then never rings the SQ doorbell), with no lock between
-	 * them; callbacks run on the polling thread. This is the completion-thread model: the
-	 * submitting core builds commands and rings, the completing core reaps. The _sync helpers
-	 * are refused on such a queue. A queue that the timeout path must fence is deleted and
+	/* Split ownership: one thread submits (unvme_qpair_submit) while another polls
+	 * (unvme_qpair_poll), with no lock between them; callbacks run on the polling thread.
+	 * This is the completion-thread model: the submitting core builds commands, the
+	 * completing core rings the SQ doorbell for what was submitted (at each poll) and reaps.
+	 * The submitter may also call unvme_qpair_ring, for the lowest latency when the poller
+	 * polls rarely; either side's ring covers all that was submitted before it. The _sync
+	 * helpers are refused on such a queue. A queue that the timeout path must fence is deleted and
 	 * fails (-EIO) instead of being re-created; destroy it and create another. */
 	bool split;
 };

@@ -57,12 +57,16 @@ struct unvme_qpair {
 	uint16_t free_head;     /* unshared queues: LIFO of free trackers (keeps them cache-hot) */
 	uint16_t next_cid;      /* split queues: where the submitter looks for a free tracker */
 	uint16_t last_cid;      /* of the latest submission, for synchronous waits */
+	_Atomic uint16_t sq_tail_pub; /* split queues: the tail, for whichever side rings */
 
 	/* The poller's. */
 	_Alignas(64) _Atomic uint32_t ncompleted;
 	uint16_t cq_head;
 	uint8_t phase;
 	uint32_t poll_count;
+	/* Split queues: either side may ring, one at a time, so the doorbell never goes back. */
+	atomic_flag ring_lock;
+	uint16_t rung_tail;     /* under ring_lock */
 
 	/* Cold. */
 	_Alignas(64) struct unvme_ctrlr *ctrlr;

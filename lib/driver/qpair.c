@@ -7,11 +7,15 @@
  * Completions are found by their phase tag; the CQ head doorbell is written once per poll.
  * The command id is the tracker's index, so a completion finds its tracker without a search.
  *
- * A split queue pair has two owners, a submitter and a poller, and still no lock: each side
- * writes only its own fields (sq_tail, nsubmitted, next_cid / cq_head, ncompleted). The one
- * thing they pass back and forth is the tracker: the submitter fills it and marks it ACTIVE
- * before the doorbell (so the device, and through the CQE's phase the poller, see it
- * complete), the poller reads it and marks it FREE with a release store. The submitter finds
+ * A split queue pair has two owners, a submitter and a poller, and still no lock on the
+ * command path: each side writes only its own fields (sq_tail, sq_tail_pub, nsubmitted,
+ * next_cid / cq_head, ncompleted). The one thing they pass back and forth is the tracker: the
+ * submitter fills it and marks it ACTIVE before it publishes the new tail (so the device, and
+ * through the CQE's phase the poller, see it complete), the poller reads it and marks it FREE
+ * with a release store. The poller rings the published tail at each poll, so the doorbell
+ * write, and with the emulated device in inline mode the device's whole work, leave the
+ * submitting core; the submitter may ring as well when the poller is not polling often
+ * (ring_split). The submitter finds
  * free trackers by walking forward from the last one it took: completions come back mostly
  * in order, so the next tracker is almost always free, and it shares no line beyond the
  * tracker itself, which it writes anyway.
@@ -123,6 +127,9 @@ void qpair_reset_rings(struct unvme_qpair *qp)
 	qp->cq_head = 0;
 	qp->phase = 1;
 	qp->unrung = 0;
+	atomic_store_explicit(&qp->sq_tail_pub, 0, memory_order_relaxed);
+	qp->rung_tail = 0;
+	atomic_flag_clear_explicit(&qp->ring_lock, memory_order_relaxed);
 	/* A stale entry whose phase bit happens to be 1 would look new after the rewind. */
 	memset((void *)qp->cq, 0, (size_t)qp->depth * sizeof(struct nvme_cqe));
 }
@@ -228,13 +235,37 @@ UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *
 	qp->last_cid = cid;
 	if (unlikely(++qp->sq_tail == qp->depth))
 		qp->sq_tail = 0;
-	qp->unrung++;
 	count_up(&qp->nsubmitted);
+	if (qp->split)
+		atomic_store_explicit(&qp->sq_tail_pub, qp->sq_tail, memory_order_release);
+	else
+		qp->unrung++;
 	return 0;
+}
+
+/* A split queue's doorbell: rung by the poller at each poll and by the submitter when it
+ * wants, so two threads may ring. Under ring_lock the tail written only moves forward; a side
+ * that finds the lock taken leaves it: the holder, or the poller's next poll, rings what it
+ * published (the poller keeps polling while commands are outstanding). */
+static void ring_split(struct unvme_qpair *qp)
+{
+	if (atomic_flag_test_and_set_explicit(&qp->ring_lock, memory_order_acquire))
+		return;
+	/* acquire: the entries up to the published tail are written */
+	uint16_t t = atomic_load_explicit(&qp->sq_tail_pub, memory_order_acquire);
+	if (t != qp->rung_tail) {
+		qp->rung_tail = t;
+		qp->write32(qp->bus, qp->sq_db, t);
+	}
+	atomic_flag_clear_explicit(&qp->ring_lock, memory_order_release);
 }
 
 UNVME_API void unvme_qpair_ring(struct unvme_qpair *qp)
 {
+	if (qp->split) {
+		ring_split(qp);
+		return;
+	}
 	if (qp->unrung) {
 		qp->unrung = 0;
 		/* The device may read the SQEs as soon as it sees the tail; the transport's register
@@ -247,8 +278,7 @@ static void scan_timeouts(struct unvme_qpair *qp, uint64_t now);
 
 UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 {
-	if (!qp->split)
-		unvme_qpair_ring(qp); /* a split queue's submitter rings for itself */
+	unvme_qpair_ring(qp);
 	uint32_t n = 0;
 	bool moved = false;
 	uint16_t head = qp->cq_head;

@@ -2,21 +2,26 @@
 /*
  * Completion threads: one per core of the devices' cq_thread_masks, pinned there. Each is the
  * poller of a set of async queue pairs (split queue pairs: the API threads submit on them,
- * kv_submit.c): it reaps their completions and calls the callbacks.
+ * kv_submit.c): it rings their SQ doorbells for what was submitted, reaps their completions
+ * and calls the callbacks. Ringing here takes the doorbell write off the submitting core,
+ * and with the emulated device in inline mode (whose work runs on the ringing thread) the
+ * device's work too, which is most of a command's cost: the submitting core only builds
+ * commands. While it rests (below) the submitters ring for themselves.
  *
  * Never asleep while commands are in flight. With nothing in flight it backs off in steps so
  * that an idle SDK does not burn a core: spin for 50 us, then yield until 1 ms of idleness,
  * then sleep in doubling steps from 2 us up to cq_idle_sleep_max_us (default 1000). The worst
  * wake-up delay of an idle SDK is therefore that maximum; under load there is none.
  *
- * Completion coalescing. A poller that looks at a CQ entry the moment after it looked last
- * takes the entry's cache line away from the core where the device writes it (the submitting
- * core, for the emulated device in inline mode) and reaps one completion per look, so each
- * completion costs cache-line transfers on both cores (50 to 250 ns each on these VMs). So
- * after a look that found nothing the thread spins a while (never sleeping) before it looks
- * again, and reaps what arrived meanwhile in one batch: cq_coalesce_max_us (default 8, 0
- * turns it off) while looks keep finding several completions, 1/32 of it while they find
- * one at a time, as a lone command in flight does, whose latency is not traded for batches.
+ * Coalescing. A poller that looks again the moment after a look that found nothing takes
+ * the CQ entry's cache line away from the core where the device writes it (a device thread,
+ * real hardware, or a submitter that rang while this thread rested) and reaps one completion
+ * per look, and it rings for one new submission per look, so each command costs cache-line
+ * transfers on both cores (50 to 250 ns each on these VMs). So after a look that found
+ * nothing the thread spins a while (never sleeping) before it looks again, and rings and
+ * reaps what arrived meanwhile in one batch: cq_coalesce_max_us (default 8, 0 turns it off)
+ * while looks keep finding several completions, 1/32 of it while they find one at a time, as
+ * a lone command in flight does, whose latency is not traded for batches.
  */
 #include <errno.h>
 #include <sched.h>
@@ -80,6 +85,13 @@ static void spin_for(const struct kv_cq_thread *t, uint64_t now, uint64_t ns)
 			cpu_relax();
 }
 
+/* Back to polling at full rate: the submitters leave the doorbells to this thread again. */
+static void wake(struct kv_cq_thread *t, bool *resting)
+{
+	*resting = false;
+	atomic_store_explicit(&t->resting, false, memory_order_relaxed);
+}
+
 static void *cq_main(void *arg)
 {
 	struct kv_cq_thread *t = arg;
@@ -93,11 +105,14 @@ static void *cq_main(void *arg)
 	uint64_t idle_since = 0;
 	uint64_t wait_ns = t->coalesce_max_ns / 32; /* after a look that found nothing */
 	uint32_t sleep_us = 2;
+	bool resting = false; /* this thread's copy of t->resting */
 	while (!atomic_load_explicit(&t->stop, memory_order_acquire)) {
 		int work = 0;
 		for (int i = 0; i < t->nqueues; i++)
 			work += serve(t->queues[i]);
 		if (work) {
+			if (resting)
+				wake(t, &resting);
 			wait_ns = work > 1 ? t->coalesce_max_ns : t->coalesce_max_ns / 32;
 			idle_since = 0;
 			sleep_us = 2;
@@ -108,6 +123,8 @@ static void *cq_main(void *arg)
 			spin_for(t, now, wait_ns);
 		if (in_flight(t)) {
 			/* waiting for the device: never asleep */
+			if (resting)
+				wake(t, &resting);
 			idle_since = 0;
 			sleep_us = 2;
 			continue;
@@ -115,6 +132,18 @@ static void *cq_main(void *arg)
 		if (!idle_since)
 			idle_since = now;
 		uint64_t idle = now - idle_since;
+		if (idle >= 50000 && !resting) {
+			/* from now on the submitters ring; a command submitted before they could
+			 * see this is seen in flight here (both sides fence) */
+			resting = true;
+			atomic_store_explicit(&t->resting, true, memory_order_relaxed);
+			atomic_thread_fence(memory_order_seq_cst);
+			if (in_flight(t)) {
+				wake(t, &resting);
+				idle_since = 0;
+				continue;
+			}
+		}
 		if (idle < 50000) {
 			cpu_relax();
 		} else if (idle < 1000000) {

@@ -105,6 +105,10 @@ struct kv_cq_thread {
 	bool started;
 	uint32_t sleep_max_us;
 	uint32_t coalesce_max_ns;
+	/* Nothing was in flight for a while and the thread polls rarely (yields, sleeps): the
+	 * submitters ring their doorbells themselves. Read on every async submission, written
+	 * twice per idle period: a line of its own. */
+	_Alignas(64) atomic_bool resting;
 };
 
 struct kv_state {

@@ -275,9 +275,15 @@ static int submit_on_async_queue(struct kv_queue *q, struct kv_req *req, struct 
 			while ((rc = unvme_qpair_submit(q->qp, &r->sqe, r->data, r->data_len,
 							kv_req_on_cpl, r)) == -EAGAIN)
 				cpu_relax();
-			if (rc == 0)
-				unvme_qpair_ring(q->qp);
-			else
+			if (rc == 0) {
+				/* The completion thread rings the doorbell at its next poll, taking
+				 * the device's start off this core; one that rests polls rarely, so
+				 * the command is rung here. The fence pairs with its announcement
+				 * (cq_main): it sees this command in flight, or this sees it resting. */
+				atomic_thread_fence(memory_order_seq_cst);
+				if (atomic_load_explicit(&q->owner->resting, memory_order_relaxed))
+					unvme_qpair_ring(q->qp);
+			} else
 				atomic_store_explicit(&slot->busy, false, memory_order_release);
 			kv_queue_unlock(q);
 			if (rc) {

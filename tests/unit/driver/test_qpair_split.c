@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Split queue pairs (unvme_qpair_opts.split): one thread submits and rings, another polls,
- * with no lock between them. Every command completes exactly once with its own data, on the
- * emulated controller in inline mode (the doorbell runs the device on the submitting thread)
- * and in thread mode (an engine thread); the poller never rings; the _sync helpers are
+ * Split queue pairs (unvme_qpair_opts.split): one thread submits, another polls, with no lock
+ * between them; the poller rings what was submitted, and the submitter may ring too. Every
+ * command completes exactly once with its own data, on the emulated controller in inline mode
+ * (the doorbell runs the device on the ringing thread) and in thread mode (an engine thread),
+ * with both sides ringing at once and with only the poller ringing; the _sync helpers are
  * refused; a timeout on the poller's side aborts while the submitter goes on. Threaded: it
  * runs under TSan, which checks the hand-over of trackers between the two sides.
  */
@@ -29,7 +30,14 @@ struct run {
 	_Atomic uint32_t completed;
 	uint32_t bad_status, bad_data, dup;
 	_Atomic bool submitter_done;
+	bool submitter_rings;         /* else only the poller's polls ring */
 };
+
+static void submitter_ring(struct run *r)
+{
+	if (r->submitter_rings)
+		unvme_qpair_ring(r->qp);
+}
 
 struct cmd_ctx {
 	struct run *r;
@@ -61,7 +69,7 @@ static void *submitter(void *arg)
 	for (uint32_t n = 0; n < NCMDS; n++) {
 		/* a free buffer: the poller gives them back in its callbacks */
 		while (atomic_load_explicit(&r->busy[next_buf], memory_order_acquire)) {
-			unvme_qpair_ring(r->qp);
+			submitter_ring(r);
 			sched_yield();
 		}
 		atomic_store_explicit(&r->busy[next_buf], 1, memory_order_relaxed);
@@ -69,7 +77,7 @@ static void *submitter(void *arg)
 		int rc;
 		while ((rc = unvme_read(r->ns, r->qp, &r->bufs[next_buf * 128], n % BLOCKS, 1,
 					on_read, &ctxs[n])) == -EAGAIN) {
-			unvme_qpair_ring(r->qp); /* a full queue waits for what it has not rung yet */
+			submitter_ring(r); /* a full queue waits for what was not rung yet */
 			sched_yield();
 		}
 		if (rc) {
@@ -78,15 +86,15 @@ static void *submitter(void *arg)
 		}
 		/* ring every few commands, as a submitter batching its burst would */
 		if (n % 3 == 2 || n + 1 == NCMDS)
-			unvme_qpair_ring(r->qp);
+			submitter_ring(r);
 		next_buf = next_buf + 1 == r->nbufs ? 0 : next_buf + 1;
 	}
-	unvme_qpair_ring(r->qp);
+	submitter_ring(r);
 	atomic_store_explicit(&r->submitter_done, true, memory_order_release);
 	return NULL;
 }
 
-static void run_split(const char *uri, uint32_t depth)
+static void run_split(const char *uri, uint32_t depth, bool submitter_rings)
 {
 	struct unvme_ctrlr *c = NULL;
 	REQUIRE(unvme_ctrlr_open(uri, NULL, &c) == 0);
@@ -108,6 +116,7 @@ static void run_split(const char *uri, uint32_t depth)
 	struct unvme_qpair_opts o = { .depth = depth, .split = true };
 	REQUIRE(unvme_qpair_create(c, &o, &r->qp) == 0);
 	r->ns = ns;
+	r->submitter_rings = submitter_rings;
 	r->nbufs = depth * 2; /* more buffers than trackers: the queue itself fills up too */
 	r->bufs = unvme_dma_zalloc((size_t)r->nbufs * 512, 4096);
 	r->busy = calloc(r->nbufs, sizeof(*r->busy));
@@ -149,18 +158,24 @@ static void run_split(const char *uri, uint32_t depth)
 
 static void test_split_inline(void)
 {
-	run_split("emu://split?ns=mem:16M:512", 16);
+	run_split("emu://split?ns=mem:16M:512", 16, true);
+}
+
+static void test_split_inline_poller_rings(void)
+{
+	run_split("emu://splitp?ns=mem:16M:512", 16, false);
 }
 
 static void test_split_inline_depth_2(void)
 {
 	/* one tracker: every command waits for the previous one's hand-back */
-	run_split("emu://split2?ns=mem:16M:512", 2);
+	run_split("emu://split2?ns=mem:16M:512", 2, true);
 }
 
 static void test_split_device_thread(void)
 {
-	run_split("emu://splitt?ns=mem:16M:512&mode=thread", 32);
+	run_split("emu://splitt?ns=mem:16M:512&mode=thread", 32, true);
+	run_split("emu://splitt?ns=mem:16M:512&mode=thread", 32, false);
 }
 
 static int count;
@@ -171,7 +186,7 @@ static void count_cb(void *arg, const struct nvme_cqe *cpl)
 	count++;
 }
 
-static void test_poll_does_not_ring_and_sync_is_refused(void)
+static void test_poll_rings_and_sync_is_refused(void)
 {
 	struct unvme_ctrlr *c = NULL;
 	REQUIRE(unvme_ctrlr_open("emu://split3?ns=mem:16M:512", NULL, &c) == 0);
@@ -183,16 +198,17 @@ static void test_poll_does_not_ring_and_sync_is_refused(void)
 	count = 0;
 	CHECK_EQ(unvme_read(ns, qp, buf, 0, 1, count_cb, NULL), 0);
 	CHECK_EQ(unvme_qpair_outstanding(qp), 1);
-	/* the poller does not ring: the device has not seen the command */
-	for (int i = 0; i < 100; i++)
-		CHECK_EQ(unvme_qpair_poll(qp, 0), 0);
-	CHECK_EQ(count, 0);
+	/* nobody rang: the poller's poll does, and (inline device) reaps it at once */
+	CHECK_EQ(unvme_qpair_poll(qp, 0), 1);
+	CHECK_EQ(count, 1);
+	/* the submitter rings; the poller's next ring finds nothing new to announce */
+	CHECK_EQ(unvme_read(ns, qp, buf, 0, 1, count_cb, NULL), 0);
 	unvme_qpair_ring(qp);
 	int got = 0;
 	for (int i = 0; i < 1000000 && !got; i++)
 		got = unvme_qpair_poll(qp, 0);
 	CHECK_EQ(got, 1);
-	CHECK_EQ(count, 1);
+	CHECK_EQ(count, 2);
 	CHECK_EQ(unvme_qpair_outstanding(qp), 0);
 	/* a synchronous helper would need to be both sides at once */
 	CHECK_EQ(unvme_read_sync(ns, qp, buf, 0, 1), -EINVAL);
@@ -203,9 +219,9 @@ static void test_poll_does_not_ring_and_sync_is_refused(void)
 		CHECK_EQ(unvme_read(ns, qp, buf, (uint64_t)i, 1, count_cb, NULL), 0);
 	CHECK_EQ(unvme_read(ns, qp, buf, 7, 1, count_cb, NULL), -EAGAIN);
 	unvme_qpair_ring(qp);
-	for (int i = 0; i < 1000000 && count < 8; i++)
+	for (int i = 0; i < 1000000 && count < 9; i++)
 		unvme_qpair_poll(qp, 0);
-	CHECK_EQ(count, 8);
+	CHECK_EQ(count, 9);
 	unvme_dma_free(buf);
 	unvme_qpair_destroy(qp);
 	unvme_ctrlr_close(c);
@@ -283,6 +299,6 @@ static void test_timeout_abort_while_submitting(void)
 	unvme_ctrlr_close(c);
 }
 
-TEST_MAIN(TEST(test_split_inline), TEST(test_split_inline_depth_2),
-	  TEST(test_split_device_thread), TEST(test_poll_does_not_ring_and_sync_is_refused),
+TEST_MAIN(TEST(test_split_inline), TEST(test_split_inline_poller_rings), TEST(test_split_inline_depth_2),
+	  TEST(test_split_device_thread), TEST(test_poll_rings_and_sync_is_refused),
 	  TEST(test_timeout_abort_while_submitting))

@@ -13,7 +13,7 @@ key and value sizes, WAL off, no compression, on tmpfs, one thread.
 Submission and completion on the same core (sync: the caller polls its own queue) against
 separate cores (async: a completion thread on CPU 1 reaps and calls back), as in the original's
 configuration guide, on two devices: the in-memory namespace above (inline mode: the device's
-work runs on the submitting core when it rings) and a thread-mode KV device with the latency
+work runs on the thread that rings, the completion thread in async) and a thread-mode KV device with the latency
 model of an SSD (80 us retrieves, 20 us stores, 48 units), whose engine thread takes the CPU
 the caller's side leaves free (CPU 1 for sync, CPU 0 for async).
 

@@ -60,6 +60,33 @@ static int poll_until(struct unvme_qpair *qp, struct seen *s, int want)
 	return rc;
 }
 
+/* A controller on DEV with one queue pair (depth 16, 1 s timeout) and a 4 KiB DMA buffer. */
+struct fixture {
+	struct unvme_ctrlr *c;
+	struct unvme_qpair *qp;
+	struct unvme_ns *ns;
+	uint8_t *r;
+};
+
+static bool setup(struct fixture *f, bool split)
+{
+	*f = (struct fixture){ 0 };
+	struct unvme_qpair_opts o = { .depth = 16, .timeout_ms = 1000, .split = split };
+	if (unvme_ctrlr_open(DEV, NULL, &f->c) != 0 || unvme_qpair_create(f->c, &o, &f->qp) != 0)
+		return false;
+	f->ns = unvme_ctrlr_ns(f->c, 1);
+	f->r = unvme_dma_alloc(4096, 4096);
+	return f->r != NULL;
+}
+
+static void teardown(struct fixture *f)
+{
+	unvme_dma_free(f->r);
+	if (f->qp)
+		unvme_qpair_destroy(f->qp);
+	unvme_ctrlr_close(f->c);
+}
+
 static void fill(uint8_t *p, size_t n, uint32_t seed)
 {
 	for (size_t i = 0; i < n; i++)
@@ -68,60 +95,48 @@ static void fill(uint8_t *p, size_t n, uint32_t seed)
 
 static void test_recovers_by_itself(void)
 {
-	struct unvme_ctrlr *c = NULL;
-	REQUIRE(unvme_ctrlr_open(DEV, NULL, &c) == 0);
-	struct unvme_qpair *qp;
-	struct unvme_qpair_opts o = { .depth = 16, .timeout_ms = 1000 };
-	REQUIRE(unvme_qpair_create(c, &o, &qp) == 0);
-	struct unvme_ns *ns = unvme_ctrlr_ns(c, 1);
-	uint8_t *w = unvme_dma_alloc(4096, 4096), *r = unvme_dma_alloc(4096, 4096);
+	struct fixture f;
+	REQUIRE(setup(&f, false));
+	uint8_t *w = unvme_dma_alloc(4096, 4096);
 	fill(w, 4096, 3);
-	CHECK_EQ(unvme_write_sync(ns, qp, w, 40, 8), 0);
-	CHECK_EQ(unvme_ctrlr_reset_count(c), 0);
+	CHECK_EQ(unvme_write_sync(f.ns, f.qp, w, 40, 8), 0);
+	CHECK_EQ(unvme_ctrlr_reset_count(f.c), 0);
 
-	CHECK_EQ(inject_fatal(c), 0);
+	CHECK_EQ(inject_fatal(f.c), 0);
 	struct seen s = { 0 };
-	CHECK_EQ(unvme_read(ns, qp, r, 40, 8, seen_cb, &s), 0);
+	CHECK_EQ(unvme_read(f.ns, f.qp, f.r, 40, 8, seen_cb, &s), 0);
 	/* no unvme_ctrlr_reset: polling alone brings the command back, with an error */
-	CHECK(poll_until(qp, &s, 1) >= 0);
+	CHECK(poll_until(f.qp, &s, 1) >= 0);
 	CHECK_EQ(atomic_load(&s.count), 1);
 	CHECK_EQ(atomic_load(&s.status), ABORTED);
-	CHECK_EQ(unvme_ctrlr_reset_count(c), 1);
-	CHECK_EQ(unvme_ctrlr_is_failed(c), 0);
+	CHECK_EQ(unvme_ctrlr_reset_count(f.c), 1);
+	CHECK_EQ(unvme_ctrlr_is_failed(f.c), 0);
 	/* the queue works again and what was written before is there */
-	memset(r, 0, 4096);
-	CHECK_EQ(unvme_read_sync(ns, qp, r, 40, 8), 0);
-	CHECK(memcmp(w, r, 4096) == 0);
+	memset(f.r, 0, 4096);
+	CHECK_EQ(unvme_read_sync(f.ns, f.qp, f.r, 40, 8), 0);
+	CHECK(memcmp(w, f.r, 4096) == 0);
 	/* admin commands too */
 	struct nvme_id_ctrl id;
-	CHECK_EQ(unvme_identify(c, NVME_CNS_CTRL, 0, 0, &id), 0);
+	CHECK_EQ(unvme_identify(f.c, NVME_CNS_CTRL, 0, 0, &id), 0);
 	unvme_dma_free(w);
-	unvme_dma_free(r);
-	unvme_qpair_destroy(qp);
-	unvme_ctrlr_close(c);
+	teardown(&f);
 }
 
 static void test_manual_reset_still_works(void)
 {
-	struct unvme_ctrlr *c = NULL;
-	REQUIRE(unvme_ctrlr_open(DEV, NULL, &c) == 0);
-	struct unvme_qpair *qp;
-	REQUIRE(unvme_qpair_create(c, NULL, &qp) == 0);
-	struct unvme_ns *ns = unvme_ctrlr_ns(c, 1);
-	uint8_t *r = unvme_dma_alloc(4096, 4096);
-	CHECK_EQ(inject_fatal(c), 0);
+	struct fixture f;
+	REQUIRE(setup(&f, false));
+	CHECK_EQ(inject_fatal(f.c), 0);
 	struct seen s = { 0 };
-	CHECK_EQ(unvme_read(ns, qp, r, 0, 1, seen_cb, &s), 0);
-	unvme_qpair_ring(qp);
+	CHECK_EQ(unvme_read(f.ns, f.qp, f.r, 0, 1, seen_cb, &s), 0);
+	unvme_qpair_ring(f.qp);
 	/* the application resets before any poll noticed */
-	CHECK_EQ(unvme_ctrlr_reset(c), 0);
+	CHECK_EQ(unvme_ctrlr_reset(f.c), 0);
 	CHECK_EQ(atomic_load(&s.count), 1);
 	CHECK_EQ(atomic_load(&s.status), ABORTED);
-	CHECK_EQ(unvme_ctrlr_reset_count(c), 0); /* not an automatic one */
-	CHECK_EQ(unvme_read_sync(ns, qp, r, 0, 1), 0);
-	unvme_dma_free(r);
-	unvme_qpair_destroy(qp);
-	unvme_ctrlr_close(c);
+	CHECK_EQ(unvme_ctrlr_reset_count(f.c), 0); /* not an automatic one */
+	CHECK_EQ(unvme_read_sync(f.ns, f.qp, f.r, 0, 1), 0);
+	teardown(&f);
 }
 
 /* ---- several threads, each with its own queue pair, through a reset ---- */
@@ -250,83 +265,69 @@ static void test_create_during_fatal(void)
 
 static void test_split_queue_recovers_through_its_owner(void)
 {
-	struct unvme_ctrlr *c = NULL;
-	REQUIRE(unvme_ctrlr_open(DEV, NULL, &c) == 0);
-	struct unvme_qpair *qp;
-	struct unvme_qpair_opts o = { .depth = 16, .timeout_ms = 1000, .split = true };
-	REQUIRE(unvme_qpair_create(c, &o, &qp) == 0);
-	struct unvme_ns *ns = unvme_ctrlr_ns(c, 1);
-	uint8_t *r = unvme_dma_alloc(4096, 4096);
-	CHECK_EQ(unvme_qpair_recover(qp), 0); /* nothing to recover */
-	CHECK_EQ(inject_fatal(c), 0);
+	struct fixture f;
+	REQUIRE(setup(&f, true));
+	CHECK_EQ(unvme_qpair_recover(f.qp), 0); /* nothing to recover */
+	CHECK_EQ(inject_fatal(f.c), 0);
 	struct seen s = { 0 };
-	CHECK_EQ(unvme_read(ns, qp, r, 0, 1, seen_cb, &s), 0);
-	unvme_qpair_ring(qp);
+	CHECK_EQ(unvme_read(f.ns, f.qp, f.r, 0, 1, seen_cb, &s), 0);
+	unvme_qpair_ring(f.qp);
 	int rc = 0;
 	uint64_t deadline = now_ms() + 10000;
 	while (rc >= 0 && now_ms() < deadline)
-		rc = unvme_qpair_poll(qp, 0);
+		rc = unvme_qpair_poll(f.qp, 0);
 	CHECK_EQ(rc, -EIO);
 	CHECK(strstr(unvme_errmsg(), "unvme_qpair_recover") != NULL);
 	CHECK_EQ(atomic_load(&s.count), 0); /* still the owner's to give back */
-	CHECK_EQ(unvme_read(ns, qp, r, 0, 1, seen_cb, &s), -EIO);
-	CHECK_EQ(unvme_ctrlr_reset_count(c), 1);
-	CHECK_EQ(unvme_qpair_recover(qp), 0);
+	CHECK_EQ(unvme_read(f.ns, f.qp, f.r, 0, 1, seen_cb, &s), -EIO);
+	CHECK_EQ(unvme_ctrlr_reset_count(f.c), 1);
+	CHECK_EQ(unvme_qpair_recover(f.qp), 0);
 	CHECK_EQ(atomic_load(&s.count), 1);
 	CHECK_EQ(atomic_load(&s.status), ABORTED);
 	/* and it works again */
-	CHECK_EQ(unvme_read(ns, qp, r, 0, 1, seen_cb, &s), 0);
-	unvme_qpair_ring(qp);
-	CHECK(poll_until(qp, &s, 2) >= 0);
+	CHECK_EQ(unvme_read(f.ns, f.qp, f.r, 0, 1, seen_cb, &s), 0);
+	unvme_qpair_ring(f.qp);
+	CHECK(poll_until(f.qp, &s, 2) >= 0);
 	CHECK_EQ(atomic_load(&s.count), 2);
 	CHECK_EQ(atomic_load(&s.status), 0);
-	unvme_dma_free(r);
-	unvme_qpair_destroy(qp);
-	unvme_ctrlr_close(c);
+	teardown(&f);
 }
 
 /* ---- a controller that keeps failing ---- */
 
 static void test_gives_up_then_manual_reset(void)
 {
-	struct unvme_ctrlr *c = NULL;
-	REQUIRE(unvme_ctrlr_open(DEV, NULL, &c) == 0);
-	struct unvme_qpair *qp;
-	struct unvme_qpair_opts o = { .depth = 16, .timeout_ms = 1000 };
-	REQUIRE(unvme_qpair_create(c, &o, &qp) == 0);
-	struct unvme_ns *ns = unvme_ctrlr_ns(c, 1);
-	uint8_t *r = unvme_dma_alloc(4096, 4096);
+	struct fixture f;
+	REQUIRE(setup(&f, false));
 	/* three fatal statuses in a row are reset automatically */
 	for (int i = 1; i <= 3; i++) {
-		CHECK_EQ(inject_fatal(c), 0);
+		CHECK_EQ(inject_fatal(f.c), 0);
 		struct seen s = { 0 };
-		CHECK_EQ(unvme_read(ns, qp, r, 0, 1, seen_cb, &s), 0);
-		CHECK(poll_until(qp, &s, 1) >= 0);
+		CHECK_EQ(unvme_read(f.ns, f.qp, f.r, 0, 1, seen_cb, &s), 0);
+		CHECK(poll_until(f.qp, &s, 1) >= 0);
 		CHECK_EQ(atomic_load(&s.status), ABORTED);
-		CHECK_EQ(unvme_ctrlr_reset_count(c), (uint32_t)i);
+		CHECK_EQ(unvme_ctrlr_reset_count(f.c), (uint32_t)i);
 	}
 	/* the fourth within 10 s: the driver stops trying, and still gives the command back */
-	CHECK_EQ(inject_fatal(c), 0);
+	CHECK_EQ(inject_fatal(f.c), 0);
 	struct seen s = { 0 };
-	CHECK_EQ(unvme_read(ns, qp, r, 0, 1, seen_cb, &s), 0);
-	int rc = poll_until(qp, &s, 1);
+	CHECK_EQ(unvme_read(f.ns, f.qp, f.r, 0, 1, seen_cb, &s), 0);
+	int rc = poll_until(f.qp, &s, 1);
 	CHECK_EQ(atomic_load(&s.count), 1);
 	CHECK_EQ(atomic_load(&s.status), ABORTED);
-	CHECK_EQ(unvme_ctrlr_reset_count(c), 3);
-	CHECK_EQ(unvme_ctrlr_is_failed(c), 1);
-	rc = unvme_qpair_poll(qp, 0);
+	CHECK_EQ(unvme_ctrlr_reset_count(f.c), 3);
+	CHECK_EQ(unvme_ctrlr_is_failed(f.c), 1);
+	rc = unvme_qpair_poll(f.qp, 0);
 	CHECK_EQ(rc, -EIO);
 	CHECK(strstr(unvme_errmsg(), "failed") != NULL);
-	CHECK_EQ(unvme_read(ns, qp, r, 0, 1, seen_cb, &s), -EIO);
+	CHECK_EQ(unvme_read(f.ns, f.qp, f.r, 0, 1, seen_cb, &s), -EIO);
 	/* the application's reset brings it back */
-	CHECK_EQ(unvme_ctrlr_reset(c), 0);
-	CHECK_EQ(unvme_ctrlr_is_failed(c), 0);
-	CHECK_EQ(unvme_read_sync(ns, qp, r, 0, 1), 0);
-	unvme_dma_free(r);
-	unvme_qpair_destroy(qp);
-	unvme_ctrlr_close(c);
+	CHECK_EQ(unvme_ctrlr_reset(f.c), 0);
+	CHECK_EQ(unvme_ctrlr_is_failed(f.c), 0);
+	CHECK_EQ(unvme_read_sync(f.ns, f.qp, f.r, 0, 1), 0);
+	teardown(&f);
 }
 
 TEST_MAIN(TEST(test_recovers_by_itself), TEST(test_manual_reset_still_works),
-	  TEST(test_threads_recover), TEST(test_create_during_fatal), TEST(test_split_queue_recovers_through_its_owner),
-	  TEST(test_gives_up_then_manual_reset))
+	  TEST(test_threads_recover), TEST(test_create_during_fatal),
+	  TEST(test_split_queue_recovers_through_its_owner), TEST(test_gives_up_then_manual_reset))

@@ -42,8 +42,12 @@ def run_fio(args, job_index=-1):
         sys.exit(f"bench_fio: failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}{p.stdout[-2000:]}")
     job = json.loads(p.stdout[p.stdout.index("{"):])["jobs"][job_index]
     r = job["read"]
+    # CPU per I/O: the job's user + system time over the I/Os it completed
+    cpu_ns = (job["usr_cpu"] + job["sys_cpu"]) / 100.0 * job["job_runtime"] * 1e6
     return {"iops": r["iops"], "p50_us": r["clat_ns"]["percentile"]["50.000000"] / 1000.0,
-            "p99_us": r["clat_ns"]["percentile"]["99.000000"] / 1000.0, "cmd": " ".join(cmd)}
+            "p99_us": r["clat_ns"]["percentile"]["99.000000"] / 1000.0,
+            "ns_per_io": cpu_ns / r["total_ios"] if r["total_ios"] else None,
+            "cmd": " ".join(cmd)}
 
 
 def null_pair(seconds):
@@ -72,6 +76,10 @@ def mem_pair(seconds, size, tmpfs_dir):
     finally:
         os.unlink(path)
     return ours, base
+
+
+def ns(run):
+    return f"{run['ns_per_io']:.1f}" if run.get("ns_per_io") else "-"
 
 
 def best(runs):
@@ -110,14 +118,15 @@ def main():
                  f"fio --ioengine=io_uring, {a.size} file on tmpfs", best(m_o), best(m_b), 2.0))
 
     print(f"fio + uNVMe engine ({ENGINE}), {a.seconds} s per run, best of {a.rounds}\n")
-    print("| scenario | ours IOPS | baseline | baseline IOPS | ratio | target |")
-    print("|---|---:|---|---:|---:|---|")
+    print("| scenario | ours IOPS | ours ns/I/O (CPU) | baseline | baseline IOPS | "
+          "baseline ns/I/O (CPU) | ratio | target |")
+    print("|---|---:|---:|---|---:|---:|---:|---|")
     out = []
     for name, bname, o, b, target in rows:
         ratio = o["iops"] / b["iops"]
         verdict = "met" if ratio >= target else "NOT met"
-        print(f"| {name} | {o['iops'] / 1e6:.3f}M | {bname} | {b['iops'] / 1e6:.3f}M | "
-              f"{ratio:.2f}x | >= {target}x: {verdict} |")
+        print(f"| {name} | {o['iops'] / 1e6:.3f}M | {ns(o)} | {bname} | {b['iops'] / 1e6:.3f}M | "
+              f"{ns(b)} | {ratio:.2f}x | >= {target}x: {verdict} |")
         out.append({"scenario": name, "baseline": bname, "ours": o, "baseline_result": b,
                     "ratio": ratio, "target": target})
     if a.json:

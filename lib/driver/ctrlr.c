@@ -283,9 +283,14 @@ UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *c)
 		uint32_t cc = reg_read32(c, NVME_REG_CC);
 		reg_write32(c, NVME_REG_CC, (cc & ~NVME_CC_SHN_SET(3)) | NVME_CC_SHN_SET(NVME_CC_SHN_NORMAL));
 		uint64_t deadline = unvme_now_ms() + SHUTDOWN_TIMEOUT_MS;
-		while (NVME_CSTS_SHST(reg_read32(c, NVME_REG_CSTS)) != NVME_CSTS_SHST_COMPLETE &&
-		       unvme_now_ms() < deadline)
+		for (;;) {
+			uint32_t csts = reg_read32(c, NVME_REG_CSTS);
+			/* a device that went away answers all ones: nothing to wait for */
+			if (csts == 0xffffffffu || NVME_CSTS_SHST(csts) == NVME_CSTS_SHST_COMPLETE ||
+			    unvme_now_ms() >= deadline)
+				break;
 			sleep_us(100);
+		}
 	}
 	ctrlr_disable(c);
 	ctrlr_free(c);

@@ -123,7 +123,7 @@ struct unvme_ctrlr {
 	/* Recovery from a fatal status (recovery.c). */
 	_Atomic uint32_t generation; /* bumped by every reset: queue pairs older than it are stale */
 	_Atomic bool resetting;      /* an automatic reset is under way */
-	bool gave_up;                /* an automatic reset failed or came too often: stay failed */
+	_Atomic bool gave_up;        /* an automatic reset failed or came too often: stay failed */
 	_Atomic bool quiesced;       /* failed for good and touching no host memory (disabled, or
 				      * gone: CSTS reads all ones): commands can be given back */
 	_Atomic uint32_t auto_resets;

@@ -29,6 +29,8 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "lib/common/clock.h"
+#include "lib/common/compiler.h"
 #include "emu.h"
 #include "emu_device.h"
 #include "emu_iommu.h"
@@ -81,22 +83,6 @@ void emu_errlog_record(struct emu_ctrl *c, uint16_t sqid, uint16_t cid, uint16_t
 
 /* ---- small helpers ---- */
 
-static inline uint64_t emu_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static inline void emu_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#endif
-}
-
 /* A test-and-test-and-set spin lock; yields after a while so that a holder that was
  * preempted gets the CPU back (host threads may outnumber cores). */
 static inline void emu_spin_lock(_Atomic uint32_t *l)
@@ -105,7 +91,7 @@ static inline void emu_spin_lock(_Atomic uint32_t *l)
 	while (atomic_exchange_explicit(l, 1, memory_order_acquire)) {
 		while (atomic_load_explicit(l, memory_order_relaxed)) {
 			if (++spins < 256)
-				emu_cpu_relax();
+				cpu_relax();
 			else
 				sched_yield();
 		}

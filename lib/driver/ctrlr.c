@@ -28,17 +28,11 @@ UNVME_API void unvme_ctrlr_opts_default(struct unvme_ctrlr_opts *opts)
 	opts->io_timeout_ms = DEFAULT_IO_TIMEOUT_MS;
 }
 
-static void sleep_us(unsigned us)
-{
-	struct timespec ts = {.tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000};
-	nanosleep(&ts, NULL);
-}
-
 /* Waits for CSTS.RDY to equal want within CAP.TO (500 ms units). */
 static int wait_ready(struct unvme_ctrlr *c, uint32_t want)
 {
 	uint64_t limit_ms = (uint64_t)(NVME_CAP_TO(c->cap) ? NVME_CAP_TO(c->cap) : 1) * 500u;
-	uint64_t deadline = unvme_now_ms() + limit_ms;
+	uint64_t deadline = mono_ms_coarse() + limit_ms;
 	unsigned delay = 1;
 	for (;;) {
 		uint32_t csts = reg_read32(c, NVME_REG_CSTS);
@@ -50,7 +44,7 @@ static int wait_ready(struct unvme_ctrlr *c, uint32_t want)
 					  "enabling", c->devid);
 		if ((csts & NVME_CSTS_RDY) == want)
 			return 0;
-		if (unvme_now_ms() > deadline)
+		if (mono_ms_coarse() > deadline)
 			return unvme_fail(-ETIMEDOUT, "%s: CSTS.RDY did not become %u within CAP.TO "
 					  "(%llu ms)", c->devid, want, (unsigned long long)limit_ms);
 		sleep_us(delay);
@@ -282,12 +276,12 @@ UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *c)
 		/* Normal shutdown (3.6.1): data in the device's caches is made durable. */
 		uint32_t cc = reg_read32(c, NVME_REG_CC);
 		reg_write32(c, NVME_REG_CC, (cc & ~NVME_CC_SHN_SET(3)) | NVME_CC_SHN_SET(NVME_CC_SHN_NORMAL));
-		uint64_t deadline = unvme_now_ms() + SHUTDOWN_TIMEOUT_MS;
+		uint64_t deadline = mono_ms_coarse() + SHUTDOWN_TIMEOUT_MS;
 		for (;;) {
 			uint32_t csts = reg_read32(c, NVME_REG_CSTS);
 			/* a device that went away answers all ones: nothing to wait for */
 			if (csts == 0xffffffffu || NVME_CSTS_SHST(csts) == NVME_CSTS_SHST_COMPLETE ||
-			    unvme_now_ms() >= deadline)
+			    mono_ms_coarse() >= deadline)
 				break;
 			sleep_us(100);
 		}

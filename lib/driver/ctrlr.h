@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lib/common/clock.h"
 #include "unvme/unvme.h"
 #include "dma.h"
 #include "transport.h"
@@ -180,7 +181,5 @@ static inline void reg_write64(struct unvme_ctrlr *c, uint32_t off, uint64_t v)
 {
 	c->ops->write64(c->transport_ctx, off, v);
 }
-
-uint64_t unvme_now_ms(void);
 
 #endif

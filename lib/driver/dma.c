@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "lib/common/env.h"
 #include "unvme/unvme.h"
 #include "dma.h"
 #include "errmsg.h"
@@ -150,7 +151,7 @@ static void *map_memory(size_t len, bool *huge)
 	/* Pinning keeps the device's view valid; without the privilege the memory still works
 	 * for the emulated device, which shares our address space. */
 	bool locked = mlock((void *)aligned, len) == 0;
-	if (!notice_given && !getenv("UNVME_QUIET")) {
+	if (!notice_given && !unvme_env_quiet()) {
 		fprintf(stderr, "unvme: no hugepages reserved; DMA memory is %s regular memory "
 			"(reserve some with: echo 1024 > /proc/sys/vm/nr_hugepages)\n",
 			locked ? "locked" : "unlocked");

@@ -27,20 +27,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/common/clock.h"
+#include "lib/common/compiler.h"
 #include "ctrlr.h"
 #include "errmsg.h"
 #include "prp.h"
 
 #define SCAN_INTERVAL_MS 10
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
-
-uint64_t unvme_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static inline uint8_t req_state(const struct unvme_req *r)
 {
@@ -323,7 +316,7 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 	if (moved)
 		qp->write32(qp->bus, qp->cq_db, qp->cq_head);
 	if (unlikely((++qp->poll_count & 255u) == 0) && qp->timeout_ms) {
-		uint64_t now = unvme_now_ms();
+		uint64_t now = mono_ms_coarse();
 		if (now - qp->last_scan_ms >= SCAN_INTERVAL_MS)
 			scan_timeouts(qp, now);
 	}
@@ -424,7 +417,7 @@ static void scan_timeouts(struct unvme_qpair *qp, uint64_t now)
 
 int qpair_wait(struct unvme_qpair *qp, volatile int *done, uint32_t timeout_ms)
 {
-	uint64_t deadline = timeout_ms ? unvme_now_ms() + timeout_ms : UINT64_MAX;
+	uint64_t deadline = timeout_ms ? mono_ms_coarse() + timeout_ms : UINT64_MAX;
 	uint32_t idle = 0;
 	while (!*done) {
 		int rc = unvme_qpair_poll(qp, 0);
@@ -439,7 +432,7 @@ int qpair_wait(struct unvme_qpair *qp, volatile int *done, uint32_t timeout_ms)
 			if (qp->qid == 0 && ctrlr_fatal_now(qp->ctrlr))
 				return unvme_fail(-EIO, "%s: controller fatal status (CSTS.CFS) while "
 						  "waiting for an admin command", qp->ctrlr->devid);
-			if (unvme_now_ms() > deadline)
+			if (mono_ms_coarse() > deadline)
 				return unvme_fail(-ETIMEDOUT, "queue %u: no completion within %u ms",
 						  qp->qid, timeout_ms);
 			sched_yield();

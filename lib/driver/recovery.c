@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "lib/common/env.h"
 #include "ctrlr.h"
 #include "errmsg.h"
 
@@ -31,7 +32,7 @@
 
 static void report(const struct unvme_ctrlr *c, const char *what)
 {
-	if (!getenv("UNVME_QUIET"))
+	if (!unvme_env_quiet())
 		fprintf(stderr, "unvme: %s: %s\n", c->devid, what);
 }
 
@@ -74,7 +75,7 @@ void ctrlr_recover_fatal(struct unvme_ctrlr *c)
 	uint32_t csts = reg_read32(c, NVME_REG_CSTS);
 	if (csts == 0xffffffffu) {
 		give_up(c, "the device does not answer (CSTS reads all ones)", true);
-	} else if (too_often(c, unvme_now_ms())) {
+	} else if (too_often(c, mono_ms_coarse())) {
 		give_up(c, "three automatic resets within 10 s", false);
 	} else {
 		/* no admin command may use the admin queue while it is rewound */

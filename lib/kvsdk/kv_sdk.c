@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/common/env.h"
 #include "kv_cache.h"
 #include "kv_internal.h"
 #include "kv_slab.h"
@@ -96,7 +97,7 @@ static void teardown(struct kv_state *s)
 
 static int init_failed(int rc)
 {
-	if (!getenv("UNVME_QUIET"))
+	if (!unvme_env_quiet())
 		fprintf(stderr, "kvsdk: kv_sdk_init failed: %s\n", kv_config_error());
 	kv_err("kv_sdk_init failed: %s", kv_config_error());
 	return rc;

@@ -19,17 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/common/compiler.h"
 #include "kv_cache.h"
 #include "kv_req.h"
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
 
 static const char *op_name(enum kv_op op)
 {

@@ -22,13 +22,12 @@
 #include <unvme/spec/kv.h>
 
 #include "fio_glue.h"
+#include "lib/common/compiler.h"
 
 #ifndef UFIO_FIO_VERSION
 #error "UFIO_FIO_VERSION (the fio this engine is built against) must be defined"
 #endif
 
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
 
 #define KEY_SLOT 256 /* a key of up to 255 bytes in a slot that never crosses a page */
 

@@ -73,6 +73,11 @@ UNVME_API uint64_t unvme_dma_iova(const void *buf);
 /* Bytes from buf to the end of the DMA mapping that holds it (a buffer of up to that many
  * bytes can be handed to a queue pair as it is), or 0 if buf is not DMA memory. */
 UNVME_API size_t unvme_dma_contig(const void *buf);
+/* Bytes of DMA memory the machine can still provide now: free hugepages plus the regular
+ * memory the kernel reports available (MemAvailable); UINT64_MAX when it cannot tell. Check
+ * a large reservation against it up front: unvme_dma_alloc refuses regular memory beyond it
+ * (-ENOMEM with a message) rather than pushing the machine into its OOM killer. */
+UNVME_API uint64_t unvme_dma_mem_available(void);
 
 /* ---- controllers ---- */
 

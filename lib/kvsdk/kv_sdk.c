@@ -5,6 +5,7 @@
  * writer side only to unpublish the state, then waits for the async commands already accepted
  * (their callbacks still run) before it stops the completion threads and closes the devices.
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,13 @@ static int start(struct kv_state *s)
 {
 	const kv_sdk *k = &s->cfg.sdk;
 	int rc = kv_slab_init(k->slab_size, k->slab_alloc_policy);
+	if (rc == -ENOSPC) {
+		kv_config_set_error("%s: slab_size %llu MB is more than this machine can provide now "
+				    "(%llu MB: free hugepages and available memory); lower slab_size",
+				    s->cfg.source, (unsigned long long)(k->slab_size >> 20),
+				    (unsigned long long)(unvme_dma_mem_available() >> 20));
+		return KV_ERR_SLAB_ALLOC_FAILURE;
+	}
 	if (rc) {
 		kv_config_set_error("%s: slab of %llu MB (%s): cannot be set up (%d)", s->cfg.source,
 				    (unsigned long long)(k->slab_size >> 20),

@@ -53,6 +53,26 @@ static int wait_ready(struct unvme_ctrlr *c, uint32_t want)
 	}
 }
 
+/* The controller whose qp_lock this thread holds (one at a time). */
+static __thread const struct unvme_ctrlr *qps_locked_by_me;
+
+void ctrlr_lock_qps(struct unvme_ctrlr *c)
+{
+	pthread_mutex_lock(&c->qp_lock);
+	qps_locked_by_me = c;
+}
+
+void ctrlr_unlock_qps(struct unvme_ctrlr *c)
+{
+	qps_locked_by_me = NULL;
+	pthread_mutex_unlock(&c->qp_lock);
+}
+
+bool ctrlr_qps_locked_here(const struct unvme_ctrlr *c)
+{
+	return qps_locked_by_me == c;
+}
+
 int ctrlr_disable(struct unvme_ctrlr *c)
 {
 	uint32_t cc = reg_read32(c, NVME_REG_CC);
@@ -292,7 +312,9 @@ UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *c)
 
 UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 {
-	pthread_mutex_lock(&c->qp_lock);
+	ctrlr_lock_qps(c);
+	/* no automatic reset inside this one (its admin commands may time out) */
+	atomic_store(&c->resetting, true);
 	int rc = ctrlr_disable(c);
 	/* Disabled, the controller touches no memory: now the commands can be given back. */
 	qpair_fail_outstanding(c->admin, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
@@ -318,9 +340,12 @@ UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 				rc = qrc;
 		}
 	}
+	for (struct unvme_qpair *qp = c->qpairs; qp; qp = qp->next)
+		atomic_store(&qp->gone, qp->failed != 0);
 	if (rc)
 		c->failed = 1;
-	pthread_mutex_unlock(&c->qp_lock);
+	atomic_store(&c->resetting, false);
+	ctrlr_unlock_qps(c);
 	return rc;
 }
 
@@ -337,7 +362,7 @@ static int qpair_create_once(struct unvme_ctrlr *c, const struct unvme_qpair_opt
 	if (timeout == UINT32_MAX)
 		timeout = 0;
 
-	pthread_mutex_lock(&c->qp_lock);
+	ctrlr_lock_qps(c);
 	uint16_t qid = 0;
 	for (uint32_t q = 1; q <= c->max_io_queues; q++) {
 		if (!c->qid_used[q]) {
@@ -346,7 +371,7 @@ static int qpair_create_once(struct unvme_ctrlr *c, const struct unvme_qpair_opt
 		}
 	}
 	if (!qid) {
-		pthread_mutex_unlock(&c->qp_lock);
+		ctrlr_unlock_qps(c);
 		return unvme_fail(-EBUSY, "%s: all %u I/O queue pairs granted by the controller are in use",
 				  c->devid, c->max_io_queues);
 	}
@@ -368,7 +393,7 @@ static int qpair_create_once(struct unvme_ctrlr *c, const struct unvme_qpair_opt
 		c->qpairs = qp;
 		*out = qp;
 	}
-	pthread_mutex_unlock(&c->qp_lock);
+	ctrlr_unlock_qps(c);
 	return rc;
 }
 
@@ -384,8 +409,10 @@ UNVME_API int unvme_qpair_create(struct unvme_ctrlr *c, const struct unvme_qpair
 			ctrlr_recover_fatal(c);
 		if (c->failed)
 			return unvme_fail(-EIO, "%s: controller has failed; reset it", c->devid);
+		uint32_t gen = atomic_load(&c->generation);
 		int rc = qpair_create_once(c, opts, out);
-		if (rc == 0 || attempt == 1 || !c->failed)
+		/* once more on a controller that was reset meanwhile (an admin command lost) */
+		if (rc == 0 || attempt == 1 || (!c->failed && atomic_load(&c->generation) == gen))
 			return rc;
 	}
 }
@@ -395,7 +422,7 @@ UNVME_API void unvme_qpair_destroy(struct unvme_qpair *qp)
 	if (!qp)
 		return;
 	struct unvme_ctrlr *c = qp->ctrlr;
-	pthread_mutex_lock(&c->qp_lock);
+	ctrlr_lock_qps(c);
 	if (!c->failed && !qp->failed)
 		ctrlr_delete_io_queues(c, qp);
 	/* Deleted on the device (or the device is dead): nothing more will complete. */
@@ -408,7 +435,7 @@ UNVME_API void unvme_qpair_destroy(struct unvme_qpair *qp)
 	}
 	if (qp->qid <= c->max_io_queues)
 		c->qid_used[qp->qid] = 0;
-	pthread_mutex_unlock(&c->qp_lock);
+	ctrlr_unlock_qps(c);
 	qpair_free(qp);
 }
 

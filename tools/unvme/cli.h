@@ -64,6 +64,7 @@ struct cli_args {
 	const char *out_file;
 	bool fault_fatal;
 	uint32_t fault_drop;
+	uint32_t fault_swallow;
 	uint32_t fault_media;
 	bool fault_clear;
 

@@ -19,6 +19,9 @@
 #define DEFAULT_IO_TIMEOUT_MS 30000
 #define SHUTDOWN_TIMEOUT_MS 5000
 
+static int ctrlr_attach(struct unvme_ctrlr *c);
+static void ctrlr_detach(struct unvme_ctrlr *c);
+
 UNVME_API void unvme_ctrlr_opts_default(struct unvme_ctrlr_opts *opts)
 {
 	opts->num_io_queues = DEFAULT_IO_QUEUES;
@@ -152,6 +155,19 @@ int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 	return rc ? rc : rc2;
 }
 
+uint32_t ctrlr_max_xfer_for(uint32_t page_size, uint8_t mdts)
+{
+	/* One PRP list page per command bounds a transfer at page_size / 8 pages. */
+	uint64_t list_bytes = (uint64_t)page_size * (page_size / sizeof(uint64_t));
+	/* MDTS: 2^mdts units of the memory page size, 0 for no limit. page_size << mdts would
+	 * overflow from mdts = 64 - log2(page_size) on (52 for 4 KiB pages), and undefined
+	 * behaviour it is: such a limit is beyond any transfer, so it counts as none. */
+	unsigned shift = (unsigned)__builtin_ctz(page_size);
+	uint64_t mdts_bytes = mdts && mdts < 64 - shift ? (uint64_t)page_size << mdts : UINT64_MAX;
+	uint64_t m = mdts_bytes < list_bytes ? mdts_bytes : list_bytes;
+	return m > UINT32_MAX ? UINT32_MAX : (uint32_t)m;
+}
+
 /* Identify, number of queues, namespaces: everything after CSTS.RDY. */
 static int ctrlr_configure(struct unvme_ctrlr *c)
 {
@@ -160,10 +176,7 @@ static int ctrlr_configure(struct unvme_ctrlr *c)
 		return rc > 0 ? unvme_fail(-EIO, "%s: Identify Controller failed: %s", c->devid,
 					   unvme_status_str(rc, 0))
 			      : rc;
-	uint64_t mdts_bytes = c->id.mdts ? ((uint64_t)c->page_size << c->id.mdts) : UINT64_MAX;
-	/* One PRP list page per command bounds a transfer at page_size / 8 pages. */
-	uint64_t list_bytes = (uint64_t)c->page_size * (c->page_size / sizeof(uint64_t));
-	c->max_xfer = (uint32_t)(mdts_bytes < list_bytes ? mdts_bytes : list_bytes);
+	c->max_xfer = ctrlr_max_xfer_for(c->page_size, c->id.mdts);
 	rc = ctrlr_set_num_queues(c);
 	return rc ? rc : ns_scan(c);
 }
@@ -196,6 +209,15 @@ int ctrlr_set_num_queues(struct unvme_ctrlr *c)
 	return 0;
 }
 
+/*
+ * One controller per device per process: opening an address that is already open returns the
+ * same controller and takes a reference; the last close detaches. A device can be driven by
+ * one driver instance only (its queues, its IOMMU, a file-backed emulated device's locked
+ * file), so two opens in one process (the SDK and a tool's block commands, say) must share.
+ */
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct unvme_ctrlr *open_ctrlrs;
+
 static void ctrlr_free(struct unvme_ctrlr *c)
 {
 	ns_free_all(c);
@@ -208,6 +230,7 @@ static void ctrlr_free(struct unvme_ctrlr *c)
 	free(c->qid_used);
 	pthread_mutex_destroy(&c->admin_lock);
 	pthread_mutex_destroy(&c->qp_lock);
+	free(c->devid);
 	free(c);
 }
 
@@ -227,11 +250,43 @@ UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts 
 		c->opts = *opts;
 	else
 		unvme_ctrlr_opts_default(&c->opts);
-	snprintf(c->devid, sizeof(c->devid), "%s", devid);
+	c->devid = strdup(devid);
+	if (!c->devid) {
+		ctrlr_free(c);
+		return -ENOMEM;
+	}
 
 	int rc = unvme_devid_resolve(devid, c->address, sizeof(c->address));
-	if (rc)
-		goto fail;
+	if (rc) {
+		ctrlr_free(c);
+		return rc;
+	}
+	pthread_mutex_lock(&open_lock);
+	for (struct unvme_ctrlr *o = open_ctrlrs; o; o = o->open_next) {
+		if (strcmp(o->address, c->address) == 0) {
+			o->refs++;
+			pthread_mutex_unlock(&open_lock);
+			ctrlr_free(c);
+			*out = o;
+			return 0;
+		}
+	}
+	rc = ctrlr_attach(c);
+	if (rc == 0) {
+		c->refs = 1;
+		c->open_next = open_ctrlrs;
+		open_ctrlrs = c;
+		*out = c;
+	}
+	pthread_mutex_unlock(&open_lock);
+	return rc;
+}
+
+/* Everything of an open after the address is known; on failure c is freed. */
+static int ctrlr_attach(struct unvme_ctrlr *c)
+{
+	const char *devid = c->devid;
+	int rc;
 	c->ops = unvme_transport_find(c->address);
 	if (!c->ops) {
 		rc = -ENODEV;
@@ -272,7 +327,6 @@ UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts 
 	rc = ctrlr_configure(c);
 	if (rc)
 		goto fail;
-	*out = c;
 	return 0;
 fail:
 	{
@@ -290,6 +344,24 @@ UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *c)
 {
 	if (!c)
 		return;
+	pthread_mutex_lock(&open_lock);
+	if (--c->refs > 0) {
+		pthread_mutex_unlock(&open_lock);
+		return;
+	}
+	for (struct unvme_ctrlr **pp = &open_ctrlrs; *pp; pp = &(*pp)->open_next) {
+		if (*pp == c) {
+			*pp = c->open_next;
+			break;
+		}
+	}
+	/* detached under the lock: an open of the same device waits for the device to be free */
+	ctrlr_detach(c);
+	pthread_mutex_unlock(&open_lock);
+}
+
+static void ctrlr_detach(struct unvme_ctrlr *c)
+{
 	while (c->qpairs)
 		unvme_qpair_destroy(c->qpairs);
 	if (!c->failed) {

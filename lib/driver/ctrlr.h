@@ -101,8 +101,10 @@ struct unvme_ns {
 struct unvme_ctrlr {
 	const struct unvme_transport_ops *ops;
 	void *transport_ctx;
-	char devid[256];
-	char address[4352];
+	char *devid;                 /* as the first open gave it */
+	char address[4352];          /* resolved: the key of the process's open controllers */
+	uint32_t refs;               /* opens of this address not closed yet (ctrlr.c open_lock) */
+	struct unvme_ctrlr *open_next;
 	struct unvme_ctrlr_opts opts;
 	struct dma_mapper mapper;
 	bool mapper_registered;
@@ -166,6 +168,8 @@ int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp);
 int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp);
 /* Reads CSTS: a fatal status or a device gone (all ones) marks the controller failed. */
 bool ctrlr_fatal_now(struct unvme_ctrlr *c);
+/* The largest transfer of one command: MDTS (any value 0..255) within one PRP list page. */
+uint32_t ctrlr_max_xfer_for(uint32_t page_size, uint8_t mdts);
 /* Set Features (Number of Queues) and what the controller granted. */
 int ctrlr_set_num_queues(struct unvme_ctrlr *c);
 

@@ -10,6 +10,7 @@
  * options, so block commands keep a queue pair of their own next to the SDK's), so kv-* and
  * block commands in one batch drive the same device, file-backed or in memory.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,9 +47,12 @@ int cli_kv_handle(const struct cli_args *a, uint64_t *handle)
 	session_end();
 	/* the tool's handle first: the SDK's open then shares it (and the tool's queue count) */
 	struct unvme_ctrlr *ctrlr;
-	int orc = cli_open_devid(a->cmd, devid, &ctrlr);
-	if (orc)
-		return orc;
+	int orc = cli_try_open(devid, &ctrlr);
+	if (orc) {
+		const char *msg = unvme_errmsg();
+		return cli_fail(a->cmd, EXIT_HOST, "cannot initialize the SDK on %s: %s",
+				cli_echo(devid), msg && *msg ? msg : strerror(-orc));
+	}
 
 	struct kvt_sdk_cfg cfg;
 	/* With two CPUs or more: an async queue with its completion thread on the other CPU,

@@ -2,12 +2,15 @@
 /*
  * Controller attach, initialisation, reset and detach (NVMe Base 2.0 section 3.5.1).
  */
+#include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/common/env.h"
 #include "ctrlr.h"
 #include "errmsg.h"
 #include "transport.h"
@@ -22,13 +25,32 @@
 static int ctrlr_attach(struct unvme_ctrlr *c);
 static void ctrlr_detach(struct unvme_ctrlr *c);
 
+/* A timeout from the environment (milliseconds, 1..86400000), else def; a bad value is
+ * reported and ignored. */
+static uint32_t env_timeout(const char *name, uint32_t def)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return def;
+	char *end;
+	errno = 0;
+	unsigned long long ms = strtoull(v, &end, 10);
+	if (errno || *end || ms == 0 || ms > 86400000ull || !isdigit((unsigned char)v[0])) {
+		if (!unvme_env_quiet())
+			fprintf(stderr, "unvme: %s=%.32s is not a timeout in milliseconds (1..86400000); "
+				"using %u\n", name, v, def);
+		return def;
+	}
+	return (uint32_t)ms;
+}
+
 UNVME_API void unvme_ctrlr_opts_default(struct unvme_ctrlr_opts *opts)
 {
 	opts->num_io_queues = DEFAULT_IO_QUEUES;
 	opts->admin_queue_depth = DEFAULT_ADMIN_DEPTH;
-	opts->admin_timeout_ms = DEFAULT_ADMIN_TIMEOUT_MS;
+	opts->admin_timeout_ms = env_timeout("UNVME_ADMIN_TIMEOUT_MS", DEFAULT_ADMIN_TIMEOUT_MS);
 	opts->io_queue_depth = DEFAULT_IO_DEPTH;
-	opts->io_timeout_ms = DEFAULT_IO_TIMEOUT_MS;
+	opts->io_timeout_ms = env_timeout("UNVME_IO_TIMEOUT_MS", DEFAULT_IO_TIMEOUT_MS);
 }
 
 /* Waits for CSTS.RDY to equal want within CAP.TO (500 ms units). */

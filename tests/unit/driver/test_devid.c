@@ -140,6 +140,8 @@ static void test_list(void)
 static char *long_uri(size_t n)
 {
 	char *u = malloc(n + 1);
+	if (!u)
+		abort();
 	memcpy(u, "emu://x?file=/", 14);
 	memset(u + 14, 'a', n - 14);
 	u[n] = 0;
@@ -166,8 +168,10 @@ static void test_too_long_refused(void)
 	CHECK_STREQ(out, u100);
 	/* an alias in the environment whose target does not fit */
 	char *target = long_uri(PATH_MAX + 1000);
-	char *env = malloc(strlen(target) + 16);
-	sprintf(env, "longone=%s", target);
+	size_t envlen = strlen(target) + 16;
+	char *env = malloc(envlen);
+	REQUIRE(env != NULL);
+	snprintf(env, envlen, "longone=%s", target);
 	setenv("UNVME_DEVICES", env, 1);
 	CHECK_EQ(unvme_devid_resolve("longone", out, sizeof(out)), -ENAMETOOLONG);
 	CHECK(strstr(unvme_errmsg(), "longone") != NULL);

@@ -321,7 +321,6 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 		struct unvme_req *req = &qp->reqs[cid];
 		unvme_cmd_cb cb = req->cb;
 		void *arg = req->arg;
-		req->doomed = false;
 		release_req(qp, cid);
 		if (cb)
 			cb(arg, &cpl);

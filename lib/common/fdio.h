@@ -34,19 +34,20 @@ static inline int fd_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* pwrite(2) of all len bytes at off. */
-static inline int fd_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+/* pwrite(2) or pread(2) of all len bytes at off; a read that finds the end of the file
+ * first gives -ENODATA. */
+static inline int fd_pio1_all(int fd, void *buf, size_t len, uint64_t off, bool write)
 {
-	const uint8_t *p = buf;
+	uint8_t *p = buf;
 	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
+		ssize_t n = write ? pwrite(fd, p, len, (off_t)off) : pread(fd, p, len, (off_t)off);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
 		if (n == 0)
-			return -EIO;
+			return write ? -EIO : -ENODATA;
 		p += n;
 		len -= (size_t)n;
 		off += (uint64_t)n;
@@ -54,24 +55,14 @@ static inline int fd_pwrite_all(int fd, const void *buf, size_t len, uint64_t of
 	return 0;
 }
 
-/* pread(2) of all len bytes at off; -ENODATA when the file ends first. */
+static inline int fd_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	return fd_pio1_all(fd, (void *)buf, len, off, true);
+}
+
 static inline int fd_pread_all(int fd, void *buf, size_t len, uint64_t off)
 {
-	uint8_t *p = buf;
-	while (len) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -ENODATA;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
+	return fd_pio1_all(fd, buf, len, off, false);
 }
 
 /* Drops the first n bytes of an I/O vector (*iov and *iovcnt move past whole entries). */

@@ -108,6 +108,17 @@ static void remove_log(const char *f)
 	unlink(tmp);
 }
 
+/* A fresh log called name of capacity cap, a device opened on it (its URI in uri[512]):
+ * the log's path, or NULL. */
+static const char *fresh_log(const char *name, const char *cap, char *uri, struct th *h,
+			     struct kvq *q)
+{
+	const char *f = path_of(name);
+	remove_log(f);
+	uri_for(uri, 512, f, cap);
+	return setup(h, q, uri) == 0 ? f : NULL;
+}
+
 static uint64_t file_size(const char *p)
 {
 	struct stat st;
@@ -256,6 +267,22 @@ static void flip_byte(const char *f, uint64_t at)
 	close(fd);
 }
 
+/* Stores keys "<prefix>%04u" for i in [from, to), value i of base + step * i bytes with
+ * pattern seed i; at[i] = where record i starts in the log. 0 or -1. */
+static int store_numbered(struct kvq *q, const char *f, const char *prefix, unsigned from,
+			  unsigned to, uint32_t base, uint32_t step, uint64_t *at)
+{
+	char key[16];
+	for (unsigned i = from; i < to; i++) {
+		at[i] = file_size(f);
+		snprintf(key, sizeof(key), "%.4s%04u", prefix, i);
+		pattern(q->val, base + step * i, i);
+		if (kvv_store(q, 0, key, 8, base + step * i, 0, 0) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * Damage in the middle of the log costs only the damaged records: the intact ones after them
  * are kept (fsync'd or not), the damage is reported in the capacity log and its bytes are
@@ -263,23 +290,16 @@ static void flip_byte(const char *f, uint64_t at)
  */
 static void test_corrupt_middle(void)
 {
-	const char *f = path_of("middle.kv");
-	remove_log(f);
 	char uri[512];
-	uri_for(uri, sizeof(uri), f, "16M");
 	struct th h;
 	struct kvq q;
-	REQUIRE(setup(&h, &q, uri) == 0);
+	const char *f = fresh_log("middle.kv", "16M", uri, &h, &q);
+	REQUIRE(f != NULL);
 	char key[16];
-	uint64_t at[20];
-	for (unsigned i = 0; i < 20; i++) {
-		at[i] = file_size(f);
-		snprintf(key, sizeof(key), "midl%04u", i);
-		pattern(q.val, 100 + i, i);
-		REQUIRE(kvv_store(&q, 0, key, 8, 100 + i, 0, 0) == 0);
-		if (i == 10)
-			CHECK_EQ(kvs_cmd(&q, NVME_KV_FLUSH, 1, "", 0, 0, 0), 0);
-	}
+	uint64_t at[21];
+	REQUIRE(store_numbered(&q, f, "midl", 0, 11, 100, 1, at) == 0);
+	CHECK_EQ(kvs_cmd(&q, NVME_KV_FLUSH, 1, "", 0, 0, 0), 0); /* the first 11 fsync'd */
+	REQUIRE(store_numbered(&q, f, "midl", 11, 20, 100, 1, at) == 0);
 	th_close(&h);
 	flip_byte(f, at[5] + 10);        /* record 5: its header's sequence number */
 	flip_byte(f, at[12] + 24 + 8 + 50); /* record 12: a value byte */
@@ -328,21 +348,13 @@ static void test_corrupt_middle(void)
 /* Damage that cannot be copied aside stays in the log, skipped, and is reported again. */
 static void test_damage_kept_when_not_copied(void)
 {
-	const char *f = path_of("kept.kv");
-	remove_log(f);
 	char uri[512];
-	uri_for(uri, sizeof(uri), f, "16M");
 	struct th h;
 	struct kvq q;
-	REQUIRE(setup(&h, &q, uri) == 0);
+	const char *f = fresh_log("kept.kv", "16M", uri, &h, &q);
+	REQUIRE(f != NULL);
 	uint64_t at[4];
-	char key[16];
-	for (unsigned i = 0; i < 4; i++) {
-		at[i] = file_size(f);
-		snprintf(key, sizeof(key), "kept%04u", i);
-		pattern(q.val, 64, i);
-		REQUIRE(kvv_store(&q, 0, key, 8, 64, 0, 0) == 0);
-	}
+	REQUIRE(store_numbered(&q, f, "kept", 0, 4, 64, 0, at) == 0);
 	th_close(&h);
 	flip_byte(f, at[1] + 30);
 	uint64_t size = file_size(f);
@@ -386,13 +398,11 @@ static void write_cache_off(struct th *h)
  * come back at the next open: cut off, or (when cutting fails too) turned void. */
 static void test_failed_sync_not_back(void)
 {
-	const char *f = path_of("nosync.kv");
-	remove_log(f);
 	char uri[512];
-	uri_for(uri, sizeof(uri), f, "16M");
 	struct th h;
 	struct kvq q;
-	REQUIRE(setup(&h, &q, uri) == 0);
+	const char *f = fresh_log("nosync.kv", "16M", uri, &h, &q);
+	REQUIRE(f != NULL);
 	write_cache_off(&h);
 	pattern(q.val, 200, 1);
 	REQUIRE(kvv_store(&q, 0, "keep0001", 8, 200, 0, 0) == 0);
@@ -433,13 +443,11 @@ static void test_failed_sync_not_back(void)
  * that returned the keys completes: the read syncs them. */
 static void test_iter_deletes_durable(void)
 {
-	const char *f = path_of("iterdel.kv");
-	remove_log(f);
 	char uri[512];
-	uri_for(uri, sizeof(uri), f, "16M");
 	struct th h;
 	struct kvq q;
-	REQUIRE(setup(&h, &q, uri) == 0);
+	const char *f = fresh_log("iterdel.kv", "16M", uri, &h, &q);
+	REQUIRE(f != NULL);
 	char key[16];
 	for (unsigned i = 0; i < 50; i++) {
 		snprintf(key, sizeof(key), "idel%04u", i);

@@ -153,7 +153,6 @@ static void file_destroy(struct emu_ns_backend *be)
 }
 
 static const struct emu_ns_backend_ops file_ops = {
-	.moves_data = true,
 	.read = file_read,
 	.write = file_write,
 	.compare = file_compare,

@@ -121,7 +121,6 @@ static void mem_destroy(struct emu_ns_backend *be)
 }
 
 static const struct emu_ns_backend_ops mem_ops = {
-	.moves_data = true,
 	.read = mem_read,
 	.write = mem_write,
 	.compare = mem_compare,

@@ -5,11 +5,27 @@
 #include <errno.h>
 #include <pthread.h>
 
-uint64_t mono_ns(void)
+static uint64_t clock_ns(clockid_t clk)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (clock_gettime(clk, &ts) != 0)
+		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+uint64_t process_cpu_ns(void)
+{
+	return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 #if defined(__x86_64__)

@@ -33,5 +33,10 @@ static inline double tsc_to_ns(uint64_t ticks)
 }
 /* Wall-clock monotonic nanoseconds (for run durations). */
 uint64_t mono_ns(void);
+/* CPU time in nanoseconds (user + system) of the calling thread, and of the whole process
+ * (every thread, an emulated device's engine threads included): what "CPU per I/O" figures
+ * are made of. A system call each (~100 ns): for the ends of a run, not per I/O. */
+uint64_t thread_cpu_ns(void);
+uint64_t process_cpu_ns(void);
 
 #endif

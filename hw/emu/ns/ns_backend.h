@@ -45,6 +45,9 @@ struct emu_ns_backend_ops {
 	int (*flush)(struct emu_ns_backend *be);
 	/* Makes the whole capacity read as zeroes (Format NVM). */
 	int (*erase)(struct emu_ns_backend *be);
+	/* Bytes ever written and not deallocated since (Identify Namespace NUSE); NULL: the
+	 * backend does not track it and reports its whole capacity as allocated. */
+	uint64_t (*used)(struct emu_ns_backend *be);
 	void (*destroy)(struct emu_ns_backend *be);
 };
 

@@ -2,7 +2,8 @@
 /*
  * File-backed KV namespaces: persistence across device re-creation, torn and corrupt tails
  * cut at open, compaction (every live key kept, the file shrinks), Format NVM, exclusive
- * use of the file, and processes killed with SIGKILL at random points while storing.
+ * use of the file, processes killed with SIGKILL at random points while storing, and what a
+ * power loss would keep (the durability spy: Flush and a disabled write cache sync the log).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 
 #include "hw/emu/ns/kv_crc.h"
 #include "kv_host.h"
+#include "tests/unit/durability_spy.h"
 #include "tests/unit/test_util.h"
 
 static char dir[] = "/tmp/unvme-kv-test-XXXXXX";
@@ -531,7 +533,44 @@ static void test_sigkill_rounds(void)
 	unlink(tmp);
 }
 
+/* Reopening reads the log back from the page cache whether or not it was synced: the spy
+ * tells what a power loss right after each acknowledgement would lose. */
+static void test_power_loss_keeps_flushed_and_uncached_writes(void)
+{
+	const char *f = path_of("power.kv");
+	unlink(f);
+	char uri[512];
+	uri_for(uri, sizeof(uri), f, "16M");
+	struct th h;
+	struct kvq q;
+	durability_spy_reset();
+	REQUIRE(setup(&h, &q, uri) == 0);
+	CHECK(durability_spy_durable(f)); /* a new log's header is synced */
+
+	/* write cache on: stores complete once written to the file, Flush makes them stay */
+	pattern(q.val, 1000, 1);
+	CHECK_EQ(kvv_store(&q, 0, "power-a", 7, 1000, 0, 0), 0);
+	CHECK_EQ(kvv_delete(&q, 0, "power-a", 7), 0);
+	CHECK(durability_spy_file(f).unsynced_bytes > 1000);
+	CHECK_EQ(kvs_cmd(&q, NVME_KV_FLUSH, 1, "", 0, 0, 0), 0);
+	CHECK(durability_spy_durable(f));
+
+	/* write cache off: every store and delete is durable when it completes */
+	struct nvme_sqe wc = { .opc = NVME_ADM_SET_FEATURES, .cdw10 = NVME_FEAT_VOLATILE_WC,
+			       .cdw11 = 0 };
+	REQUIRE(th_admin(&h, &wc, NULL) == 0);
+	CHECK_EQ(kvv_store(&q, 0, "power-b", 7, 1000, 0, 0), 0);
+	CHECK(durability_spy_durable(f));
+	CHECK_EQ(kvv_delete(&q, 0, "power-b", 7), 0);
+	CHECK(durability_spy_durable(f));
+	CHECK_EQ(kvs_cmd(&q, NVME_KV_STORE, 1, "power-c", 7, 1000, 0), 0);
+	CHECK(durability_spy_durable(f));
+	durability_spy_disarm();
+	th_close(&h);
+	unlink(f);
+}
+
 TEST_MAIN(TEST(test_crc32c), TEST(test_persistence), TEST(test_torn_tail), TEST(test_corrupt_tail),
 	  TEST(test_corrupt_middle),
 	  TEST(test_not_a_kv_file), TEST(test_compaction), TEST(test_format_persists),
-	  TEST(test_sigkill_rounds))
+	  TEST(test_sigkill_rounds), TEST(test_power_loss_keeps_flushed_and_uncached_writes))

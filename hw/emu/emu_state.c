@@ -235,26 +235,6 @@ static int write_all(int fd, const char *s, size_t n)
 	return 0;
 }
 
-/* A rename is durable once the directory holding the name is synced too. */
-static int sync_parent_dir(const char *path)
-{
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	int rc = fsync(dfd) != 0 ? -errno : 0;
-	close(dfd);
-	return rc;
-}
-
 static void add_u64(json_object *o, const char *key, uint64_t v)
 {
 	json_object_object_add(o, key, json_object_new_uint64(v));
@@ -327,8 +307,8 @@ int emu_state_save(const char *path, const struct emu_nvstate *st)
 			rc = -errno;
 		if (rc)
 			unlink(tmp);
-		else
-			rc = sync_parent_dir(path);
+		else /* a rename is durable once the directory holding the name is synced too */
+			rc = emu_sync_parent_dir(path);
 	}
 	json_object_put(root);
 	return rc;

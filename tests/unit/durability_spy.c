@@ -176,32 +176,29 @@ void durability_spy_disarm(void)
 	atomic_store(&armed, false);
 }
 
-struct durability_state durability_spy_file(const char *path)
+/* A copy of what is known about the file st describes (zeroes for one never seen). */
+static struct entry lookup(const struct stat *st)
 {
-	struct durability_state out = { 0 };
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return out;
+	struct entry out = { 0 };
 	pthread_mutex_lock(&lock);
 	for (unsigned i = 0; i < nfiles; i++)
-		if (files[i].dev == st.st_dev && files[i].ino == st.st_ino)
-			out = files[i].st;
+		if (files[i].dev == st->st_dev && files[i].ino == st->st_ino)
+			out = files[i];
 	pthread_mutex_unlock(&lock);
 	return out;
+}
+
+struct durability_state durability_spy_file(const char *path)
+{
+	struct stat st;
+	struct durability_state none = { 0 };
+	return stat(path, &st) == 0 ? lookup(&st).st : none;
 }
 
 unsigned durability_spy_unsynced_names(const char *path)
 {
 	struct stat st;
-	unsigned n = 0;
-	if (stat_dir_of(path, &st) != 0)
-		return 0;
-	pthread_mutex_lock(&lock);
-	for (unsigned i = 0; i < nfiles; i++)
-		if (files[i].dev == st.st_dev && files[i].ino == st.st_ino)
-			n = files[i].unsynced_names;
-	pthread_mutex_unlock(&lock);
-	return n;
+	return stat_dir_of(path, &st) == 0 ? lookup(&st).unsynced_names : 0;
 }
 
 bool durability_spy_durable(const char *path)
@@ -218,104 +215,43 @@ bool durability_spy_durable(const char *path)
 
 /* ---- the interposed calls ---- */
 
-ssize_t write(int fd, const void *buf, size_t n)
-{
-	NEXT(write);
-	ssize_t r = real_write(fd, buf, n);
-	if (r > 0)
-		note(fd, DATA, (uint64_t)r, false);
-	return r;
-}
+/* A call that writes data (durable: it carried its own sync) or changes the file's size. */
+#define DATA_CALL(ret, name, params, args, durable)                                     \
+	ret name params                                                                 \
+	{                                                                               \
+		NEXT(name);                                                             \
+		ret r = real_##name args;                                               \
+		if (r > 0)                                                              \
+			note(fd, DATA, (uint64_t)r, durable);                           \
+		return r;                                                               \
+	}
+#define META_CALL(name, params, args)                                                   \
+	int name params                                                                 \
+	{                                                                               \
+		NEXT(name);                                                             \
+		int r = real_##name args;                                               \
+		if (r == 0)                                                             \
+			note(fd, META, 0, false);                                       \
+		return r;                                                               \
+	}
+#define DSYNC(flags) (((flags) & (RWF_DSYNC | RWF_SYNC)) != 0)
 
-ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
-{
-	NEXT(pwrite);
-	ssize_t r = real_pwrite(fd, buf, n, off);
-	if (r > 0)
-		note(fd, DATA, (uint64_t)r, false);
-	return r;
-}
-
-ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
-{
-	NEXT(pwrite64);
-	ssize_t r = real_pwrite64(fd, buf, n, off);
-	if (r > 0)
-		note(fd, DATA, (uint64_t)r, false);
-	return r;
-}
-
-ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
-{
-	NEXT(pwritev);
-	ssize_t r = real_pwritev(fd, iov, cnt, off);
-	if (r > 0)
-		note(fd, DATA, (uint64_t)r, false);
-	return r;
-}
-
-ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
-{
-	NEXT(pwritev64);
-	ssize_t r = real_pwritev64(fd, iov, cnt, off);
-	if (r > 0)
-		note(fd, DATA, (uint64_t)r, false);
-	return r;
-}
-
-ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
-{
-	NEXT(pwritev2);
-	ssize_t r = real_pwritev2(fd, iov, cnt, off, flags);
-	if (r > 0)
-		note(fd, DATA, (uint64_t)r, (flags & (RWF_DSYNC | RWF_SYNC)) != 0);
-	return r;
-}
-
-ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
-{
-	NEXT(pwritev64v2);
-	ssize_t r = real_pwritev64v2(fd, iov, cnt, off, flags);
-	if (r > 0)
-		note(fd, DATA, (uint64_t)r, (flags & (RWF_DSYNC | RWF_SYNC)) != 0);
-	return r;
-}
-
-int fallocate(int fd, int mode, off_t off, off_t len)
-{
-	NEXT(fallocate);
-	int r = real_fallocate(fd, mode, off, len);
-	if (r == 0)
-		note(fd, META, 0, false);
-	return r;
-}
-
-int fallocate64(int fd, int mode, off64_t off, off64_t len)
-{
-	NEXT(fallocate64);
-	int r = real_fallocate64(fd, mode, off, len);
-	if (r == 0)
-		note(fd, META, 0, false);
-	return r;
-}
-
-int ftruncate(int fd, off_t len)
-{
-	NEXT(ftruncate);
-	int r = real_ftruncate(fd, len);
-	if (r == 0)
-		note(fd, META, 0, false);
-	return r;
-}
-
-int ftruncate64(int fd, off64_t len)
-{
-	NEXT(ftruncate64);
-	int r = real_ftruncate64(fd, len);
-	if (r == 0)
-		note(fd, META, 0, false);
-	return r;
-}
+DATA_CALL(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n), false)
+DATA_CALL(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), false)
+DATA_CALL(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off),
+	  false)
+DATA_CALL(ssize_t, pwritev, (int fd, const struct iovec *iov, int cnt, off_t off),
+	  (fd, iov, cnt, off), false)
+DATA_CALL(ssize_t, pwritev64, (int fd, const struct iovec *iov, int cnt, off64_t off),
+	  (fd, iov, cnt, off), false)
+DATA_CALL(ssize_t, pwritev2, (int fd, const struct iovec *iov, int cnt, off_t off, int flags),
+	  (fd, iov, cnt, off, flags), DSYNC(flags))
+DATA_CALL(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int cnt, off64_t off, int flags),
+	  (fd, iov, cnt, off, flags), DSYNC(flags))
+META_CALL(fallocate, (int fd, int mode, off_t off, off_t len), (fd, mode, off, len))
+META_CALL(fallocate64, (int fd, int mode, off64_t off, off64_t len), (fd, mode, off, len))
+META_CALL(ftruncate, (int fd, off_t len), (fd, len))
+META_CALL(ftruncate64, (int fd, off64_t len), (fd, len))
 
 int fsync(int fd)
 {

@@ -56,7 +56,7 @@ bench-qemu: build
 demo: build
 	BUILD=$(BUILD) scripts/demo.sh
 
-# Every figure next to its baseline of the same run (docs/performance.md), ~25 minutes;
+# Every figure next to its baseline of the same run (docs/performance.md), 15-20 minutes;
 # BENCH_QUICK=1 for a short run whose figures are not worth reading.
 bench: build
 	BUILD=$(BUILD) python3 scripts/bench.py

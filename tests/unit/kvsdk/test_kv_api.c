@@ -330,8 +330,7 @@ static void test_lba_delete_length_in_bytes_sync_and_async(void)
 	check_delete_len(h, false);
 	check_delete_len(h, true); /* all-sync device: the callback runs before the call returns */
 	CHECK_EQ(kv_sdk_finalize(), KV_SUCCESS);
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return;
+	NEED_CPUS(2);
 	h = kv_test_init(LBA_DEV, "lba", ", \"core_mask\": 1, \"sync_mask\": 0, \"cq_thread_mask\": 2",
 			 NULL);
 	REQUIRE(h != 0);
@@ -342,8 +341,7 @@ static void test_lba_delete_length_in_bytes_sync_and_async(void)
 
 static void test_topology_queries(void)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return;
+	NEED_CPUS(2);
 	uint64_t h = kv_test_init(LBA_DEV, "lba",
 				  ", \"core_mask\": 1, \"sync_mask\": 0, \"cq_thread_mask\": \"0x2\","
 				  " \"queue_depth\": 8", NULL);
@@ -375,8 +373,7 @@ static void test_topology_queries(void)
 /* kv_get_device_handles lists every device, also those whose core_mask lacks core 0. */
 static void test_device_handles_lists_all_devices(void)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return;
+	NEED_CPUS(2);
 	const char *path = kv_test_write_config(1,
 		"{ \"ssd_type\": \"lba\", \"slab_size\": 64, \"slab_alloc_policy\": \"posix\",\n"
 		"  \"device_description\": [\n"

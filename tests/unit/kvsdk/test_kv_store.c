@@ -300,8 +300,7 @@ static void iter_cb(kv_iterate *it, unsigned int result, unsigned int status)
 /* The async read reports the same bytes as the sync one (the original decoded DW0 differently). */
 static void test_iterate_read_async_matches_sync(void)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return;
+	NEED_CPUS(2);
 	uint64_t h = kv_test_init(KV_DEV, "kv",
 				  ", \"core_mask\": 1, \"sync_mask\": 0, \"cq_thread_mask\": 2", NULL);
 	REQUIRE(h != 0);
@@ -411,8 +410,7 @@ static void pair_cb(kv_pair *kv, unsigned int result, unsigned int status)
 
 static void test_async_kv_round_trip(void)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return;
+	NEED_CPUS(2);
 	uint64_t h = kv_test_init(KV_DEV, "kv",
 				  ", \"core_mask\": 1, \"sync_mask\": 0, \"cq_thread_mask\": 2,"
 				  " \"queue_depth\": 16", NULL);

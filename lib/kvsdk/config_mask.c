@@ -92,12 +92,12 @@ static int check_cpus(struct kv_config *cfg, int i, int ncpu)
 	char subs[320] = "", cqs[320] = "";
 	if (sub) {
 		cpu_list(sub, missing, sizeof(missing));
-		snprintf(subs, sizeof(subs), "the queues of cores %s exist but no thread runs there "
-			 "(threads use the queues of CPUs %s)", missing, have);
+		snprintf(subs, sizeof(subs), "queues are made for CPU %s but no thread runs there "
+			 "(threads use the queues of CPU %s)", missing, have);
 	}
 	if (cq) {
 		cpu_list(cq, missing, sizeof(missing));
-		snprintf(cqs, sizeof(cqs), "%sthe completion thread of core %s runs unpinned",
+		snprintf(cqs, sizeof(cqs), "%sthe completion thread for CPU %s runs unpinned",
 			 sub ? "; " : "", missing);
 	}
 	kv_config_warn("%s: device_description[%d]: core_mask 0x%llx / cq_thread_mask 0x%llx name CPUs this "

@@ -112,17 +112,27 @@ static void wait_cb(int n)
 		sched_yield();
 }
 
-static uint64_t compat_init(const char *devs, int sync)
+/* The samples' struct init: zeroed, one dev_id (aliased through $UNVME_DEVICES), masks.
+ * Returns the device handle, 0 when init fails; *out (may be NULL) gets the struct back. */
+static uint64_t struct_init(const char *devs, const char *addr, int ssd_type, uint64_t core,
+			    uint64_t sync, uint64_t cq, kv_sdk *out)
 {
 	alias(devs);
 	kv_sdk sdk_opt = { 0, };
-	sprintf(sdk_opt.dev_id[0], "0000:02:00.0");
-	sdk_opt.dd_options[0].core_mask = 0x1;
-	sdk_opt.dd_options[0].sync_mask = sync ? 0x1 : 0x0;
-	sdk_opt.dd_options[0].cq_thread_mask = 0x2;
-	if (kv_sdk_init(KV_SDK_INIT_FROM_STR, &sdk_opt) != KV_SUCCESS)
-		return 0;
-	return sdk_opt.dev_handle[0];
+	sprintf(sdk_opt.dev_id[0], "%s", addr);
+	sdk_opt.ssd_type = ssd_type;
+	sdk_opt.dd_options[0].core_mask = core;
+	sdk_opt.dd_options[0].sync_mask = sync;
+	sdk_opt.dd_options[0].cq_thread_mask = cq;
+	int rc = kv_sdk_init(KV_SDK_INIT_FROM_STR, &sdk_opt);
+	if (out)
+		*out = sdk_opt;
+	return rc == KV_SUCCESS ? sdk_opt.dev_handle[0] : 0;
+}
+
+static uint64_t compat_init(const char *devs, int sync)
+{
+	return struct_init(devs, "0000:02:00.0", KV_TYPE_SSD, 0x1, sync ? 0x1 : 0x0, 0x2, NULL);
 }
 
 static void test_callback_status_and_result(void)
@@ -358,14 +368,9 @@ static void test_iterate_async_idiom(void)
 /* ---- F: used size in LBA mode is bytes in use ---- */
 static void test_lba_used_size_is_bytes(void)
 {
-	alias("0000:0a:00.0=emu://compat-f?ns=mem:64M");
-	kv_sdk sdk_opt = { 0, };
-	sprintf(sdk_opt.dev_id[0], "0000:0a:00.0");
-	sdk_opt.ssd_type = LBA_TYPE_SSD;
-	sdk_opt.dd_options[0].core_mask = 1;
-	sdk_opt.dd_options[0].sync_mask = 1;
-	REQUIRE(kv_sdk_init(KV_SDK_INIT_FROM_STR, &sdk_opt) == KV_SUCCESS);
-	uint64_t h = sdk_opt.dev_handle[0];
+	uint64_t h = struct_init("0000:0a:00.0=emu://compat-f?ns=mem:64M", "0000:0a:00.0",
+				 LBA_TYPE_SSD, 1, 1, 0, NULL);
+	REQUIRE(h != 0);
 	uint64_t used = kv_get_used_size(h);
 	CHECK(used != KV_ERR_INVALID_VALUE);
 	CHECK(used <= kv_get_total_size(h));
@@ -448,23 +453,14 @@ static void test_configs_the_original_accepted(void)
 	kv_free(blk);
 	CHECK_EQ(kv_sdk_finalize(), KV_SUCCESS);
 	/* masks naming CPUs beyond this machine (test_iterate_async's 0xF / 0x10): run */
-	alias("0000:02:00.0=emu://compat-g3?ns=kv:64M");
-	kv_sdk sdk_opt = { 0, };
-	sprintf(sdk_opt.dev_id[0], "0000:02:00.0");
-	sdk_opt.dd_options[0].core_mask = 0xF;
-	sdk_opt.dd_options[0].sync_mask = 0x0;
-	sdk_opt.dd_options[0].cq_thread_mask = 0x10;
-	sdk_opt.dd_options[0].queue_depth = 128;
-	REQUIRE(kv_sdk_init(KV_SDK_INIT_FROM_STR, &sdk_opt) == KV_SUCCESS);
-	run_async_round(sdk_opt.dev_handle[0], 500);
+	const char *kvdev = "0000:02:00.0=emu://compat-g3?ns=kv:64M";
+	uint64_t h3 = struct_init(kvdev, "0000:02:00.0", KV_TYPE_SSD, 0xF, 0x0, 0x10, NULL);
+	REQUIRE(h3 != 0);
+	run_async_round(h3, 500);
 	CHECK_EQ(kv_sdk_finalize(), KV_SUCCESS);
 	/* all sync with a completion core this machine lacks (cumulative_iterate's 0x80) */
-	memset(&sdk_opt, 0, sizeof(sdk_opt));
-	sprintf(sdk_opt.dev_id[0], "0000:02:00.0");
-	sdk_opt.dd_options[0].core_mask = 0x3;
-	sdk_opt.dd_options[0].sync_mask = 0x3;
-	sdk_opt.dd_options[0].cq_thread_mask = 0x80;
-	REQUIRE(kv_sdk_init(KV_SDK_INIT_FROM_STR, &sdk_opt) == KV_SUCCESS);
+	kv_sdk sdk_opt;
+	REQUIRE(struct_init(kvdev, "0000:02:00.0", KV_TYPE_SSD, 0x3, 0x3, 0x80, &sdk_opt) != 0);
 	CHECK_EQ(sdk_opt.dd_options[0].cq_thread_mask, 0);
 	CHECK_EQ(kv_sdk_finalize(), KV_SUCCESS);
 	unsetenv("UNVME_DEVICES");
@@ -473,17 +469,13 @@ static void test_configs_the_original_accepted(void)
 /* ---- 22.3: a device without KV iterators is not a KV result ---- */
 static void test_iterator_info_on_a_device_without_kv(void)
 {
-	alias("0000:02:00.0=emu://compat-h?ns=mem:64M");
-	kv_sdk sdk_opt = { 0, };
-	sprintf(sdk_opt.dev_id[0], "0000:02:00.0");
-	sdk_opt.dd_options[0].core_mask = 1;
-	sdk_opt.dd_options[0].sync_mask = 1;
-	REQUIRE(kv_sdk_init(KV_SDK_INIT_FROM_STR, &sdk_opt) == KV_SUCCESS);
+	uint64_t h = struct_init("0000:02:00.0=emu://compat-h?ns=mem:64M", "0000:02:00.0",
+				 KV_TYPE_SSD, 1, 1, 0, NULL);
+	REQUIRE(h != 0);
 	kv_iterate_handle_info info[KV_MAX_ITERATE_HANDLE];
 	/* Get Log Page D0h fails with Invalid Log Page (SCT 1h SC 09h): not 0x09 as a kv_result
 	 * (KV_ERR_MISALIGNED_VALUE_OFFSET) */
-	CHECK_EQ(kv_iterate_info(sdk_opt.dev_handle[0], info, KV_MAX_ITERATE_HANDLE),
-		 KV_ERR_DD_UNSUPPORTED_CMD);
+	CHECK_EQ(kv_iterate_info(h, info, KV_MAX_ITERATE_HANDLE), KV_ERR_DD_UNSUPPORTED_CMD);
 	CHECK_EQ(kv_sdk_finalize(), KV_SUCCESS);
 	unsetenv("UNVME_DEVICES");
 }

@@ -299,7 +299,7 @@ static const struct opt_def kv_open_it_opts[] = {
 
 static const struct opt_def kv_read_it_opts[] = {
 	OPT("id", 'i', OPT_U8, kv_it_id, "HANDLE", "iterator handle from kv-open-it (required)"),
-	OPT("value-size", 's', OPT_SIZE, kv_value_size, "BYTES", "buffer size (default 32768)"),
+	OPT("value-size", 's', OPT_SIZE, kv_value_size, "BYTES", "bytes of the 32 KiB chunk to write and show (default all)"),
 	OPT("value", 'v', OPT_STR, kv_value_file, "FILE", "write the raw buffer to FILE"),
 	OPT_OUTPUT_FORMAT,
 	OPT_END,

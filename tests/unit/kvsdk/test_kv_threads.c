@@ -33,10 +33,12 @@ struct worker {
 	uint8_t val[PER_THREAD][512];
 };
 
+/* status: the kv_result; the full NVMe status is readable during the callback */
 static void worker_cb(kv_pair *kv, unsigned int result, unsigned int status)
 {
+	(void)result;
 	struct worker *w = kv->param.private_data;
-	if (result != KV_SUCCESS || status != 0)
+	if (status != KV_SUCCESS || kv_async_nvme_status() != 0)
 		atomic_fetch_add(&w->bad, 1);
 	atomic_fetch_add(&w->done, 1);
 }
@@ -296,8 +298,8 @@ static atomic_int nested_calls, nested_sync_rc, nested_fin_rc, chain_left;
 static uint64_t nested_h;
 static void chained_cb(kv_pair *kv, unsigned int result, unsigned int status)
 {
-	(void)status;
-	if (result != KV_SUCCESS)
+	(void)result;
+	if (status != KV_SUCCESS)
 		return;
 	atomic_fetch_add(&nested_calls, 1);
 	if (atomic_fetch_sub(&chain_left, 1) == 10) {
@@ -480,8 +482,8 @@ static atomic_int fatal_calls, fatal_result;
 static void fatal_cb(kv_pair *kv, unsigned int result, unsigned int status)
 {
 	(void)kv;
-	(void)status;
-	atomic_store(&fatal_result, (int)result);
+	(void)result;
+	atomic_store(&fatal_result, (int)status);
 	atomic_fetch_add(&fatal_calls, 1);
 }
 

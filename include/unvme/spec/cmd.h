@@ -193,5 +193,8 @@ enum nvme_emu_fault {
 	NVME_EMU_FAULT_FATAL       = 1, /* set CSTS.CFS now; the controller stops processing until reset */
 	NVME_EMU_FAULT_DROP        = 2, /* the next CDW11 I/O commands are fetched but never completed */
 	NVME_EMU_FAULT_MEDIA_ERROR = 3, /* the next CDW11 reads/writes fail with a media error */
+	NVME_EMU_FAULT_ZONE_READ_ONLY = 4, /* zoned namespace NSID: the zone holding LBA CDW12/13
+					    * becomes Read Only (worn media), a Zone Descriptor
+					    * Changed event follows */
 };
 #endif

@@ -88,6 +88,7 @@ struct unvme_ns {
 	uint32_t lba_shift;
 	uint64_t nlbas;
 	struct nvme_id_ns id;
+	struct unvme_zns_info zns; /* zoned namespaces (csi 2) only */
 };
 
 struct unvme_ctrlr {
@@ -159,6 +160,9 @@ void ctrlr_recover_fatal(struct unvme_ctrlr *c);
  * created again on the device. 0; -EAGAIN while a reset is under way; -EIO when the
  * controller stays failed. Only by a thread that may touch both sides of the queue. */
 int qpair_rebuild(struct unvme_qpair *qp);
+
+/* zns.c: reads the ZNS Identify data of a zoned namespace into ns->zns */
+int zns_ns_fill(struct unvme_ctrlr *c, struct unvme_ns *ns);
 
 /* ns.c */
 int ns_scan(struct unvme_ctrlr *c);

@@ -148,3 +148,19 @@ def test_changed_zone_list(unvme):
     assert lists[2]["zid_list"] == []
     offline = [d for d in docs if "zone_list" in d][0]
     assert offline["nr_zones"] == 1 and offline["zone_list"][0]["slba"] == 256
+
+
+def test_perf_zone_workloads(unvme):
+    dev = "emu://pz?ns=zns,zone=256K,cap=192K,open=8,active=8:16M:4096"
+    doc = unvme.ok("perf", dev, "-w", "zone-write", "-q", 4, "-t", 1, "-o", "json").json()
+    assert doc["total"]["ios"] > 0 and doc["total"]["errors"] == 0, doc
+    doc = unvme.ok("perf", dev, "-w", "zone-append", "-q", 16, "-t", 1, "-c", "0,1",
+                   "-o", "json").json()
+    assert doc["total"]["ios"] > 0 and doc["total"]["errors"] == 0, doc
+    # more zones open at once than the namespace allows, a namespace without zones
+    r = unvme.run("perf", dev, "-w", "zone-write", "-q", 9, "-t", 1)
+    assert r.rc == 2 and "allows 8" in r.err, r
+    r = unvme.run("perf", "emu://pm?ns=mem:16M", "-w", "zone-append", "-t", 1)
+    assert r.rc == 2 and "not zoned" in r.err, r
+    r = unvme.run("perf", dev, "-w", "zone-append", "-t", 1, "--verify")
+    assert r.rc == 2, r

@@ -222,7 +222,8 @@ static const struct opt_def perf_opts[] = {
 	OPT("namespace-id", 'n', OPT_STR, nsid_list, "NSIDS",
 	    "namespaces, e.g. 1 or 1,2 (default: all active namespaces)"),
 	OPT_DEF("workload", 'w', OPT_STR, workload, "PATTERN",
-		"randread, randwrite, read, write or randrw", "randread"),
+		"randread, randwrite, read, write, randrw; on a zoned namespace zone-write "
+		"(sequential per zone) or zone-append", "randread"),
 	OPT_DEF("rwmixread", 'M', OPT_U32, mix, "PCT", "percentage of reads for randrw", "50"),
 	OPT_DEF("block-size", 'b', OPT_SIZE, block_size, "BYTES", "I/O size", "4k"),
 	OPT_DEF("queue-depth", 'q', OPT_U32, qd, "QD",
@@ -378,6 +379,10 @@ static const char perf_details[] =
 	"the device's selected namespaces. Latency percentiles come from a log-linear histogram\n"
 	"(within 1.6%). \"ns per I/O of CPU\" is threads x elapsed / I/Os: the CPU time the\n"
 	"driver, the emulated device (inline mode) and the tool spend per I/O.\n"
+	"Zoned namespaces: zone-write keeps one write in flight per zone, each I/O slot writing\n"
+	"its own zones at their write pointers (queue depth = zones written at once);\n"
+	"zone-append streams Zone Appends into one zone per thread at the full queue depth and\n"
+	"checks each LBA the device returns. Full zones are reset and written again.\n"
 	"Example: unvme perf 'emu://perf?ns=null:1T:512' -w randread -b 512 -q 128 -t 3\n";
 
 static const char io_details[] =

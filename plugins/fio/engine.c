@@ -34,19 +34,6 @@
 
 struct ufio_thread;
 
-/* One device of one job: fio_file->engine_data. */
-struct ufio_file {
-	struct ufio_dev *dev;
-	struct unvme_ns *ns;
-	struct unvme_qpair *qp;
-	struct ufio_thread *t;
-	uint32_t outstanding;
-	uint32_t lba_shift;
-	uint64_t capacity;
-	enum ufio_kind kind;
-	bool pending; /* queued commands not yet rung */
-};
-
 /* One io_u: io_u->engine_data. */
 struct ufio_iou {
 	struct io_u *io_u;
@@ -298,6 +285,7 @@ static void put_files(struct thread_data *td)
 			continue;
 		if (uf->qp)
 			unvme_qpair_destroy(uf->qp);
+		ufio_zones_release(uf);
 		ufio_dev_put(uf->dev);
 		free(uf);
 		f->engine_data = NULL;
@@ -507,6 +495,10 @@ __attribute__((visibility("default"))) struct ioengine_ops ioengine = {
 	.iomem_free = ufio_iomem_free,
 	.io_u_init = ufio_io_u_init,
 	.io_u_free = ufio_io_u_free,
+	.get_zoned_model = ufio_zoned_model,
+	.report_zones = ufio_report_zones,
+	.reset_wp = ufio_reset_wp,
+	.get_max_open_zones = ufio_max_open_zones,
 	.option_struct_size = sizeof(struct ufio_opts),
 	.options = ufio_options,
 };

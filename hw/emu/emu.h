@@ -29,7 +29,9 @@ enum emu_ns_kind {
 	EMU_NS_NULL,  /* moves no data: reads leave the buffer untouched, writes are dropped */
 	EMU_NS_KV,    /* key-value namespace (reserved for the KV command set) */
 	EMU_NS_ZNS,   /* zoned namespace (ZNS command set): memory, or a file when a path is given */
+	EMU_NS_EXT,   /* blocks in media the device's creator provides (emu_device_create_media) */
 };
+struct emu_media;
 
 /* Zone geometry and limits of a zoned namespace (ns=zns,...: see emu_params.c). */
 struct emu_zns_params {
@@ -46,6 +48,8 @@ struct emu_ns_params {
 	uint32_t lba_size;         /* 512 or 4096 */
 	char     path[PATH_MAX];   /* EMU_NS_FILE (and file-backed KV and ZNS) */
 	struct emu_zns_params zns; /* EMU_NS_ZNS */
+	bool     ext;              /* EMU_NS_EXT, or EMU_NS_KV with an external engine (kvext) */
+	const struct emu_media *media; /* for ext: set by emu_device_create_media */
 	uint8_t  nguid[16];        /* filled by the controller: unique per device and namespace */
 	uint8_t  eui64[8];
 };

@@ -126,8 +126,19 @@ static int parse_duration(const char *s, uint64_t *out_ns)
 	return 0;
 }
 
-static int parse_kind(const char *s, enum emu_ns_kind *k)
+static int parse_kind_ext(const char *s, enum emu_ns_kind *k, bool *ext)
 {
+	*ext = false;
+	if (!strcmp(s, "ext")) {
+		*k = EMU_NS_EXT;
+		*ext = true;
+		return 0;
+	}
+	if (!strcmp(s, "kvext")) {
+		*k = EMU_NS_KV;
+		*ext = true;
+		return 0;
+	}
 	if (!strcmp(s, "mem"))
 		*k = EMU_NS_MEM;
 	else if (!strcmp(s, "null"))
@@ -143,6 +154,12 @@ static int parse_kind(const char *s, enum emu_ns_kind *k)
 	return 0;
 }
 
+static int parse_kind(const char *s, enum emu_ns_kind *k)
+{
+	bool ext;
+	return parse_kind_ext(s, k, &ext) || ext ? -1 : 0;
+}
+
 static const char *kind_name(enum emu_ns_kind k)
 {
 	switch (k) {
@@ -151,6 +168,7 @@ static const char *kind_name(enum emu_ns_kind k)
 	case EMU_NS_FILE: return "file";
 	case EMU_NS_KV: return "kv";
 	case EMU_NS_ZNS: return "zns";
+	case EMU_NS_EXT: return "ext";
 	}
 	return "?";
 }
@@ -281,7 +299,7 @@ static int parse_ns_value(const struct parse_ctx *pc, const char *v, struct emu_
 	char *opts = strchr(fields[0], ',');
 	if (opts)
 		*opts++ = '\0';
-	if (parse_kind(fields[0], &ns->kind))
+	if (parse_kind_ext(fields[0], &ns->kind, &ns->ext))
 		return fail(pc, "ns=%s: namespace kind '%s' is not mem, null, file, kv or zns", v, fields[0]);
 	if (opts && ns->kind != EMU_NS_ZNS)
 		return fail(pc, "ns=%s: options after the kind are zone options, for zns only", v);

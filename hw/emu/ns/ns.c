@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hw/emu/emu.h"
+#include "hw/emu/emu_device.h"
 #include "hw/emu/ns/kv_ns.h"
 #include "hw/emu/ns/ns_backend.h"
 #include "hw/emu/ns/ns_internal.h"
@@ -55,11 +56,25 @@ static int open_backend(const struct emu_ns_params *p, struct emu_ns_backend **b
 			return -EINVAL;
 		}
 		return emu_ns_mem_open(p->size_bytes, be, err, errlen);
+	case EMU_NS_EXT:
+		return emu_ns_ext_open(p->size_bytes, p->media, be, err, errlen);
 	case EMU_NS_KV:
 		return -EINVAL; /* built by emu_ns_create without a block backend */
 	}
 	emu_ns_set_error(err, errlen, "unknown namespace kind %d", (int)p->kind);
 	return -EINVAL;
+}
+
+/* External media not handed on because creation failed first: closed here, as promised. */
+static int drop_media(const struct emu_ns_params *p, int rc)
+{
+	if (p->ext && p->media) {
+		if (p->media->ops)
+			p->media->ops->close(p->media->ctx);
+		else if (p->media->kv_ops)
+			p->media->kv_ops->close(p->media->ctx);
+	}
+	return rc;
 }
 
 int emu_ns_create(const struct emu_ns_params *p, uint32_t nsid, struct emu_ns **out, char *err,
@@ -70,12 +85,17 @@ int emu_ns_create(const struct emu_ns_params *p, uint32_t nsid, struct emu_ns **
 		return -EINVAL;
 	}
 	*out = NULL;
+	if (p->ext && (!p->media || (p->kind == EMU_NS_EXT ? !p->media->ops : !p->media->kv_ops))) {
+		emu_ns_set_error(err, errlen, "namespace %u: an ext or kvext namespace needs media from the "
+				 "program that creates the device", nsid);
+		return -EINVAL;
+	}
 	/* A key-value namespace has no blocks: its engine replaces the backend. */
 	if (p->kind == EMU_NS_KV) {
 		struct emu_ns *ns = calloc(1, sizeof(*ns));
 		if (!ns) {
 			emu_ns_set_error(err, errlen, "out of memory");
-			return -ENOMEM;
+			return drop_media(p, -ENOMEM);
 		}
 		int r = emu_kv_create(p, &ns->kv, err, errlen);
 		if (r) {
@@ -98,7 +118,7 @@ int emu_ns_create(const struct emu_ns_params *p, uint32_t nsid, struct emu_ns **
 	else {
 		emu_ns_set_error(err, errlen, "LBA size %u is not supported (use 512 or 4096)",
 				 p->lba_size);
-		return -EINVAL;
+		return drop_media(p, -EINVAL);
 	}
 	/* nsid is the controller's business (it routes commands); nothing here depends on it. */
 	(void)nsid;
@@ -106,7 +126,7 @@ int emu_ns_create(const struct emu_ns_params *p, uint32_t nsid, struct emu_ns **
 	struct emu_ns *ns = calloc(1, sizeof(*ns));
 	if (!ns) {
 		emu_ns_set_error(err, errlen, "out of memory");
-		return -ENOMEM;
+		return drop_media(p, -ENOMEM);
 	}
 	int r = open_backend(p, &ns->be, err, errlen);
 	if (r) {

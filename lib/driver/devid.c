@@ -71,6 +71,11 @@ bool unvme_addr_is_emu(const char *addr)
 	return strncmp(addr, "emu://", 6) == 0;
 }
 
+bool unvme_addr_is_target(const char *addr)
+{
+	return strncmp(addr, "ftl://", 6) == 0 || strncmp(addr, "hostkv://", 9) == 0;
+}
+
 /* Normalises "0000:02:00.0", "0000.02.00.0" or "02:00.0" into "0000:02:00.0". */
 bool unvme_addr_parse_bdf(const char *s, char out[13])
 {
@@ -225,7 +230,7 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 	char cur[PATH_MAX + 256], next[PATH_MAX + 256];
 	snprintf(cur, sizeof(cur), "%s", devid);
 	for (int depth = 0; depth < MAX_ALIAS_DEPTH; depth++) {
-		if (unvme_addr_is_emu(cur)) {
+		if (unvme_addr_is_emu(cur) || unvme_addr_is_target(cur)) {
 			snprintf(out, outlen, "%s", cur);
 			return 0;
 		}
@@ -243,7 +248,8 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 			return 0;
 		}
 		if (strstr(cur, "://"))
-			return unvme_fail(-EINVAL, "device id '%s': unknown scheme (known: emu://)", cur);
+			return unvme_fail(-EINVAL, "device id '%s': unknown scheme (known: emu://, ftl://, "
+					  "hostkv://)", cur);
 		return unvme_fail(-ENOENT, "device id '%s' is not a URI, a PCI address or a known alias "
 				  "(aliases come from $UNVME_DEVICES, the devices file %s, and the built-in "
 				  "emu0)", cur,

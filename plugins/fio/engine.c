@@ -275,6 +275,15 @@ static struct io_u *ufio_event(struct thread_data *td, int event)
 
 /* ---- setup, init, cleanup ---- */
 
+static void release_file(struct ufio_file *uf)
+{
+	if (uf->qp)
+		unvme_qpair_destroy(uf->qp);
+	ufio_zones_release(uf);
+	ufio_dev_put(uf->dev);
+	free(uf);
+}
+
 static void put_files(struct thread_data *td)
 {
 	struct fio_file *f;
@@ -283,11 +292,7 @@ static void put_files(struct thread_data *td)
 		struct ufio_file *uf = f->engine_data;
 		if (!uf)
 			continue;
-		if (uf->qp)
-			unvme_qpair_destroy(uf->qp);
-		ufio_zones_release(uf);
-		ufio_dev_put(uf->dev);
-		free(uf);
+		release_file(uf);
 		f->engine_data = NULL;
 	}
 }
@@ -399,7 +404,21 @@ static int ufio_init(struct thread_data *td)
 static void ufio_cleanup(struct thread_data *td)
 {
 	struct ufio_thread *t = td->io_ops_data;
-	put_files(td);
+	/* fio has freed its file structures by now (close_and_free_files runs first): the job's
+	 * files are released from the engine's own list, so the last job closes the device with
+	 * a normal shutdown (which makes a device's volatile write cache durable) */
+	if (t) {
+		struct fio_file *f;
+		unsigned int i;
+		for_each_file(td, f, i)
+			for (unsigned k = 0; k < t->nfiles; k++)
+				if (f->engine_data == t->files[k])
+					f->engine_data = NULL;
+		for (unsigned k = 0; k < t->nfiles; k++)
+			release_file(t->files[k]);
+		t->nfiles = 0;
+	}
+	put_files(td); /* files set up but never given to the job's thread */
 	if (t) {
 		free(t->events);
 		free(t->queued_ios);

@@ -451,6 +451,12 @@ int ftl_load(struct ftl *f, char *err, size_t errlen)
 		best = valid[best ^ 1] ? best ^ 1 : -1;
 	}
 	bool fresh = best < 0;
+	if (fresh && !f->o.format && !z->zoned) {
+		/* a conventional namespace cannot tell "never written" from someone else's data */
+		free(probe);
+		return fail(err, errlen, -EEXIST, "no FTL on this namespace: open with format=1 to create "
+			    "one (everything on the namespace is lost)");
+	}
 	if (fresh && !f->o.format) {
 		for (uint32_t i = 0; i < z->nzones; i++)
 			if (z->zoned && z->state[i] != ZDEV_EMPTY && z->state[i] != ZDEV_OFFLINE) {
@@ -526,6 +532,8 @@ int ftl_open(struct zdev *z, const struct ftl_opts *o, struct ftl **out, char *e
 	uint32_t most = z->zoned && z->max_append_pages >= 2 ? z->max_append_pages - 1 : z->max_io_pages - 1;
 	if (most > FTL_MAX_UNIT)
 		most = FTL_MAX_UNIT;
+	if (z->zcap_pages >= 2 && most > z->zcap_pages / 2 - 1)
+		most = (uint32_t)(z->zcap_pages / 2 - 1); /* two units at least per zone */
 	if (o->unit_pages && o->unit_pages > most) {
 		ftl_close(f);
 		return fail(err, errlen, -EINVAL, "unit=%u: at most %u data pages fit one write of this "

@@ -254,6 +254,10 @@ int hkv_load(struct hkv *s, char *err, size_t errlen)
 				    "op out, or format=1 to start over", sb.op_pct, s->o.op_pct);
 		s->o.op_pct = sb.op_pct;
 		s->instance = sb.instance;
+	} else if (!s->o.format && !z->zoned) {
+		/* a conventional namespace cannot tell "never written" from someone else's data */
+		return fail(err, errlen, -EEXIST, "no KV store on this namespace: open with format=1 to "
+			    "create one (everything on the namespace is lost)");
 	} else if (!s->o.format) {
 		for (uint32_t i = 0; i < z->nzones; i++)
 			if (z->zoned && z->state[i] != ZDEV_EMPTY && z->state[i] != ZDEV_OFFLINE)

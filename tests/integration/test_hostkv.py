@@ -19,7 +19,8 @@ def hkv(tmp, name="hk", kind="zns", size="256M"):
     path = tmp / f"{name}.img"
     if kind == "zns":
         return f"hostkv://emu://{name}?ns=zns,zone=8M:{size}:4096:{path}?op=25"
-    return f"hostkv://emu://{name}?ns=file:{size}:4096:{path}?op=25&zone=8M"
+    # a conventional namespace is taken only when told to: format=1 (a new store each time)
+    return f"hostkv://emu://{name}?ns=file:{size}:4096:{path}?op=25&zone=8M&format=1"
 
 
 @pytest.mark.parametrize("kind", ["zns", "conventional"])

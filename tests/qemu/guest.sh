@@ -112,6 +112,9 @@ $UNVME fw-commit $N0 -s 1 -a 1 > $W/out 2>&1
 rc=$?
 if [ $rc -eq 0 ] || [ $rc -eq 1 ]; then pass "vfio-fw-commit (exit $rc)"; else fail vfio-fw-commit "exit $rc"; cat $W/out; fi
 
+# ---- host targets: the KV API on the plain controller, the FTL on the zoned one ----
+. /src/tests/qemu/guest_hostkv.sh
+
 # ---- faults ----
 t fault-reset-with-io-in-flight $VT reset-inflight $N1
 t fault-controller-fatal-status $VT cfs $N1

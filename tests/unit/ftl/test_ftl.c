@@ -223,7 +223,9 @@ static void test_options_and_limits(void)
 	CHECK(open_ftl("emu://t?ns=zns,zone=256K:16M:4096&zasl=16K", "unit=8", err, sizeof(err)) == NULL);
 	CHECK(strstr(err, "unit=8") != NULL);
 	/* a conventional namespace: zones emulated */
-	struct ftl *f = must_open("emu://t?ns=mem:16M:4096", "zone=256K");
+	CHECK(open_ftl("emu://t?ns=mem:16M:4096", "zone=256K", err, sizeof(err)) == NULL);
+	CHECK(strstr(err, "format=1") != NULL);
+	struct ftl *f = must_open("emu://t?ns=mem:16M:4096", "zone=256K&format=1");
 	REQUIRE(f);
 	CHECK_EQ(wr(f, 3, 1), 0);
 	CHECK(rd_ok(f, 3, 1));

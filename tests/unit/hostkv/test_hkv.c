@@ -207,12 +207,15 @@ static void test_gc_zoned_greedy(void)
 
 static void test_gc_conventional_cost_benefit(void)
 {
-	gc_run("emu://t?ns=mem:128M:4096", "op=40&gc=cb&zone=8M");
+	gc_run("emu://t?ns=mem:128M:4096", "op=40&gc=cb&zone=8M&format=1");
 }
 
 static void test_limits(void)
 {
 	char err[512];
+	/* a conventional namespace is taken only when told to (it may hold anything) */
+	CHECK(open_kv("emu://t?ns=mem:128M:4096", "zone=8M", err, sizeof(err)) == NULL);
+	CHECK(strstr(err, "format=1") != NULL);
 	CHECK(open_kv("emu://t?ns=zns,zone=8M:64M:4096", "op=5", err, sizeof(err)) == NULL);
 	CHECK(strstr(err, "raise op") != NULL);
 	CHECK(open_kv("emu://t?ns=zns,zone=1M:64M:4096", NULL, err, sizeof(err)) == NULL);

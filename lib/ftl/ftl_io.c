@@ -146,7 +146,7 @@ int ftl_write_unit(struct ftl *f, struct ftl_stream *s, uint8_t *unit, const uin
 		h->ent[i] = lpn[i];
 	for (uint32_t i = 0; i < ntrims; i++)
 		h->ent[n + i] = trims[i] | FTL_TRIM_BIT;
-	h->data_hash = zdev_hash64(unit + FTL_PAGE, (size_t)n * FTL_PAGE, h->seq);
+	h->data_hash = zdev_sum64(unit + FTL_PAGE, (size_t)n * FTL_PAGE, h->seq);
 	h->hdr_hash = zdev_hash64(h, FTL_PAGE, 0);
 	uint64_t at;
 	int rc = zdev_append(f->z, s->zone, unit, n + 1, &at);

@@ -228,7 +228,7 @@ static int scan_zone(struct ftl *f, uint32_t zone, uint8_t *buf, struct scan *sc
 			memcpy(ent, h->ent, (size_t)(n + t) * sizeof(*ent));
 			uint64_t data_hash = h->data_hash;
 			if ((n && zdev_read(z, zdev_page(z, zone, off + 1), buf + FTL_PAGE, n) != 0) ||
-			    zdev_hash64(buf + FTL_PAGE, (size_t)n * FTL_PAGE, seq) != data_hash) {
+			    zdev_sum64(buf + FTL_PAGE, (size_t)n * FTL_PAGE, seq) != data_hash) {
 				free(ent);
 				break; /* cut short by a crash: it was never acknowledged as durable */
 			}

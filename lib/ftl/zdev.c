@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "lib/ftl/zdev.h"
 
@@ -381,5 +384,51 @@ uint64_t zdev_hash64(const void *buf, size_t len, uint64_t seed)
 	h ^= h >> 29;
 	h *= H3;
 	h ^= h >> 32;
+	return h;
+}
+
+uint64_t zdev_sum64(const void *buf, size_t len, uint64_t seed)
+{
+	uint64_t a[8], b[8];
+	const uint8_t *p = buf;
+	size_t i = 0;
+#if defined(__SSE2__)
+	/* eight 64-bit lanes in four registers each for the sums and the sums of sums */
+	__m128i va[4], vb[4], zero = _mm_setzero_si128();
+	for (int k = 0; k < 4; k++) {
+		va[k] = _mm_set_epi64x((long long)(seed + 2 * (uint64_t)k + 1), (long long)(seed + 2 * (uint64_t)k));
+		vb[k] = zero;
+	}
+	for (; i + 32 <= len; i += 32) {
+		__m128i w0 = _mm_loadu_si128((const __m128i *)(p + i));
+		__m128i w1 = _mm_loadu_si128((const __m128i *)(p + i + 16));
+		va[0] = _mm_add_epi64(va[0], _mm_unpacklo_epi32(w0, zero));
+		va[1] = _mm_add_epi64(va[1], _mm_unpackhi_epi32(w0, zero));
+		va[2] = _mm_add_epi64(va[2], _mm_unpacklo_epi32(w1, zero));
+		va[3] = _mm_add_epi64(va[3], _mm_unpackhi_epi32(w1, zero));
+		for (int k = 0; k < 4; k++)
+			vb[k] = _mm_add_epi64(vb[k], va[k]);
+	}
+	for (int k = 0; k < 4; k++) {
+		_mm_storeu_si128((__m128i *)&a[2 * k], va[k]);
+		_mm_storeu_si128((__m128i *)&b[2 * k], vb[k]);
+	}
+#else
+	for (int k = 0; k < 8; k++) {
+		a[k] = seed + (uint64_t)k;
+		b[k] = 0;
+	}
+#endif
+	for (; i + 32 <= len; i += 32) {
+		for (int k = 0; k < 8; k++) {
+			uint32_t w;
+			memcpy(&w, p + i + 4 * k, 4);
+			a[k] += w;
+			b[k] += a[k];
+		}
+	}
+	uint64_t h = seed ^ len;
+	for (int k = 0; k < 8; k++)
+		h = rotl64(h ^ lane(a[k], b[k]), 27) * H1 + H4;
 	return h;
 }

@@ -139,7 +139,7 @@ int hkv_seal(struct hkv *s, struct hkv_stream *st)
 	h->nrec = st->nrec;
 	h->dir_bytes = st->dir_used;
 	h->dir_hash = zdev_hash64(st->dir + HKV_PAGE, (size_t)dir_pages * HKV_PAGE, h->seq);
-	h->data_hash = zdev_hash64(st->data, (size_t)data_pages * HKV_PAGE, h->seq);
+	h->data_hash = zdev_sum64(st->data, (size_t)data_pages * HKV_PAGE, h->seq);
 	h->hdr_hash = zdev_hash64(h, HKV_PAGE, 0);
 	uint64_t at, at2;
 	int rc = zdev_append(z, st->zone, st->dir, 1 + dir_pages, &at);

@@ -83,7 +83,7 @@ static int scan_zone(struct hkv *s, uint32_t zone, uint8_t *buf, struct scan *sc
 			uint8_t *data = unvme_dma_alloc((size_t)h.data_pages * HKV_PAGE, HKV_PAGE);
 			bool good = data && zdev_read(z, zdev_page(z, zone, off + 1 + h.dir_pages), data,
 						      h.data_pages) == 0 &&
-				    zdev_hash64(data, (size_t)h.data_pages * HKV_PAGE, h.seq) == h.data_hash;
+				    zdev_sum64(data, (size_t)h.data_pages * HKV_PAGE, h.seq) == h.data_hash;
 			unvme_dma_free(data);
 			if (!good)
 				break;

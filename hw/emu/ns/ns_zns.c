@@ -117,7 +117,7 @@ static uint16_t do_finish(struct emu_zns *z, uint32_t zi)
 		return 0;
 	if (!is_active(r->state) && r->state != NVME_ZS_EMPTY)
 		return zone_status(NVME_SC_ZONE_INVALID_TRANSITION);
-	/* the blocks past the write pointer already read as zeroes (a reset zeroes what it frees) */
+	/* the blocks it skips read as zeroes: the data end stays where it is */
 	r->filled = z->cap_bytes;
 	zns_set_state(z, zi, NVME_ZS_FULL);
 	return 0;
@@ -130,11 +130,8 @@ static uint16_t do_reset(struct emu_zns *z, uint32_t zi)
 		return 0;
 	if (!is_active(r->state) && r->state != NVME_ZS_FULL)
 		return zone_status(NVME_SC_ZONE_INVALID_TRANSITION);
-	if (r->filled) {
-		uint16_t st = z->be->ops->zero(z->be, (uint64_t)zi * z->zone_bytes, r->filled, true, false);
-		if (st)
-			return st;
-	}
+	/* nothing to clear: blocks past the data end read as zeroes (zns_zone_rec) */
+	__atomic_store_n(&r->written, 0, __ATOMIC_RELEASE);
 	r->filled = 0;
 	r->attrs = 0;
 	zns_set_state(z, zi, NVME_ZS_EMPTY);
@@ -277,6 +274,7 @@ int emu_zns_format(struct emu_zns *z)
 		if (r->state == NVME_ZS_OFFLINE || r->state == NVME_ZS_READ_ONLY)
 			continue;
 		r->filled = 0;
+		r->written = 0;
 		r->attrs = 0;
 		zns_set_state(z, i, NVME_ZS_EMPTY);
 	}

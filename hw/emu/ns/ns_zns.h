@@ -25,9 +25,12 @@
 
 struct emu_ns;
 
-/* One zone as stored (memory or the zone file): 16 bytes. */
+/* One zone as stored (memory or the zone file): 24 bytes. Blocks from written on read as
+ * zeroes whatever the backend holds, so a reset is instant: nothing is cleared, the stale
+ * bytes are never shown and are overwritten by the zone's next writes. */
 struct zns_zone_rec {
-	uint64_t filled;   /* bytes written from the zone start (the write pointer) */
+	uint64_t filled;   /* bytes from the zone start to the write pointer */
+	uint64_t written;  /* bytes holding data (filled, less what Finish Zone skipped) */
 	uint8_t  state;    /* enum nvme_zone_state */
 	uint8_t  attrs;    /* NVME_ZA_* */
 	uint8_t  rsvd[6];

@@ -70,6 +70,30 @@ static uint16_t check_read(struct emu_zns *z, const struct zgeo *g, struct emu_i
 	return 0;
 }
 
+/* Zeroes (read) or checks for zeroes (compare) bytes [from, from + n) of the host transfer. */
+static bool xfer_zero_tail(const struct emu_xfer *x, uint32_t from, uint32_t n, bool check)
+{
+	for (uint32_t i = 0; i < x->nseg && n; i++) {
+		uint32_t l = x->seg[i].len;
+		if (from >= l) {
+			from -= l;
+			continue;
+		}
+		uint32_t k = l - from < n ? l - from : n;
+		uint8_t *p = x->seg[i].addr + from;
+		if (!check) {
+			memset(p, 0, k);
+		} else {
+			for (uint32_t j = 0; j < k; j++)
+				if (p[j])
+					return false;
+		}
+		from = 0;
+		n -= k;
+	}
+	return true;
+}
+
 static uint16_t zns_read(struct emu_ns *ns, const struct nvme_sqe *cmd, struct emu_io_ctx *io,
 			 const struct zgeo *g, enum emu_nvm_dir dir)
 {
@@ -83,7 +107,19 @@ static uint16_t zns_read(struct emu_ns *ns, const struct nvme_sqe *cmd, struct e
 	st = emu_nvm_map(ns, cmd, io, len, &x);
 	if (st)
 		return st;
-	return emu_nvm_move(ns, cmd, io, &x, slba, (uint32_t)len, g->shift, dir);
+	/* past the zone's data end the blocks read as zeroes, whatever the backend keeps there */
+	uint64_t zi = slba / g->zsze;
+	uint64_t data_end = (uint64_t)zi * g->zsze +
+			    (__atomic_load_n(&ns->zns->meta.zones[zi].written, __ATOMIC_ACQUIRE) >> g->shift);
+	uint64_t stored = data_end > slba ? (data_end - slba < nlb ? data_end - slba : nlb) : 0;
+	if (stored == nlb || !ns->be->ops->moves_data)
+		return emu_nvm_move(ns, cmd, io, &x, slba, (uint32_t)len, g->shift, dir);
+	uint32_t head = (uint32_t)(stored << g->shift);
+	if (head)
+		st = emu_nvm_move(ns, cmd, io, &x, slba, head, g->shift, dir);
+	if (!st && !xfer_zero_tail(&x, head, (uint32_t)len - head, dir == EMU_NVM_COMPARE))
+		st = emu_ns_status(NVME_SCT_MEDIA, NVME_SC_COMPARE_FAILURE, true);
+	return st;
 }
 
 enum zwrite { ZW_WRITE, ZW_ZEROES, ZW_APPEND };
@@ -126,6 +162,7 @@ static uint16_t reserve(struct emu_zns *z, const struct zgeo *g, enum zwrite kin
 		st = zns_open(z, zi, false);
 	if (!st) {
 		r->filled += (uint64_t)nlb << g->shift;
+		__atomic_store_n(&r->written, r->filled, __ATOMIC_RELEASE);
 		if (r->filled == z->cap_bytes)
 			zns_set_state(z, zi, NVME_ZS_FULL);
 		atomic_fetch_add_explicit(&z->inflight[zi], 1, memory_order_relaxed);

@@ -5,7 +5,8 @@
  *
  *   offset 0    header (64 bytes): magic "UNVMEZNS", version 1, zone size and zone capacity
  *               in bytes, number of zones
- *   offset 64   one 16-byte record per zone: bytes written (the write pointer), state, attributes
+ *   offset 64   one 24-byte record per zone: the write pointer and the end of the data (bytes
+ *               from the zone start), state, attributes
  *
  * Durability is that of the data file (ns_file.c): a record changed by a completed command is
  * in the page cache when the completion is posted, so it survives the death of the process;
@@ -37,10 +38,12 @@ struct zns_meta_hdr {
 	uint8_t  rsvd[32];
 };
 _Static_assert(sizeof(struct zns_meta_hdr) == 64, "zone file header is 64 bytes");
-_Static_assert(sizeof(struct zns_zone_rec) == 16, "zone record is 16 bytes");
+_Static_assert(sizeof(struct zns_zone_rec) == 24, "zone record is 24 bytes");
 
 static bool rec_valid(const struct zns_zone_rec *r, uint64_t cap_bytes)
 {
+	if (r->written > r->filled)
+		return false;
 	switch (r->state) {
 	case NVME_ZS_EMPTY:
 		return r->filled == 0;

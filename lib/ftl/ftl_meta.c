@@ -260,7 +260,8 @@ out:
 
 static void replay(struct ftl *f, struct scan *sc)
 {
-	qsort(sc->r, sc->n, sizeof(*sc->r), cmp_seq);
+	if (sc->n)
+		qsort(sc->r, sc->n, sizeof(*sc->r), cmp_seq);
 	for (size_t k = 0; k < sc->n; k++) {
 		struct replay *r = &sc->r[k];
 		/* a unit's trims came before its writes (a page trimmed and written again while in

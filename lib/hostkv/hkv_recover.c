@@ -117,7 +117,8 @@ static int scan_zone(struct hkv *s, uint32_t zone, uint8_t *buf, struct scan *sc
 
 static int replay(struct hkv *s, struct scan *sc)
 {
-	qsort(sc->u, sc->n, sizeof(*sc->u), cmp_seq);
+	if (sc->n)
+		qsort(sc->u, sc->n, sizeof(*sc->u), cmp_seq);
 	int rc = 0;
 	for (size_t k = 0; k < sc->n; k++) {
 		struct unit_rec *u = &sc->u[k];

@@ -16,18 +16,6 @@
 
 #define CK_CHUNK 64u /* pages per checkpoint write or read */
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 static uint64_t map_pages(uint64_t user_pages)
 {
@@ -343,13 +331,13 @@ static int layout(struct ftl *f, uint32_t op_pct, char *err, size_t errlen)
 	/* collection needs spare zones: the reserve, the low mark and one being filled */
 	uint64_t spare = (uint64_t)(f->gc_low + 2) * per_zone;
 	if (usable < f->gc_low + 3 || data < spare || user > data - spare || user == 0)
-		return fail(err, errlen, -EINVAL,
+		return zdev_fail(err, errlen, -EINVAL,
 			    "op=%u%% leaves %llu spare pages in %u data zones of %llu pages; garbage "
 			    "collection needs %llu: raise op or use smaller zones", op_pct,
 			    (unsigned long long)(data - user), usable, (unsigned long long)per_zone,
 			    (unsigned long long)spare);
 	if (user >= FTL_BUF_BASE)
-		return fail(err, errlen, -EINVAL, "%llu pages: more than the map addresses",
+		return zdev_fail(err, errlen, -EINVAL, "%llu pages: more than the map addresses",
 			    (unsigned long long)user);
 	f->user_pages = user;
 	return 0;
@@ -396,7 +384,7 @@ static int format(struct ftl *f, char *err, size_t errlen)
 			continue;
 		int rc = zdev_reset(z, i);
 		if (rc)
-			return fail(err, errlen, rc < 0 ? rc : -EIO, "cannot reset zone %u: %s", i,
+			return zdev_fail(err, errlen, rc < 0 ? rc : -EIO, "cannot reset zone %u: %s", i,
 				    rc > 0 ? unvme_status_str(rc, NVME_CSI_ZNS) : unvme_errmsg());
 	}
 	for (uint32_t i = 0; i < z->nzones; i++)
@@ -429,7 +417,7 @@ int ftl_load(struct ftl *f, char *err, size_t errlen)
 	struct zdev *z = f->z;
 	f->ck_zones = ck_zones_for(z);
 	if (z->nzones < 2 * f->ck_zones + 6)
-		return fail(err, errlen, -EINVAL, "%u zones: an FTL needs %u for checkpoints and at least "
+		return zdev_fail(err, errlen, -EINVAL, "%u zones: an FTL needs %u for checkpoints and at least "
 			    "6 for data", z->nzones, 2 * f->ck_zones);
 	f->gc_low = 2;
 	f->gc_reserve = 1;
@@ -443,7 +431,7 @@ int ftl_load(struct ftl *f, char *err, size_t errlen)
 	while (best >= 0) {
 		probe = malloc(h[best].user_pages * sizeof(uint32_t) + 1);
 		if (!probe)
-			return fail(err, errlen, -ENOMEM, "out of memory");
+			return zdev_fail(err, errlen, -ENOMEM, "out of memory");
 		if (read_ck(f, (uint32_t)best, &h[best], probe) == 0)
 			break;
 		free(probe);
@@ -455,14 +443,14 @@ int ftl_load(struct ftl *f, char *err, size_t errlen)
 	if (fresh && !f->o.format && !z->zoned) {
 		/* a conventional namespace cannot tell "never written" from someone else's data */
 		free(probe);
-		return fail(err, errlen, -EEXIST, "no FTL on this namespace: open with format=1 to create "
+		return zdev_fail(err, errlen, -EEXIST, "no FTL on this namespace: open with format=1 to create "
 			    "one (everything on the namespace is lost)");
 	}
 	if (fresh && !f->o.format) {
 		for (uint32_t i = 0; i < z->nzones; i++)
 			if (z->zoned && z->state[i] != ZDEV_EMPTY && z->state[i] != ZDEV_OFFLINE) {
 				free(probe);
-				return fail(err, errlen, -EEXIST,
+				return zdev_fail(err, errlen, -EEXIST,
 					    "the device holds data but no FTL checkpoint (zone %u is written): "
 					    "open with format=1 to erase it and start a new FTL", i);
 			}
@@ -471,13 +459,13 @@ int ftl_load(struct ftl *f, char *err, size_t errlen)
 		if (h[best].nzones != z->nzones || h[best].zone_pages != z->zone_pages ||
 		    h[best].zcap_pages != z->zcap_pages) {
 			free(probe);
-			return fail(err, errlen, -EINVAL, "the FTL was created on %u zones of %llu pages, the "
+			return zdev_fail(err, errlen, -EINVAL, "the FTL was created on %u zones of %llu pages, the "
 				    "device has %u of %llu", h[best].nzones, (unsigned long long)h[best].zone_pages,
 				    z->nzones, (unsigned long long)z->zone_pages);
 		}
 		if (f->o.op_given && f->o.op_pct != h[best].op_pct) {
 			free(probe);
-			return fail(err, errlen, -EINVAL, "the FTL was created with op=%u, not op=%u: "
+			return zdev_fail(err, errlen, -EINVAL, "the FTL was created with op=%u, not op=%u: "
 				    "leave op out, or format=1 to start over", h[best].op_pct, f->o.op_pct);
 		}
 		f->o.op_pct = h[best].op_pct;
@@ -492,10 +480,10 @@ int ftl_load(struct ftl *f, char *err, size_t errlen)
 		if (!rc)
 			rc = alloc_state(f);
 		if (rc)
-			return rc == -ENOMEM ? fail(err, errlen, rc, "out of memory") : rc;
+			return rc == -ENOMEM ? zdev_fail(err, errlen, rc, "out of memory") : rc;
 		set_roles(f);
 		rc = ftl_checkpoint(f);
-		return rc ? fail(err, errlen, rc, "cannot write the first checkpoint: %s", strerror(-rc)) : 0;
+		return rc ? zdev_fail(err, errlen, rc, "cannot write the first checkpoint: %s", strerror(-rc)) : 0;
 	}
 	f->user_pages = h[best].user_pages;
 	f->instance = h[best].instance;
@@ -504,18 +492,18 @@ int ftl_load(struct ftl *f, char *err, size_t errlen)
 	int rc = alloc_state(f);
 	if (rc) {
 		free(probe);
-		return fail(err, errlen, rc, "out of memory for %llu pages", (unsigned long long)f->user_pages);
+		return zdev_fail(err, errlen, rc, "out of memory for %llu pages", (unsigned long long)f->user_pages);
 	}
 	memcpy(f->l2p, probe, f->user_pages * sizeof(*f->l2p));
 	free(probe);
 	rc = recover(f);
 	if (rc)
-		return fail(err, errlen, rc, "recovery failed: %s", strerror(-rc));
+		return zdev_fail(err, errlen, rc, "recovery failed: %s", strerror(-rc));
 	set_roles(f);
 	f->ck_due_pages = f->user_pages * f->o.ck_pct / 100 + 1;
 	/* a fresh checkpoint keeps the next recovery short */
 	rc = ftl_checkpoint(f);
-	return rc ? fail(err, errlen, rc, "cannot write a checkpoint: %s", strerror(-rc)) : 0;
+	return rc ? zdev_fail(err, errlen, rc, "cannot write a checkpoint: %s", strerror(-rc)) : 0;
 }
 
 int ftl_open(struct zdev *z, const struct ftl_opts *o, struct ftl **out, char *err, size_t errlen)
@@ -524,7 +512,7 @@ int ftl_open(struct zdev *z, const struct ftl_opts *o, struct ftl **out, char *e
 	struct ftl *f = calloc(1, sizeof(*f));
 	if (!f) {
 		zdev_close(z);
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return zdev_fail(err, errlen, -ENOMEM, "out of memory");
 	}
 	f->z = z;
 	f->o = *o;
@@ -537,13 +525,13 @@ int ftl_open(struct zdev *z, const struct ftl_opts *o, struct ftl **out, char *e
 		most = (uint32_t)(z->zcap_pages / 2 - 1); /* two units at least per zone */
 	if (o->unit_pages && o->unit_pages > most) {
 		ftl_close(f);
-		return fail(err, errlen, -EINVAL, "unit=%u: at most %u data pages fit one write of this "
+		return zdev_fail(err, errlen, -EINVAL, "unit=%u: at most %u data pages fit one write of this "
 			    "device", o->unit_pages, most);
 	}
 	f->unit_pages = o->unit_pages ? o->unit_pages : most;
 	if (f->unit_pages == 0 || (uint64_t)f->unit_pages + 1 > z->zcap_pages) {
 		ftl_close(f);
-		return fail(err, errlen, -EINVAL, "the device's zones or transfers are too small for an FTL");
+		return zdev_fail(err, errlen, -EINVAL, "the device's zones or transfers are too small for an FTL");
 	}
 	int rc = ftl_load(f, err, errlen);
 	if (rc) {

@@ -15,24 +15,6 @@ void ftl_opts_default(struct ftl_opts *o)
 	o->ck_pct = 25;
 }
 
-static int num(const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	if (!*v || *v < '0' || *v > '9')
-		return -1;
-	unsigned long long x = strtoull(v, &end, 10);
-	uint64_t mul = 1;
-	if (*end == 'K' || *end == 'k')
-		mul = 1024, end++;
-	else if (*end == 'M' || *end == 'm')
-		mul = 1024 * 1024, end++;
-	else if (*end == 'G' || *end == 'g')
-		mul = 1024ull * 1024 * 1024, end++;
-	if (*end || x > hi / mul || x * mul < lo)
-		return -1;
-	*out = x * mul;
-	return 0;
-}
 
 int ftl_parse_opts(const char *s, struct ftl_opts *o, uint32_t *nsid, uint64_t *zone_bytes,
 		   char *err, size_t errlen)
@@ -53,7 +35,7 @@ int ftl_parse_opts(const char *s, struct ftl_opts *o, uint32_t *nsid, uint64_t *
 		const char *v = eq + 1;
 		uint64_t n;
 		if (!strcmp(kv, "op")) {
-			if (num(v, 1, 90, &n))
+			if (zdev_parse_num(v, 1, 90, &n))
 				goto bad;
 			o->op_pct = (uint32_t)n;
 			o->op_given = true;
@@ -65,7 +47,7 @@ int ftl_parse_opts(const char *s, struct ftl_opts *o, uint32_t *nsid, uint64_t *
 			else
 				goto bad;
 		} else if (!strcmp(kv, "unit")) {
-			if (num(v, 1, 63, &n))
+			if (zdev_parse_num(v, 1, 63, &n))
 				goto bad;
 			o->unit_pages = (uint32_t)n;
 		} else if (!strcmp(kv, "format")) {
@@ -73,15 +55,15 @@ int ftl_parse_opts(const char *s, struct ftl_opts *o, uint32_t *nsid, uint64_t *
 				goto bad;
 			o->format = v[0] == '1';
 		} else if (!strcmp(kv, "ck")) {
-			if (num(v, 1, 100, &n))
+			if (zdev_parse_num(v, 1, 100, &n))
 				goto bad;
 			o->ck_pct = (uint32_t)n;
 		} else if (!strcmp(kv, "nsid")) {
-			if (num(v, 1, 0xfffffffeu, &n))
+			if (zdev_parse_num(v, 1, 0xfffffffeu, &n))
 				goto bad;
 			*nsid = (uint32_t)n;
 		} else if (!strcmp(kv, "zone")) {
-			if (num(v, 4096, 1ull << 40, &n) || n % 4096)
+			if (zdev_parse_num(v, 4096, 1ull << 40, &n) || n % 4096)
 				goto bad;
 			*zone_bytes = n;
 		} else {

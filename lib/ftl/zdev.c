@@ -13,9 +13,7 @@
 
 #define DEFAULT_EMU_ZONE (16ull << 20)
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+int zdev_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
 	if (err && errlen) {
 		va_list ap;
@@ -25,6 +23,26 @@ static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	}
 	return rc;
 }
+
+int zdev_parse_num(const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	if (!*v || *v < '0' || *v > '9')
+		return -1;
+	unsigned long long x = strtoull(v, &end, 10);
+	uint64_t mul = 1;
+	if (*end == 'K' || *end == 'k')
+		mul = 1024, end++;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1024 * 1024, end++;
+	else if (*end == 'G' || *end == 'g')
+		mul = 1024ull * 1024 * 1024, end++;
+	if (*end || x > hi / mul || x * mul < lo)
+		return -1;
+	*out = x * mul;
+	return 0;
+}
+
 
 static struct unvme_ns *pick_ns(struct unvme_ctrlr *c, uint32_t nsid)
 {
@@ -47,7 +65,7 @@ static int load_zones(struct zdev *z, char *err, size_t errlen)
 	struct unvme_zns_info zi;
 	unvme_zns_info(z->ns, &zi);
 	if (zi.zone_size % z->page_lbas)
-		return fail(err, errlen, -EINVAL, "zone size %llu blocks is not a whole number of 4 KiB pages",
+		return zdev_fail(err, errlen, -EINVAL, "zone size %llu blocks is not a whole number of 4 KiB pages",
 			    (unsigned long long)zi.zone_size);
 	z->nzones = (uint32_t)zi.nr_zones;
 	z->zone_pages = zi.zone_size / z->page_lbas;
@@ -58,13 +76,13 @@ static int load_zones(struct zdev *z, char *err, size_t errlen)
 	struct unvme_zone *zones = calloc(z->nzones, sizeof(*zones));
 	if (!z->wp || !z->state || !zones) {
 		free(zones);
-		return fail(err, errlen, -ENOMEM, "out of memory for %u zones", z->nzones);
+		return zdev_fail(err, errlen, -ENOMEM, "out of memory for %u zones", z->nzones);
 	}
 	uint32_t n = z->nzones;
 	int rc = unvme_zone_report(z->ns, z->wq, 0, NVME_ZRAS_ALL, zones, &n, NULL);
 	if (rc || n != z->nzones) {
 		free(zones);
-		return fail(err, errlen, rc < 0 ? rc : -EIO, "report zones: %s",
+		return zdev_fail(err, errlen, rc < 0 ? rc : -EIO, "report zones: %s",
 			    rc > 0 ? unvme_status_str(rc, NVME_CSI_ZNS) : rc ? unvme_errmsg() : "short report");
 	}
 	z->zcap_pages = zones[0].zcap / z->page_lbas;
@@ -73,7 +91,7 @@ static int load_zones(struct zdev *z, char *err, size_t errlen)
 		if (d->zcap / z->page_lbas != z->zcap_pages) {
 			unsigned long long cap = d->zcap, cap0 = zones[0].zcap;
 			free(zones);
-			return fail(err, errlen, -EINVAL, "zone %u has capacity %llu blocks, zone 0 %llu: "
+			return zdev_fail(err, errlen, -EINVAL, "zone %u has capacity %llu blocks, zone 0 %llu: "
 				    "variable zone capacities are not supported", i, cap, cap0);
 		}
 		switch (d->state) {
@@ -108,12 +126,12 @@ static int emulate_zones(struct zdev *z, uint64_t zone_bytes, char *err, size_t 
 	if (!zone_bytes)
 		zone_bytes = DEFAULT_EMU_ZONE;
 	if (zone_bytes % ZDEV_PAGE)
-		return fail(err, errlen, -EINVAL, "zone size %llu is not a multiple of 4 KiB",
+		return zdev_fail(err, errlen, -EINVAL, "zone size %llu is not a multiple of 4 KiB",
 			    (unsigned long long)zone_bytes);
 	uint64_t bytes = unvme_ns_nlbas(z->ns) << z->lba_shift;
 	z->nzones = (uint32_t)(bytes / zone_bytes);
 	if (z->nzones < 4)
-		return fail(err, errlen, -EINVAL, "the namespace holds %u zones of %llu bytes: at least 4 "
+		return zdev_fail(err, errlen, -EINVAL, "the namespace holds %u zones of %llu bytes: at least 4 "
 			    "are needed (a smaller zone size?)", z->nzones, (unsigned long long)zone_bytes);
 	z->zone_pages = zone_bytes / ZDEV_PAGE;
 	z->zcap_pages = z->zone_pages;
@@ -121,7 +139,7 @@ static int emulate_zones(struct zdev *z, uint64_t zone_bytes, char *err, size_t 
 	z->wp = calloc(z->nzones, sizeof(*z->wp));
 	z->state = calloc(z->nzones, 1);
 	if (!z->wp || !z->state)
-		return fail(err, errlen, -ENOMEM, "out of memory for %u zones", z->nzones);
+		return zdev_fail(err, errlen, -ENOMEM, "out of memory for %u zones", z->nzones);
 	z->wp_known = false;
 	return 0;
 }
@@ -132,23 +150,23 @@ int zdev_open(const char *devid, uint32_t nsid, uint64_t emu_zone_bytes, struct 
 	*out = NULL;
 	struct zdev *z = calloc(1, sizeof(*z));
 	if (!z)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return zdev_fail(err, errlen, -ENOMEM, "out of memory");
 	pthread_mutex_init(&z->pool_lock, NULL);
 	int rc = unvme_ctrlr_open(devid, NULL, &z->ctrlr);
 	if (rc) {
-		fail(err, errlen, rc, "%s: %s", devid, unvme_errmsg());
+		zdev_fail(err, errlen, rc, "%s: %s", devid, unvme_errmsg());
 		goto out;
 	}
 	z->owns_ctrlr = true;
 	z->ns = pick_ns(z->ctrlr, nsid);
 	if (!z->ns || (unvme_ns_csi(z->ns) != NVME_CSI_ZNS && unvme_ns_csi(z->ns) != NVME_CSI_NVM)) {
-		rc = fail(err, errlen, -ENODEV, "%s: no %s namespace %s%u", devid,
+		rc = zdev_fail(err, errlen, -ENODEV, "%s: no %s namespace %s%u", devid,
 			  nsid ? "zoned or NVM" : "zoned or NVM", nsid ? "" : "(looked at all) ", nsid);
 		goto out;
 	}
 	uint32_t lba = unvme_ns_lba_size(z->ns);
 	if (lba > ZDEV_PAGE || ZDEV_PAGE % lba) {
-		rc = fail(err, errlen, -EINVAL, "%s: %u-byte blocks: 4 KiB pages need a block size dividing 4096",
+		rc = zdev_fail(err, errlen, -EINVAL, "%s: %u-byte blocks: 4 KiB pages need a block size dividing 4096",
 			  devid, lba);
 		goto out;
 	}
@@ -156,12 +174,12 @@ int zdev_open(const char *devid, uint32_t nsid, uint64_t emu_zone_bytes, struct 
 	z->page_lbas = ZDEV_PAGE / lba;
 	z->max_io_pages = unvme_ctrlr_max_xfer(z->ctrlr) / ZDEV_PAGE;
 	if (z->max_io_pages == 0) {
-		rc = fail(err, errlen, -EINVAL, "%s: transfers below 4 KiB", devid);
+		rc = zdev_fail(err, errlen, -EINVAL, "%s: transfers below 4 KiB", devid);
 		goto out;
 	}
 	rc = unvme_qpair_create(z->ctrlr, NULL, &z->wq);
 	if (rc) {
-		fail(err, errlen, rc < 0 ? rc : -EIO, "%s: cannot create a queue pair: %s", devid, unvme_errmsg());
+		zdev_fail(err, errlen, rc < 0 ? rc : -EIO, "%s: cannot create a queue pair: %s", devid, unvme_errmsg());
 		goto out;
 	}
 	z->nqueues = 1;

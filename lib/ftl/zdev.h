@@ -90,6 +90,12 @@ static inline uint64_t zdev_page(const struct zdev *z, uint32_t zone, uint64_t o
 	return (uint64_t)zone * z->zone_pages + off;
 }
 
+/* snprintf into err (which may be NULL), returning rc: the targets' error messages. */
+int zdev_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* A number with an optional K/M/G suffix (powers of 1024) within [lo, hi]: 0, else -1. */
+int zdev_parse_num(const char *v, uint64_t lo, uint64_t hi, uint64_t *out);
+
 /* A fast 64-bit hash (4 lanes of multiply-rotate rounds): headers, keys. */
 uint64_t zdev_hash64(const void *buf, size_t len, uint64_t seed);
 /* A position-dependent checksum of bulk data (8 lanes of Fletcher sums over 32-bit words,

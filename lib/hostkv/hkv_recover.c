@@ -16,18 +16,6 @@
 
 #include "lib/hostkv/hkv_internal.h"
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 struct unit_rec {
 	uint64_t seq;
@@ -197,7 +185,7 @@ static int format(struct hkv *s, char *err, size_t errlen)
 			continue;
 		int rc = zdev_reset(z, i);
 		if (rc)
-			return fail(err, errlen, rc < 0 ? rc : -EIO, "cannot reset zone %u", i);
+			return zdev_fail(err, errlen, rc < 0 ? rc : -EIO, "cannot reset zone %u", i);
 	}
 	for (uint32_t i = 0; !z->wp_known && i < z->nzones; i++)
 		zdev_set_wp(z, i, 0);
@@ -207,7 +195,7 @@ static int format(struct hkv *s, char *err, size_t errlen)
 	s->instance = v ? v : 1;
 	s->seq = 0;
 	int rc = write_sb(s);
-	return rc ? fail(err, errlen, rc, "cannot write the superblock") : 0;
+	return rc ? zdev_fail(err, errlen, rc, "cannot write the superblock") : 0;
 }
 
 static int size_it(struct hkv *s, char *err, size_t errlen)
@@ -219,14 +207,14 @@ static int size_it(struct hkv *s, char *err, size_t errlen)
 	uint64_t zone_bytes = z->zcap_pages * HKV_PAGE;
 	uint64_t unit = (1 + HKV_DIR_PAGES) * (uint64_t)HKV_PAGE + HKV_DATA_MAX;
 	if (zone_bytes < 2 * unit)
-		return fail(err, errlen, -EINVAL, "zones of %llu KiB are too small: the KV engine needs at "
+		return zdev_fail(err, errlen, -EINVAL, "zones of %llu KiB are too small: the KV engine needs at "
 			    "least %llu KiB (a 2 MiB value and its unit, twice)",
 			    (unsigned long long)zone_bytes >> 10, (unsigned long long)(2 * unit) >> 10);
 	s->gc_low = 2;
 	uint64_t data = (uint64_t)usable * zone_bytes, spare = (uint64_t)(s->gc_low + 3) * zone_bytes;
 	s->capacity = data * (100 - s->o.op_pct) / 100 / HKV_PAGE * HKV_PAGE;
 	if (usable < s->gc_low + 4 || data < spare || s->capacity > data - spare)
-		return fail(err, errlen, -EINVAL, "op=%u%% leaves %llu spare bytes in %u zones; collection "
+		return zdev_fail(err, errlen, -EINVAL, "op=%u%% leaves %llu spare bytes in %u zones; collection "
 			    "needs %llu: raise op or use smaller zones", s->o.op_pct,
 			    (unsigned long long)(data - s->capacity), usable, (unsigned long long)spare);
 	return 0;
@@ -236,33 +224,33 @@ int hkv_load(struct hkv *s, char *err, size_t errlen)
 {
 	struct zdev *z = s->z;
 	if (z->nzones < 8)
-		return fail(err, errlen, -EINVAL, "%u zones: the KV engine needs at least 8", z->nzones);
+		return zdev_fail(err, errlen, -EINVAL, "%u zones: the KV engine needs at least 8", z->nzones);
 	s->role = calloc(z->nzones, 1);
 	s->live = calloc(z->nzones, sizeof(*s->live));
 	s->mtime = calloc(z->nzones, sizeof(*s->mtime));
 	s->first_seq = calloc(z->nzones, sizeof(*s->first_seq));
 	if (!s->role || !s->live || !s->mtime || !s->first_seq || hkv_index_init(&s->ix))
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return zdev_fail(err, errlen, -ENOMEM, "out of memory");
 	struct hkv_sb sb;
 	bool have = read_sb(s, &sb);
 	if (have && !s->o.format) {
 		if (sb.nzones != z->nzones || sb.zone_pages != z->zone_pages || sb.zcap_pages != z->zcap_pages)
-			return fail(err, errlen, -EINVAL, "the store was created on %u zones of %llu pages, the "
+			return zdev_fail(err, errlen, -EINVAL, "the store was created on %u zones of %llu pages, the "
 				    "device has %u of %llu", sb.nzones, (unsigned long long)sb.zone_pages,
 				    z->nzones, (unsigned long long)z->zone_pages);
 		if (s->o.op_given && s->o.op_pct != sb.op_pct)
-			return fail(err, errlen, -EINVAL, "the store was created with op=%u, not op=%u: leave "
+			return zdev_fail(err, errlen, -EINVAL, "the store was created with op=%u, not op=%u: leave "
 				    "op out, or format=1 to start over", sb.op_pct, s->o.op_pct);
 		s->o.op_pct = sb.op_pct;
 		s->instance = sb.instance;
 	} else if (!s->o.format && !z->zoned) {
 		/* a conventional namespace cannot tell "never written" from someone else's data */
-		return fail(err, errlen, -EEXIST, "no KV store on this namespace: open with format=1 to "
+		return zdev_fail(err, errlen, -EEXIST, "no KV store on this namespace: open with format=1 to "
 			    "create one (everything on the namespace is lost)");
 	} else if (!s->o.format) {
 		for (uint32_t i = 0; i < z->nzones; i++)
 			if (z->zoned && z->state[i] != ZDEV_EMPTY && z->state[i] != ZDEV_OFFLINE)
-				return fail(err, errlen, -EEXIST, "the device holds data but no KV store (zone "
+				return zdev_fail(err, errlen, -EEXIST, "the device holds data but no KV store (zone "
 					    "%u is written): open with format=1 to erase it", i);
 	}
 	int rc = size_it(s, err, errlen);
@@ -273,7 +261,7 @@ int hkv_load(struct hkv *s, char *err, size_t errlen)
 		return rc;
 	uint8_t *buf = unvme_dma_alloc((size_t)(2 + HKV_DIR_PAGES) * HKV_PAGE, HKV_PAGE);
 	if (!buf)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return zdev_fail(err, errlen, -ENOMEM, "out of memory");
 	struct scan sc = { 0 };
 	s->nfree = 0;
 	s->role[0] = HKV_Z_SB;
@@ -304,7 +292,7 @@ int hkv_load(struct hkv *s, char *err, size_t errlen)
 		free(sc.u);
 	}
 	if (rc)
-		return fail(err, errlen, rc, "recovery failed: %s", strerror(-rc));
+		return zdev_fail(err, errlen, rc, "recovery failed: %s", strerror(-rc));
 	HKV_INDEX_FOREACH(&s->ix, e) {
 		uint64_t b = hkv_rec_bytes(e->klen, e->vlen);
 		s->used += b;

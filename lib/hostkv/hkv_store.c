@@ -15,24 +15,6 @@ void hkv_opts_default(struct hkv_opts *o)
 	o->unit_kib = 256;
 }
 
-static int num(const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	if (!*v || *v < '0' || *v > '9')
-		return -1;
-	unsigned long long x = strtoull(v, &end, 10);
-	uint64_t mul = 1;
-	if (*end == 'K' || *end == 'k')
-		mul = 1024, end++;
-	else if (*end == 'M' || *end == 'm')
-		mul = 1024 * 1024, end++;
-	else if (*end == 'G' || *end == 'g')
-		mul = 1024ull * 1024 * 1024, end++;
-	if (*end || x > hi / mul || x * mul < lo)
-		return -1;
-	*out = x * mul;
-	return 0;
-}
 
 int hkv_parse_opts(const char *s, struct hkv_opts *o, uint32_t *nsid, uint64_t *zone_bytes,
 		   char *err, size_t errlen)
@@ -53,7 +35,7 @@ int hkv_parse_opts(const char *s, struct hkv_opts *o, uint32_t *nsid, uint64_t *
 		const char *v = eq + 1, *want = NULL;
 		uint64_t n;
 		if (!strcmp(kv, "op")) {
-			if (num(v, 1, 90, &n))
+			if (zdev_parse_num(v, 1, 90, &n))
 				want = "a percentage 1..90";
 			o->op_pct = (uint32_t)n;
 			o->op_given = true;
@@ -69,15 +51,15 @@ int hkv_parse_opts(const char *s, struct hkv_opts *o, uint32_t *nsid, uint64_t *
 				want = "0 or 1";
 			o->format = v[0] == '1';
 		} else if (!strcmp(kv, "unit")) {
-			if (num(v, 4, 2048, &n))
+			if (zdev_parse_num(v, 4, 2048, &n))
 				want = "KiB 4..2048";
 			o->unit_kib = (uint32_t)n;
 		} else if (!strcmp(kv, "nsid")) {
-			if (num(v, 1, 0xfffffffeu, &n))
+			if (zdev_parse_num(v, 1, 0xfffffffeu, &n))
 				want = "a namespace id";
 			*nsid = (uint32_t)n;
 		} else if (!strcmp(kv, "zone")) {
-			if (num(v, 4096, 1ull << 40, &n) || n % 4096)
+			if (zdev_parse_num(v, 4096, 1ull << 40, &n) || n % 4096)
 				want = "a size, a multiple of 4K";
 			*zone_bytes = n;
 		} else {

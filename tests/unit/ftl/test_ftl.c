@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "lib/ftl/ftl_internal.h"
+#include "tests/unit/test_tmpdir.h"
 #include "tests/unit/test_util.h"
 
 #define PG 4096u
 
-static char dir[256];
 
 static void rng_seed(uint64_t *s, uint64_t v)
 {
@@ -236,7 +236,7 @@ static void test_options_and_limits(void)
 
 static void uri(char *out, size_t len, const char *extra)
 {
-	snprintf(out, len, "emu://t?ns=zns,zone=256K:16M:4096:%s/z.img%s", dir, extra);
+	snprintf(out, len, "emu://t?ns=zns,zone=256K:16M:4096:%s/z.img%s", test_dir, extra);
 }
 
 static void test_reopen_keeps_data(void)
@@ -375,7 +375,7 @@ static void test_crash_recovery(void)
 static void test_refuses_foreign_data(void)
 {
 	char u[512];
-	snprintf(u, sizeof(u), "emu://t?ns=zns,zone=256K:16M:4096:%s/other.img", dir);
+	snprintf(u, sizeof(u), "emu://t?ns=zns,zone=256K:16M:4096:%s/other.img", test_dir);
 	/* a zone written by someone else */
 	char err[512];
 	struct zdev *z;
@@ -392,23 +392,9 @@ static void test_refuses_foreign_data(void)
 	ftl_close(f);
 }
 
-static void cleanup(void)
-{
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
-}
-
-/* The tests' directory, made on first use and removed at exit. */
 __attribute__((constructor)) static void setup(void)
 {
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof(dir), "%s/unvme-ftl.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
-		abort();
-	setenv("UNVME_QUIET", "1", 1);
-	atexit(cleanup);
+	test_dir_make("unvme-ftl");
 }
 
 TEST_MAIN(TEST(test_roundtrip_and_trim), TEST(test_gc_greedy), TEST(test_gc_cost_benefit),

@@ -12,11 +12,11 @@
 #include <unistd.h>
 
 #include "lib/hostkv/hkv_internal.h"
+#include "tests/unit/test_tmpdir.h"
 #include "tests/unit/test_util.h"
 
 #define NKEYS 600
 
-static char dir[256];
 
 static uint64_t rng(uint64_t *s)
 {
@@ -245,7 +245,7 @@ static void test_limits(void)
 static void test_reopen(void)
 {
 	char uri[512];
-	snprintf(uri, sizeof(uri), "emu://t?ns=zns,zone=8M:128M:4096:%s/r.img", dir);
+	snprintf(uri, sizeof(uri), "emu://t?ns=zns,zone=8M:128M:4096:%s/r.img", test_dir);
 	struct hkv *s = must_open(uri, "op=40");
 	REQUIRE(s);
 	uint32_t *model = calloc(NKEYS, sizeof(*model));
@@ -282,7 +282,7 @@ static void crash_child(const char *uri, int fd, uint64_t seed, uint32_t *model)
 static void test_crash_recovery(void)
 {
 	char uri[512];
-	snprintf(uri, sizeof(uri), "emu://t?ns=zns,zone=8M:128M:4096:%s/c.img", dir);
+	snprintf(uri, sizeof(uri), "emu://t?ns=zns,zone=8M:128M:4096:%s/c.img", test_dir);
 	struct hkv *s = must_open(uri, "op=40&format=1");
 	REQUIRE(s);
 	hkv_close(s);
@@ -350,22 +350,9 @@ static void test_crash_recovery(void)
 	free(model);
 }
 
-static void cleanup(void)
-{
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
-}
-
 __attribute__((constructor)) static void setup(void)
 {
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof(dir), "%s/unvme-hkv.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
-		abort();
-	setenv("UNVME_QUIET", "1", 1);
-	atexit(cleanup);
+	test_dir_make("unvme-hkv");
 }
 
 TEST_MAIN(TEST(test_basics), TEST(test_gc_zoned_greedy), TEST(test_gc_conventional_cost_benefit),

@@ -169,28 +169,32 @@ UNVME_API int unvme_zone_report(struct unvme_ns *ns, struct unvme_qpair *qp, uin
 	return rc;
 }
 
-UNVME_API int unvme_zone_mgmt_send(struct unvme_ns *ns, struct unvme_qpair *qp, uint64_t zslba,
-				   uint8_t zsa, bool all, unvme_cmd_cb cb, void *arg)
+/* Zone Management Send: with Select All the SLBA is ignored by the device (sent as 0). */
+static int send_cmd(struct unvme_ns *ns, struct unvme_qpair *qp, uint64_t zslba, uint8_t zsa,
+		    bool all, struct nvme_sqe *cmd)
 {
 	int rc = check_zoned(ns, qp);
 	if (rc)
 		return rc;
+	lba_cmd(cmd, NVME_CMD_ZONE_MGMT_SEND, ns, all ? 0 : zslba);
+	cmd->cdw13 = zsa | (all ? NVME_ZSA_SELECT_ALL : 0);
+	return 0;
+}
+
+UNVME_API int unvme_zone_mgmt_send(struct unvme_ns *ns, struct unvme_qpair *qp, uint64_t zslba,
+				   uint8_t zsa, bool all, unvme_cmd_cb cb, void *arg)
+{
 	struct nvme_sqe cmd;
-	lba_cmd(&cmd, NVME_CMD_ZONE_MGMT_SEND, ns, all ? 0 : zslba);
-	cmd.cdw13 = zsa | (all ? NVME_ZSA_SELECT_ALL : 0);
-	return unvme_qpair_submit(qp, &cmd, NULL, 0, cb, arg);
+	int rc = send_cmd(ns, qp, zslba, zsa, all, &cmd);
+	return rc ? rc : unvme_qpair_submit(qp, &cmd, NULL, 0, cb, arg);
 }
 
 UNVME_API int unvme_zone_mgmt_send_sync(struct unvme_ns *ns, struct unvme_qpair *qp,
 					uint64_t zslba, uint8_t zsa, bool all)
 {
-	int rc = check_zoned(ns, qp);
-	if (rc)
-		return rc;
 	struct nvme_sqe cmd;
-	lba_cmd(&cmd, NVME_CMD_ZONE_MGMT_SEND, ns, all ? 0 : zslba);
-	cmd.cdw13 = zsa | (all ? NVME_ZSA_SELECT_ALL : 0);
-	return unvme_qpair_cmd_sync(qp, &cmd, NULL, 0, NULL);
+	int rc = send_cmd(ns, qp, zslba, zsa, all, &cmd);
+	return rc ? rc : unvme_qpair_cmd_sync(qp, &cmd, NULL, 0, NULL);
 }
 
 static int append_cmd(struct unvme_ns *ns, struct unvme_qpair *qp, const void *buf, uint64_t zslba,

@@ -271,6 +271,18 @@ static int slot_for(struct ftl *f, uint32_t lpn, bool fill, uint32_t *slot)
 	return 0;
 }
 
+/* The end of a write or trim (lock held): a durable one goes to the media before the answer. */
+static uint16_t end_update(struct ftl *f, bool durable, int rc)
+{
+	if (!rc && durable) {
+		rc = ftl_seal(f);
+		if (!rc)
+			rc = zdev_flush(f->z);
+	}
+	pthread_rwlock_unlock(&f->lock);
+	return status_of(rc);
+}
+
 uint16_t ftl_write(struct ftl *f, uint64_t off, const struct iovec *iov, unsigned iovcnt,
 		   uint32_t len, bool durable)
 {
@@ -288,13 +300,7 @@ uint16_t ftl_write(struct ftl *f, uint64_t off, const struct iovec *iov, unsigne
 		off += n;
 		len -= n;
 	}
-	if (!rc && durable) {
-		rc = ftl_seal(f);
-		if (!rc)
-			rc = zdev_flush(f->z);
-	}
-	pthread_rwlock_unlock(&f->lock);
-	return status_of(rc);
+	return end_update(f, durable, rc);
 }
 
 uint16_t ftl_read(struct ftl *f, uint64_t off, const struct iovec *iov, unsigned iovcnt, uint32_t len)
@@ -385,13 +391,7 @@ uint16_t ftl_trim(struct ftl *f, uint64_t off, uint64_t len, bool durable)
 		off += n;
 		len -= n;
 	}
-	if (!rc && durable) {
-		rc = ftl_seal(f);
-		if (!rc)
-			rc = zdev_flush(f->z);
-	}
-	pthread_rwlock_unlock(&f->lock);
-	return status_of(rc);
+	return end_update(f, durable, rc);
 }
 
 int ftl_flush(struct ftl *f)

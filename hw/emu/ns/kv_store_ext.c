@@ -55,17 +55,12 @@ enum kv_rc kv_ext_get(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_
 		      uint32_t *copied)
 {
 	struct iovec iov[EMU_XFER_MAX_SEGS];
-	unsigned n = 0;
-	uint32_t left = max;
-	for (uint32_t i = 0; i < x->nseg && left; i++) {
-		uint32_t l = x->seg[i].len < left ? x->seg[i].len : left;
-		iov[n].iov_base = x->seg[i].addr;
-		iov[n].iov_len = l;
-		n++;
-		left -= l;
-	}
+	unsigned n = emu_xfer_iov(x, max, iov);
+	uint32_t room = 0;
+	for (unsigned i = 0; i < n; i++)
+		room += (uint32_t)iov[i].iov_len;
 	*copied = 0;
-	return (enum kv_rc)s->ext->get(s->ext_ctx, ks, key, klen, off, iov, n, max - left, size, copied);
+	return (enum kv_rc)s->ext->get(s->ext_ctx, ks, key, klen, off, iov, n, room, size, copied);
 }
 
 void kv_ext_stats(struct kv_store *s, struct kv_store_stats *st)

@@ -24,24 +24,11 @@ static struct ns_ext *to_ext(struct emu_ns_backend *be)
 	return (struct ns_ext *)be;
 }
 
-static unsigned to_iov(const struct emu_xfer *x, uint32_t len, struct iovec *iov)
-{
-	unsigned n = 0;
-	for (uint32_t i = 0; i < x->nseg && len; i++) {
-		uint32_t l = x->seg[i].len < len ? x->seg[i].len : len;
-		iov[n].iov_base = x->seg[i].addr;
-		iov[n].iov_len = l;
-		n++;
-		len -= l;
-	}
-	return n;
-}
-
 static uint16_t ext_read(struct emu_ns_backend *be, uint64_t off, const struct emu_xfer *x,
 			 uint32_t len)
 {
 	struct iovec iov[EMU_XFER_MAX_SEGS];
-	unsigned n = to_iov(x, len, iov);
+	unsigned n = emu_xfer_iov(x, len, iov);
 	return to_ext(be)->ops->read(to_ext(be)->ctx, off, iov, n, len);
 }
 
@@ -49,7 +36,7 @@ static uint16_t ext_write(struct emu_ns_backend *be, uint64_t off, const struct 
 			  uint32_t len, bool durable)
 {
 	struct iovec iov[EMU_XFER_MAX_SEGS];
-	unsigned n = to_iov(x, len, iov);
+	unsigned n = emu_xfer_iov(x, len, iov);
 	return to_ext(be)->ops->write(to_ext(be)->ctx, off, iov, n, len, durable);
 }
 

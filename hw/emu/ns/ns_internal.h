@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "hw/emu/emu.h"
 #include "hw/emu/ns/ns_backend.h"
@@ -68,6 +69,20 @@ uint16_t emu_nvm_move(struct emu_ns *ns, const struct nvme_sqe *cmd, struct emu_
 /* Dataset Management: checks the ranges; deallocates them when deallocate is true. */
 uint16_t emu_nvm_dsm(struct emu_ns *ns, const struct nvme_sqe *cmd, struct emu_io_ctx *io,
 		     unsigned shift, bool deallocate);
+
+/* The host segments covering len bytes of a transfer as iovecs (at most EMU_XFER_MAX_SEGS). */
+static inline unsigned emu_xfer_iov(const struct emu_xfer *x, uint32_t len, struct iovec *iov)
+{
+	unsigned n = 0;
+	for (uint32_t i = 0; i < x->nseg && len; i++) {
+		uint32_t l = x->seg[i].len < len ? x->seg[i].len : len;
+		iov[n].iov_base = x->seg[i].addr;
+		iov[n].iov_len = l;
+		n++;
+		len -= l;
+	}
+	return n;
+}
 
 /* snprintf into err (which may be NULL). */
 void emu_ns_set_error(char *err, size_t errlen, const char *fmt, ...)

@@ -5,6 +5,7 @@
  * several threads at once gives every caller its own blocks.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,13 +181,13 @@ static void test_parallel_append(void)
 
 struct resetter {
 	struct emu_ns *ns;
-	volatile int stop;
+	atomic_int stop;
 };
 
 static void *reset_loop(void *arg)
 {
 	struct resetter *rs = arg;
-	while (!rs->stop) {
+	while (!atomic_load(&rs->stop)) {
 		(void)zt_send(rs->ns, ZSZE, NVME_ZSA_RESET, false);
 		(void)zt_send(rs->ns, ZSZE, NVME_ZSA_FINISH, false);
 	}
@@ -215,7 +216,7 @@ static void test_mgmt_races(void)
 		else
 			CHECK_EQ(st, 0);
 	}
-	rs.stop = 1;
+	atomic_store(&rs.stop, 1);
 	pthread_join(t, NULL);
 	uint8_t s = zt_state(ns, ZSZE);
 	CHECK(s == NVME_ZS_EMPTY || s == NVME_ZS_FULL || s == NVME_ZS_IMP_OPEN);

@@ -28,13 +28,28 @@ enum emu_ns_kind {
 	EMU_NS_FILE,  /* data in a file; survives the process; Flush makes it durable */
 	EMU_NS_NULL,  /* moves no data: reads leave the buffer untouched, writes are dropped */
 	EMU_NS_KV,    /* key-value namespace (reserved for the KV command set) */
+	EMU_NS_ZNS,   /* zoned namespace (ZNS command set): memory, or a file when a path is given */
+	EMU_NS_EXT,   /* blocks in media the device's creator provides (emu_device_create_media) */
+};
+struct emu_media;
+
+/* Zone geometry and limits of a zoned namespace (ns=zns,...: see emu_params.c). */
+struct emu_zns_params {
+	uint64_t zone_bytes;   /* zone size */
+	uint64_t cap_bytes;    /* zone capacity: writable bytes of each zone (<= zone size) */
+	uint32_t max_open;     /* open resources, 1's based; 0 = no limit */
+	uint32_t max_active;   /* active resources, 1's based; 0 = no limit */
+	uint32_t zasl_bytes;   /* the controller's Zone Append Size Limit (0: MDTS), copied here */
 };
 
 struct emu_ns_params {
 	enum emu_ns_kind kind;
 	uint64_t size_bytes;       /* 0 with EMU_NS_FILE: take the existing file's size */
 	uint32_t lba_size;         /* 512 or 4096 */
-	char     path[PATH_MAX];   /* EMU_NS_FILE (and file-backed KV) */
+	char     path[PATH_MAX];   /* EMU_NS_FILE (and file-backed KV and ZNS) */
+	struct emu_zns_params zns; /* EMU_NS_ZNS */
+	bool     ext;              /* EMU_NS_EXT, or EMU_NS_KV with an external engine (kvext) */
+	const struct emu_media *media; /* for ext: set by emu_device_create_media */
 	uint8_t  nguid[16];        /* filled by the controller: unique per device and namespace */
 	uint8_t  eui64[8];
 };
@@ -66,6 +81,7 @@ struct emu_params {
 	struct emu_ns_params ns[EMU_MAX_NS];
 	uint32_t engine;             /* thread mode: index of the shared engine thread */
 	uint32_t dstrd;              /* CAP.DSTRD: doorbell stride 4 << dstrd bytes */
+	uint32_t zasl_bytes;         /* Zone Append Size Limit (0: MDTS) */
 };
 
 /* Parses an emu:// URI; on failure returns -EINVAL and names the bad part in err. */
@@ -111,6 +127,7 @@ struct emu_io_ctx {
 	struct emu_ctrl *ctrl;       /* for emu_xfer_map */
 	struct emu_io_stats *stats;  /* counters of the submitting queue */
 	uint32_t dw0;                /* out: completion DW0 */
+	uint32_t dw1;                /* out: completion DW1 (Zone Append: LBA bits 63:32) */
 	uint64_t err_lba;            /* out: the LBA to report in the error log, if any */
 };
 
@@ -140,6 +157,18 @@ int emu_sync_parent_dir(const char *path);
 
 /* Controller reset: the namespace drops its volatile state (a KV namespace's iterators). */
 void emu_ns_reset(struct emu_ns *ns);
+/* Controller enable: all_sets when CC.CSS selects the I/O command set profile (110b), so a
+ * zoned namespace takes Zone Management and Zone Append; with CC.CSS = NVM (000b) it takes
+ * only the NVM commands (still under the zone rules). */
+void emu_ns_set_command_sets(struct emu_ns *ns, bool all_sets);
+/* Zoned namespaces: the controller makes the zone holding slba read only (fault injection
+ * for worn media) and lists it in the Changed Zone List; Invalid Field on other namespaces. */
+uint16_t emu_ns_zone_read_only(struct emu_ns *ns, uint64_t slba);
+/* The Changed Zone List log page (BFh) of this namespace; clear empties it (RAE = 0). */
+uint16_t emu_ns_changed_zones(struct emu_ns *ns, struct nvme_changed_zone_log *out, bool clear);
+/* I/O Command Set specific Identify Controller for ZNS (CNS 06h, CSI 02h). */
+void emu_zns_identify_ctrl(uint32_t zasl_bytes, struct nvme_id_ctrl_zns *out);
+
 /* A KV namespace's vendor log page (C0h, CAh, D0h: unvme/spec/kv.h) into out[size];
  * Invalid Log Page for other namespaces or pages. */
 uint16_t emu_ns_kv_log(struct emu_ns *ns, uint8_t lid, void *out, uint32_t size);

@@ -42,7 +42,7 @@ static void acq_write(struct emu_ctrl *c, uint16_t cid, uint16_t status, uint32_
 {
 	struct emu_cq *cq = &c->cq[0];
 	cq->reserved++; /* emu_cq_write consumes one reservation */
-	emu_cq_write(cq, dw0, (uint16_t)c->sq[0].head, 0, cid, status);
+	emu_cq_write(cq, dw0, 0, (uint16_t)c->sq[0].head, 0, cid, status);
 }
 
 void emu_acq_post(struct emu_ctrl *c, uint16_t cid, uint16_t status, uint32_t dw0)

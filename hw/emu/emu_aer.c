@@ -12,12 +12,15 @@
  *     Value (01h); log page 01h. Always enabled.
  *   SMART / health status (type 1): Temperature Threshold (01h); log page 02h. Enabled by
  *     Asynchronous Event Configuration bit 1 (critical warning: temperature).
+ *   notice (type 2): Zone Descriptor Changed (EFh); log page BFh (Changed Zone List). Enabled
+ *     by Asynchronous Event Configuration bit 27.
  * Everything here runs under the controller lock.
  */
 #include "emu_ctrl.h"
 
 #define AER_TYPE_ERROR 0u
 #define AER_TYPE_SMART 1u
+#define AER_TYPE_NOTICE NVME_AEN_TYPE_NOTICE
 
 struct event_desc {
 	uint8_t type;
@@ -29,6 +32,7 @@ static const struct event_desc events[EMU_EVENT_COUNT] = {
 	[EMU_EVENT_INVALID_DB_REG] = { AER_TYPE_ERROR, 0x00, NVME_LOG_ERROR },
 	[EMU_EVENT_INVALID_DB_VALUE] = { AER_TYPE_ERROR, 0x01, NVME_LOG_ERROR },
 	[EMU_EVENT_TEMPERATURE] = { AER_TYPE_SMART, 0x01, NVME_LOG_SMART },
+	[EMU_EVENT_ZONE_CHANGED] = { AER_TYPE_NOTICE, NVME_AEN_INFO_ZONE_CHANGED, NVME_LOG_CHANGED_ZONES },
 };
 
 /* Completes outstanding requests with pending events of unmasked types. */
@@ -62,6 +66,8 @@ void emu_cmd_async_event(struct emu_ctrl *c, const struct nvme_sqe *cmd, struct 
 void emu_aer_raise(struct emu_ctrl *c, enum emu_event ev)
 {
 	if (events[ev].type == AER_TYPE_SMART && !(c->feat[EMU_FEAT_ASYNC_EVENT] & (1u << 1)))
+		return;
+	if (ev == EMU_EVENT_ZONE_CHANGED && !(c->feat[EMU_FEAT_ASYNC_EVENT] & NVME_AEC_ZONE_CHANGED))
 		return;
 	c->events_pending |= 1u << ev;
 	deliver(c);

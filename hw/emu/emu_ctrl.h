@@ -110,6 +110,7 @@ void emu_pad_ascii(char *dst, size_t width, const char *src);
 
 struct emu_result {
 	uint32_t dw0;
+	uint32_t dw1;        /* Zone Append: the written LBA's high half */
 	uint16_t status;     /* 0 or NVME_CQE_STATUS form (+DNR) */
 	uint16_t param_loc;  /* error log parameter location, EMU_PLOC_NONE when unknown */
 	uint64_t lba;        /* error log LBA */
@@ -192,12 +193,12 @@ static inline uint32_t emu_cq_space(const struct emu_cq *cq)
 /* Writes one CQE at the tail and publishes it: DW0..DW3 first, the status word with the phase
  * tag last with a release store, so a host polling from another thread never sees a
  * half-written entry. Caller owns the CQ (see the top of this file) and has a reserved slot. */
-static inline void emu_cq_write(struct emu_cq *cq, uint32_t dw0, uint16_t sqhd, uint16_t sqid,
-				uint16_t cid, uint16_t status)
+static inline void emu_cq_write(struct emu_cq *cq, uint32_t dw0, uint32_t dw1, uint16_t sqhd,
+				uint16_t sqid, uint16_t cid, uint16_t status)
 {
 	struct nvme_cqe *e = &cq->ring[cq->tail];
 	e->dw0 = dw0;
-	e->dw1 = 0;
+	e->dw1 = dw1;
 	e->sqhd = sqhd;
 	e->sqid = sqid;
 	e->cid = cid;
@@ -215,6 +216,7 @@ struct emu_delayed {
 	uint64_t due_ns;
 	uint64_t seq;        /* FIFO among equal due times */
 	uint32_t dw0;
+	uint32_t dw1;
 	uint16_t sqid;
 	uint16_t cid;
 	uint16_t status;
@@ -290,6 +292,7 @@ enum emu_event {
 	EMU_EVENT_INVALID_DB_REG,    /* error: write to invalid doorbell register */
 	EMU_EVENT_INVALID_DB_VALUE,  /* error: invalid doorbell write value */
 	EMU_EVENT_TEMPERATURE,       /* SMART / health: temperature threshold */
+	EMU_EVENT_ZONE_CHANGED,      /* notice: zone descriptor changed (ZNS) */
 	EMU_EVENT_COUNT
 };
 
@@ -350,7 +353,7 @@ struct emu_ctrl {
 	uint16_t aer_cids[EMU_AERL + 1];
 	uint32_t nr_aers;
 	uint32_t events_pending;     /* bit per enum emu_event */
-	uint32_t event_types_masked; /* bit per AER event type (0 error, 1 SMART) until log read */
+	uint32_t event_types_masked; /* bit per AER event type (0 error, 1 SMART, 2 notice) until log read */
 
 	/* Abort commands waiting for a not yet fetched target */
 	_Atomic uint32_t aborts_outstanding;
@@ -401,7 +404,7 @@ static inline void emu_complete(struct emu_ctrl *c, struct emu_sq *sq, uint16_t 
 	struct emu_cq *cq = sq->cq;
 	if (cq->locked)
 		emu_spin_lock(&cq->lock);
-	emu_cq_write(cq, r->dw0, (uint16_t)sq->head, sq->qid, cid, r->status);
+	emu_cq_write(cq, r->dw0, r->dw1, (uint16_t)sq->head, sq->qid, cid, r->status);
 	if (cq->locked)
 		emu_spin_unlock(&cq->lock);
 	if (__builtin_expect(r->status != 0, 0) &&

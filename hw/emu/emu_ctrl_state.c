@@ -81,6 +81,10 @@ static void enable(struct emu_ctrl *c, uint32_t cc)
 	atomic_store_explicit(&sq->db_limit, sq_entries, memory_order_release);
 	c->acq_backlog_len = 0;
 
+	/* CC.CSS = 110b enables the I/O command sets of the selected profile (zone commands);
+	 * 000b the NVM command set only */
+	for (uint32_t i = 0; i < c->nr_ns; i++)
+		emu_ns_set_command_sets(c->ns[i], NVME_CC_CSS(cc) == NVME_CC_CSS_IOCS);
 	set_csts(c, NVME_CSTS_CFS | NVME_CSTS_SHST_SET(3), NVME_CSTS_RDY);
 	atomic_store_explicit(&c->running, true, memory_order_release);
 

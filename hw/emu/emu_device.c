@@ -61,6 +61,24 @@ static int load_state(struct emu_ctrl *c, char *err, size_t errlen)
 
 int emu_device_create(const char *uri, struct emu_device **out, char *err, size_t errlen)
 {
+	return emu_device_create_media(uri, NULL, 0, out, err, errlen);
+}
+
+/* Closes the media not handed to a namespace (failure before or during creation). */
+static void close_media(const struct emu_media *media, unsigned nmedia, unsigned from)
+{
+	for (unsigned i = from; i < nmedia; i++) {
+		if (media[i].ops)
+			media[i].ops->close(media[i].ctx);
+		else if (media[i].kv_ops)
+			media[i].kv_ops->close(media[i].ctx);
+	}
+}
+
+int emu_device_create_media(const char *uri, const struct emu_media *media, unsigned nmedia,
+			    struct emu_device **out, char *err, size_t errlen)
+{
+	unsigned handed = 0;
 	char dummy[1];
 	if (!err || !errlen) {
 		err = dummy;
@@ -71,13 +89,26 @@ int emu_device_create(const char *uri, struct emu_device **out, char *err, size_
 	struct emu_device *dev = calloc(1, sizeof(*dev));
 	if (!dev) {
 		snprintf(err, errlen, "emu: out of memory");
+		close_media(media, nmedia, 0);
 		return -ENOMEM;
 	}
 	struct emu_ctrl *c = &dev->ctrl;
 	int rc = emu_params_parse(uri, &c->p, err, errlen);
 	if (rc) {
 		free(dev);
+		close_media(media, nmedia, 0);
 		return rc;
+	}
+	/* the ext and kvext namespaces take the media in order */
+	unsigned want = 0;
+	for (uint32_t i = 0; i < c->p.nr_ns; i++)
+		if (c->p.ns[i].ext)
+			c->p.ns[i].media = want < nmedia ? &media[want++] : NULL;
+	if (want != nmedia) {
+		snprintf(err, errlen, "emu URI '%s': %u ext/kvext namespaces for %u media", uri, want, nmedia);
+		free(dev);
+		close_media(media, nmedia, 0);
+		return -EINVAL;
 	}
 	snprintf(c->uri, sizeof(c->uri), "%s", uri);
 	pthread_mutex_init(&c->lock, NULL);
@@ -97,6 +128,7 @@ int emu_device_create(const char *uri, struct emu_device **out, char *err, size_
 	if (rc)
 		goto fail;
 	for (uint32_t i = 0; i < c->p.nr_ns; i++) {
+		handed += c->p.ns[i].ext && c->p.ns[i].media; /* emu_ns_create owns it now */
 		rc = emu_ns_create(&c->p.ns[i], i + 1, &c->ns[i], err, errlen);
 		if (rc)
 			goto fail;
@@ -121,6 +153,7 @@ int emu_device_create(const char *uri, struct emu_device **out, char *err, size_
 fail:
 	ctrl_free(c);
 	free(dev);
+	close_media(media, nmedia, handed);
 	return rc < 0 ? rc : -EINVAL;
 }
 

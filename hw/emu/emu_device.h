@@ -10,8 +10,10 @@
 #ifndef UNVME_EMU_DEVICE_H
 #define UNVME_EMU_DEVICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 struct emu_device;
 
@@ -21,6 +23,77 @@ struct emu_device;
  * part of the URI or the file into err.
  */
 int emu_device_create(const char *uri, struct emu_device **out, char *err, size_t errlen);
+
+/*
+ * Media that the creator of a device provides, for the namespaces the URI declares as
+ * "ns=ext:<size>:<lba>" (block media) and "ns=kvext:<size>" (a key-value store): a host FTL or
+ * a host key-value engine built on another device presents itself through a real NVMe
+ * controller this way, so the driver reaches it only through the NVMe protocol. Byte offsets
+ * and lengths are checked by the controller (in range, multiples of the LBA size). Data
+ * operations return 0 or an NVMe status word (NVME_CQE_STATUS form, bit 15 = DNR); flush and
+ * erase 0 or -errno. Every operation may run on several threads at once.
+ */
+struct emu_media_ops {
+	uint16_t (*read)(void *ctx, uint64_t off, const struct iovec *iov, unsigned iovcnt, uint32_t len);
+	/* durable: on stable media when it returns (FUA, or the write cache is off) */
+	uint16_t (*write)(void *ctx, uint64_t off, const struct iovec *iov, unsigned iovcnt,
+			  uint32_t len, bool durable);
+	/* [off, off + len) reads as zeroes afterwards (Write Zeroes, deallocation) */
+	uint16_t (*zero)(void *ctx, uint64_t off, uint64_t len, bool deallocate, bool durable);
+	int (*flush)(void *ctx);
+	int (*erase)(void *ctx);   /* Format NVM: everything reads as zeroes */
+	void (*close)(void *ctx);  /* the device is unplugged: last call */
+};
+
+/* The key-value store of a "kvext" namespace, as the KV command sets use it. Keys of up to
+ * 255 bytes in keyspace 0 or 1; values of up to 2 MiB. Statuses are enum emu_kv_rc. */
+enum emu_kv_rc {
+	EMU_KV_OK = 0,
+	EMU_KV_NOENT,   /* no such key */
+	EMU_KV_EXISTS,  /* the key exists (store with "must not exist") */
+	EMU_KV_NOSPC,   /* no room for the value */
+	EMU_KV_BADOFF,  /* value offset beyond the stored value */
+	EMU_KV_TOOBIG,  /* offset + length beyond the maximum value size */
+	EMU_KV_NOMEM,
+	EMU_KV_EIO,     /* the media failed */
+};
+#define EMU_KV_MUST_EXIST     1u
+#define EMU_KV_MUST_NOT_EXIST 2u
+struct emu_kv_usage {
+	uint64_t capacity, used, nr_keys, nr_keys_ks[2];
+	uint64_t host_bytes, media_bytes, compactions;
+};
+struct emu_kv_media_ops {
+	/* len bytes of val at byte off of the value (off 0 replaces it; off > 0 keeps the bytes
+	 * around and extends; off past the end, or any off for a new key, is BADOFF) */
+	int (*put)(void *ctx, uint8_t ks, const uint8_t *key, uint8_t klen, const uint8_t *val,
+		   uint32_t len, uint32_t off, unsigned flags, bool durable);
+	/* copies the value from byte off into iov (at most max bytes); *size = stored size,
+	 * *copied = bytes copied */
+	int (*get)(void *ctx, uint8_t ks, const uint8_t *key, uint8_t klen, uint32_t off,
+		   const struct iovec *iov, unsigned iovcnt, uint32_t max, uint32_t *size,
+		   uint32_t *copied);
+	int (*del)(void *ctx, uint8_t ks, const uint8_t *key, uint8_t klen, bool durable);
+	bool (*exist)(void *ctx, uint8_t ks, const uint8_t *key, uint8_t klen);
+	int (*flush)(void *ctx);
+	int (*erase)(void *ctx);
+	void (*usage)(void *ctx, struct emu_kv_usage *out);
+	/* the keys of keyspace ks that filter accepts, packed {u8 len, bytes}, malloc'd */
+	int (*keys)(void *ctx, uint8_t ks, bool (*filter)(const uint8_t *key, uint8_t klen, const void *arg),
+		    const void *arg, uint8_t **buf, size_t *len, size_t *count);
+	void (*close)(void *ctx);
+};
+
+struct emu_media {
+	const struct emu_media_ops *ops;       /* ns=ext */
+	const struct emu_kv_media_ops *kv_ops; /* ns=kvext */
+	void *ctx;
+};
+
+/* Like emu_device_create, with media[i] behind the i-th ext or kvext namespace of the URI.
+ * Every media's close is called exactly once: by emu_device_destroy, or here on failure. */
+int emu_device_create_media(const char *uri, const struct emu_media *media, unsigned nmedia,
+			    struct emu_device **out, char *err, size_t errlen);
 
 /* Unplugs the device: stops its engine, persists non-volatile state, closes backing files.
  * If the host never requested a shutdown (CC.SHN), the next power-on counts an unsafe shutdown. */

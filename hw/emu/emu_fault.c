@@ -21,6 +21,10 @@
  *                queue) is exercised for real. At most 65536 per command. With CDW12 bit 0
  *                the next CDW11 admin commands are swallowed instead (after this one): only
  *                a controller reset ends them.
+ *   ZONE_READ_ONLY  the zone of zoned namespace NSID holding LBA CDW12/13 becomes Read Only, as
+ *                when its media wears out: it is listed in the Changed Zone List and a Zone
+ *                Descriptor Changed notice is raised (when enabled). Invalid Namespace for an
+ *                NSID that is not active, Invalid Field for a namespace without zones.
  * Unknown faults are Invalid Field. A real controller answers C1h with Invalid Command Opcode.
  */
 #include <stdlib.h>
@@ -107,6 +111,20 @@ void emu_cmd_fault(struct emu_ctrl *c, const struct nvme_sqe *cmd, struct emu_re
 				m = MEDIA_MAX;
 		} while (!atomic_compare_exchange_weak(&c->faults, &f,
 						       (f & ((1ull << MEDIA_SHIFT) - 1)) | m << MEDIA_SHIFT));
+		return;
+	}
+	case NVME_EMU_FAULT_ZONE_READ_ONLY: {
+		uint32_t nsid = cmd->nsid;
+		if (nsid == 0 || nsid > EMU_MAX_NS || !c->ns[nsid - 1]) {
+			emu_fail(r, EMU_ST_INVALID_NS, EMU_PLOC_NSID);
+			return;
+		}
+		uint16_t st = emu_ns_zone_read_only(c->ns[nsid - 1], cmd->cdw12 | (uint64_t)cmd->cdw13 << 32);
+		if (st) {
+			emu_fail(r, st, EMU_PLOC_CDW12);
+			return;
+		}
+		emu_aer_raise(c, EMU_EVENT_ZONE_CHANGED);
 		return;
 	}
 	default:

@@ -191,10 +191,11 @@ static uint16_t validate(struct emu_ctrl *c, int slot, uint32_t cdw11, uint32_t 
 		*value = cdw11 & 1u; /* DN */
 		return 0;
 	case EMU_FEAT_ASYNC_EVENT:
-		*value = cdw11 & 0xffu; /* SMART / health critical warnings */
+		/* SMART / health critical warnings; Zone Descriptor Changed notices (bit 27) */
+		*value = cdw11 & (0xffu | NVME_AEC_ZONE_CHANGED);
 		return 0;
 	case EMU_FEAT_IOCS_PROFILE:
-		/* only combination 0 (NVM) exists (Identify CNS 1Ch) */
+		/* only combination 0 (NVM with the controller's other sets) exists (Identify CNS 1Ch) */
 		if (c->io_queue_created)
 			return EMU_ST_DNR(NVME_SCT_GENERIC, NVME_SC_CMD_SEQ_ERROR);
 		if (cdw11 & 0x1ffu)

@@ -30,6 +30,8 @@ static struct emu_ns *active_ns(const struct emu_ctrl *c, uint32_t nsid)
 	return nsid >= 1 && nsid <= EMU_MAX_NS ? c->ns[nsid - 1] : NULL;
 }
 
+static bool has_csi(const struct emu_ctrl *c, uint8_t csi);
+
 static void identify_ctrl(struct emu_ctrl *c, struct nvme_id_ctrl *id)
 {
 	id->vid = EMU_PCI_VID;
@@ -44,6 +46,9 @@ static void identify_ctrl(struct emu_ctrl *c, struct nvme_id_ctrl *id)
 	id->oacs = NVME_CTRL_OACS_FORMAT | NVME_CTRL_OACS_FW;
 	id->acl = EMU_ACL;
 	id->aerl = EMU_AERL;
+	/* Zone Descriptor Changed notices, on a controller with zoned namespaces */
+	if (has_csi(c, NVME_CSI_ZNS))
+		id->oaes |= NVME_OAES_ZONE_CHANGED;
 	/* slot 1 read-only, 3 slots, activation without reset (Commit Action 3) */
 	id->frmw = NVME_CTRL_FRMW_SLOT1_RO | (EMU_FW_SLOTS << 1) | NVME_CTRL_FRMW_NO_RESET;
 	id->lpa = NVME_CTRL_LPA_CMD_EFFECTS | NVME_CTRL_LPA_EXT_DATA;
@@ -108,22 +113,35 @@ static void ns_descriptors(const struct emu_ns *ns, uint8_t *out)
 	out[off + sizeof(d)] = emu_ns_csi(ns);
 }
 
-/* Whether a namespace speaks the Key Value command set (CSI 01h). */
-static bool has_kv(const struct emu_ctrl *c)
+/* Whether a namespace speaks the command set csi. */
+static bool has_csi(const struct emu_ctrl *c, uint8_t csi)
 {
 	for (uint32_t i = 0; i < c->nr_ns; i++)
-		if (emu_ns_csi(c->ns[i]) == NVME_CSI_KV)
+		if (emu_ns_csi(c->ns[i]) == csi)
 			return true;
 	return false;
 }
 
-/* I/O command set combinations (CNS 1Ch): combination 0 = NVM, plus KV on a controller with
- * a KV namespace. */
+static bool has_kv(const struct emu_ctrl *c)
+{
+	return has_csi(c, NVME_CSI_KV);
+}
+
+/* The command sets this controller implements: NVM always, KV and ZNS with such a namespace. */
+static bool csi_supported(const struct emu_ctrl *c, uint8_t csi)
+{
+	return csi == NVME_CSI_NVM || ((csi == NVME_CSI_KV || csi == NVME_CSI_ZNS) && has_csi(c, csi));
+}
+
+/* I/O command set combinations (CNS 1Ch): one combination (index 0, the one Set Features
+ * I/O Command Set Profile selects by default) with NVM and every other set a namespace uses. */
 static void iocs_vectors(const struct emu_ctrl *c, uint8_t *out)
 {
-	uint64_t v = 1ull << NVME_CSI_NVM;
+	uint64_t v = NVME_IOCS_VECTOR(NVME_CSI_NVM);
 	if (has_kv(c))
-		v |= 1ull << NVME_CSI_KV;
+		v |= NVME_IOCS_VECTOR(NVME_CSI_KV);
+	if (has_csi(c, NVME_CSI_ZNS))
+		v |= NVME_IOCS_VECTOR(NVME_CSI_ZNS);
 	memcpy(out, &v, sizeof(v));
 }
 
@@ -163,12 +181,15 @@ static uint16_t build(struct emu_ctrl *c, const struct nvme_sqe *cmd, uint8_t *b
 		*ploc = EMU_PLOC_CDW11 + 3;
 		if (ns)
 			return emu_ns_identify_csi(ns, csi, buf);
-		return csi == NVME_CSI_NVM || (csi == NVME_CSI_KV && has_kv(c)) ? 0
-										: EMU_ST_INVALID_FIELD;
+		return csi_supported(c, csi) ? 0 : EMU_ST_INVALID_FIELD;
 	case NVME_CNS_CSI_CTRL: {
 		*ploc = EMU_PLOC_CDW11 + 3;
 		if (csi == NVME_CSI_KV && has_kv(c))
 			return 0; /* the KV set defines no controller fields: all reserved */
+		if (csi == NVME_CSI_ZNS && has_csi(c, NVME_CSI_ZNS)) {
+			emu_zns_identify_ctrl(c->p.zasl_bytes, (struct nvme_id_ctrl_zns *)buf);
+			return 0;
+		}
 		if (csi != NVME_CSI_NVM)
 			return EMU_ST_INVALID_FIELD;
 		/* DMRL is 8 bits: 0 = no limit beyond the command's own 256 ranges, which is what
@@ -183,7 +204,7 @@ static uint16_t build(struct emu_ctrl *c, const struct nvme_sqe *cmd, uint8_t *b
 		if (nsid >= 0xfffffffeu)
 			return EMU_ST_INVALID_NS;
 		*ploc = EMU_PLOC_CDW11 + 3;
-		if (csi != NVME_CSI_NVM && !(csi == NVME_CSI_KV && has_kv(c)))
+		if (!csi_supported(c, csi))
 			return EMU_ST_INVALID_FIELD;
 		ns_list(c, nsid, csi, (uint32_t *)buf);
 		return 0;

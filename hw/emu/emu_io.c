@@ -61,6 +61,7 @@ static void ns_run(struct emu_ctrl *c, struct emu_sq *sq, struct emu_ns *ns,
 	struct emu_io_ctx io = { .ctrl = c, .stats = &sq->stats };
 	r->status = emu_ns_execute(ns, cmd, &io);
 	r->dw0 = io.dw0;
+	r->dw1 = io.dw1;
 	if (__builtin_expect(r->status != 0, 0)) {
 		r->lba = io.err_lba;
 		r->param_loc = param_loc_for(r->status);
@@ -92,6 +93,7 @@ static inline void io_execute(struct emu_ctrl *c, struct emu_sq *sq, const struc
 		struct emu_io_ctx io = { .ctrl = c, .stats = &sq->stats };
 		r.status = emu_ns_execute(ns, cmd, &io);
 		r.dw0 = io.dw0;
+		r.dw1 = io.dw1;
 		if (__builtin_expect(r.status != 0, 0)) {
 			r.lba = io.err_lba;
 			r.param_loc = param_loc_for(r.status);

@@ -104,6 +104,7 @@ static uint64_t service_ns(const struct emu_latency_model *m, uint8_t opc)
 		return m->read_ns;
 	case NVME_CMD_WRITE:
 	case NVME_CMD_WRITE_ZEROES:
+	case NVME_CMD_ZONE_APPEND:
 	case NVME_KVV_STORE:
 	case NVME_KVV_APPEND:
 		return m->write_ns;
@@ -114,7 +115,8 @@ static uint64_t service_ns(const struct emu_latency_model *m, uint8_t opc)
 
 static uint64_t data_bytes(const struct emu_ctrl *c, const struct nvme_sqe *cmd)
 {
-	if (cmd->opc != NVME_CMD_READ && cmd->opc != NVME_CMD_WRITE && cmd->opc != NVME_CMD_COMPARE)
+	if (cmd->opc != NVME_CMD_READ && cmd->opc != NVME_CMD_WRITE && cmd->opc != NVME_CMD_COMPARE &&
+	    cmd->opc != NVME_CMD_ZONE_APPEND)
 		return 0;
 	uint32_t nsid = cmd->nsid;
 	const struct emu_ns *ns = nsid - 1u < EMU_MAX_NS ? c->ns[nsid - 1u] : NULL;
@@ -164,7 +166,7 @@ void emu_latency_submit(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme
 		l->heap_cap *= 2;
 	}
 	l->heap[l->heap_len] = (struct emu_delayed){
-		.due_ns = done, .seq = l->seq++, .dw0 = r->dw0, .sqid = sq->qid, .cid = cmd->cid,
+		.due_ns = done, .seq = l->seq++, .dw0 = r->dw0, .dw1 = r->dw1, .sqid = sq->qid, .cid = cmd->cid,
 		.status = r->status, .nsid = cmd->nsid, .err_lba = r->lba, .param_loc = r->param_loc,
 	};
 	sift_up(l->heap, l->heap_len++);
@@ -172,7 +174,7 @@ void emu_latency_submit(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme
 
 static void post(struct emu_ctrl *c, const struct emu_delayed *d)
 {
-	struct emu_result r = { .dw0 = d->dw0, .status = d->status, .param_loc = d->param_loc,
+	struct emu_result r = { .dw0 = d->dw0, .dw1 = d->dw1, .status = d->status, .param_loc = d->param_loc,
 				.lba = d->err_lba };
 	emu_complete(c, &c->sq[d->sqid], d->cid, &r, d->nsid);
 }

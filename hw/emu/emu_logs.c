@@ -19,6 +19,7 @@ struct log_page {
 	bool     kv;      /* a vendor KV log: exists only on a controller with a KV namespace */
 	/* 0 or a status (the NSID / CSI do not apply); fills out[size] */
 	uint16_t (*build)(struct emu_ctrl *c, const struct nvme_sqe *cmd, uint8_t *out);
+	bool     zns;     /* exists only on a controller with a zoned namespace */
 };
 
 static uint16_t build_error(struct emu_ctrl *c, const struct nvme_sqe *cmd, uint8_t *out)
@@ -57,6 +58,15 @@ static struct emu_ns *first_kv_ns(const struct emu_ctrl *c)
 	return NULL;
 }
 
+/* The first namespace of command set csi, or NULL. */
+static struct emu_ns *first_ns_of(const struct emu_ctrl *c, uint8_t csi)
+{
+	for (uint32_t i = 0; i < c->nr_ns; i++)
+		if (emu_ns_csi(c->ns[i]) == csi)
+			return c->ns[i];
+	return NULL;
+}
+
 /* The KV command set's I/O commands: the standard ones and the Samsung vendor opcodes. */
 static void cmd_effects_kv(struct nvme_cmd_effects_log *log)
 {
@@ -76,7 +86,8 @@ static uint16_t build_cmd_effects(struct emu_ctrl *c, const struct nvme_sqe *cmd
 {
 	uint8_t csi = (uint8_t)(cmd->cdw14 >> 24);
 	bool kv = csi == NVME_CSI_KV && first_kv_ns(c);
-	if (csi != NVME_CSI_NVM && !kv)
+	bool zns = csi == NVME_CSI_ZNS && first_ns_of(c, NVME_CSI_ZNS);
+	if (csi != NVME_CSI_NVM && !kv && !zns)
 		return EMU_ST_INVALID_FIELD;
 	struct nvme_cmd_effects_log *log = (struct nvme_cmd_effects_log *)out;
 	for (unsigned opc = 0; opc < 256; opc++)
@@ -97,6 +108,11 @@ static uint16_t build_cmd_effects(struct emu_ctrl *c, const struct nvme_sqe *cmd
 	log->iocs[NVME_CMD_WRITE] |= NVME_CMD_EFFECTS_LBCC;
 	log->iocs[NVME_CMD_WRITE_ZEROES] |= NVME_CMD_EFFECTS_LBCC;
 	log->iocs[NVME_CMD_DSM] |= NVME_CMD_EFFECTS_LBCC;
+	if (zns) {
+		log->iocs[NVME_CMD_ZONE_MGMT_SEND] = NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC;
+		log->iocs[NVME_CMD_ZONE_MGMT_RECV] = NVME_CMD_EFFECTS_CSUPP;
+		log->iocs[NVME_CMD_ZONE_APPEND] = NVME_CMD_EFFECTS_CSUPP | NVME_CMD_EFFECTS_LBCC;
+	}
 	return 0;
 }
 
@@ -105,15 +121,34 @@ static uint16_t build_kv(struct emu_ctrl *c, const struct nvme_sqe *cmd, uint8_t
 	return emu_ns_kv_log(first_kv_ns(c), cmd->cdw10 & 0xffu, out, LOG_MAX_SIZE);
 }
 
+/*
+ * Changed Zone List (ZNS 1.1 section 5.1.2.1): per namespace, so the NSID must name an active
+ * one (a namespace without zones has an empty list); CSI must be ZNS. Reading it without
+ * Retain Asynchronous Event empties the list.
+ */
+static uint16_t build_changed_zones(struct emu_ctrl *c, const struct nvme_sqe *cmd, uint8_t *out)
+{
+	uint8_t csi = (uint8_t)(cmd->cdw14 >> 24);
+	if (csi != NVME_CSI_ZNS)
+		return EMU_ST_INVALID_FIELD;
+	uint32_t nsid = cmd->nsid;
+	if (nsid == 0 || nsid > EMU_MAX_NS || !c->ns[nsid - 1])
+		return EMU_ST_INVALID_NS;
+	bool rae = cmd->cdw10 & (1u << 15);
+	return emu_ns_changed_zones(c->ns[nsid - 1], (struct nvme_changed_zone_log *)out, !rae);
+}
+
 static const struct log_page pages[] = {
-	{ NVME_LOG_ERROR, EMU_ERRLOG_ENTRIES * sizeof(struct nvme_error_log), false, build_error },
-	{ NVME_LOG_SMART, sizeof(struct nvme_smart_log), false, build_smart },
-	{ NVME_LOG_FW_SLOT, sizeof(struct nvme_fw_slot_log), false, build_fw_slot },
-	{ NVME_LOG_CMD_EFFECTS, sizeof(struct nvme_cmd_effects_log), false, build_cmd_effects },
-	{ NVME_KVV_LOG_CAPACITY, sizeof(struct nvme_kvv_log_capacity), true, build_kv },
-	{ NVME_KVV_LOG_WAF, sizeof(struct nvme_kvv_log_waf), true, build_kv },
+	{ NVME_LOG_ERROR, EMU_ERRLOG_ENTRIES * sizeof(struct nvme_error_log), false, build_error, false },
+	{ NVME_LOG_SMART, sizeof(struct nvme_smart_log), false, build_smart, false },
+	{ NVME_LOG_FW_SLOT, sizeof(struct nvme_fw_slot_log), false, build_fw_slot, false },
+	{ NVME_LOG_CMD_EFFECTS, sizeof(struct nvme_cmd_effects_log), false, build_cmd_effects, false },
+	{ NVME_KVV_LOG_CAPACITY, sizeof(struct nvme_kvv_log_capacity), true, build_kv, false },
+	{ NVME_KVV_LOG_WAF, sizeof(struct nvme_kvv_log_waf), true, build_kv, false },
 	{ NVME_KVV_LOG_ITER, NVME_KVV_MAX_ITERATORS * sizeof(struct nvme_kvv_iter_info), true,
-	  build_kv },
+	  build_kv, false },
+	{ NVME_LOG_CHANGED_ZONES, sizeof(struct nvme_changed_zone_log), false, build_changed_zones,
+	  true },
 };
 
 void emu_cmd_get_log_page(struct emu_ctrl *c, const struct nvme_sqe *cmd, struct emu_result *r)
@@ -128,7 +163,7 @@ void emu_cmd_get_log_page(struct emu_ctrl *c, const struct nvme_sqe *cmd, struct
 	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
 		if (pages[i].lid == lid)
 			pg = &pages[i];
-	if (!pg || (pg->kv && !first_kv_ns(c))) {
+	if (!pg || (pg->kv && !first_kv_ns(c)) || (pg->zns && !first_ns_of(c, NVME_CSI_ZNS))) {
 		emu_fail(r, EMU_ST_DNR(NVME_SCT_CMD, NVME_SC_INVALID_LOG_PAGE), EMU_PLOC_CDW10);
 		return;
 	}

@@ -28,6 +28,8 @@
 #define MAX_DSTRD 15u
 #define MAX_VALUE_LEN (PATH_MAX + 64)
 #define URI_ECHO_MAX 160
+#define DEFAULT_ZONE_SIZE (16ull << 20)
+#define DEFAULT_ZONE_LIMIT 14u  /* open and active zones, like common ZNS drives */
 
 struct parse_ctx {
 	const char *uri;
@@ -133,8 +135,19 @@ static int parse_duration(const char *s, uint64_t *out_ns)
 	return 0;
 }
 
-static int parse_kind(const char *s, enum emu_ns_kind *k)
+static int parse_kind_ext(const char *s, enum emu_ns_kind *k, bool *ext)
 {
+	*ext = false;
+	if (!strcmp(s, "ext")) {
+		*k = EMU_NS_EXT;
+		*ext = true;
+		return 0;
+	}
+	if (!strcmp(s, "kvext")) {
+		*k = EMU_NS_KV;
+		*ext = true;
+		return 0;
+	}
 	if (!strcmp(s, "mem"))
 		*k = EMU_NS_MEM;
 	else if (!strcmp(s, "null"))
@@ -143,9 +156,17 @@ static int parse_kind(const char *s, enum emu_ns_kind *k)
 		*k = EMU_NS_FILE;
 	else if (!strcmp(s, "kv"))
 		*k = EMU_NS_KV;
+	else if (!strcmp(s, "zns"))
+		*k = EMU_NS_ZNS;
 	else
 		return -1;
 	return 0;
+}
+
+static int parse_kind(const char *s, enum emu_ns_kind *k)
+{
+	bool ext;
+	return parse_kind_ext(s, k, &ext) || ext ? -1 : 0;
 }
 
 static const char *kind_name(enum emu_ns_kind k)
@@ -155,6 +176,8 @@ static const char *kind_name(enum emu_ns_kind k)
 	case EMU_NS_NULL: return "null";
 	case EMU_NS_FILE: return "file";
 	case EMU_NS_KV: return "kv";
+	case EMU_NS_ZNS: return "zns";
+	case EMU_NS_EXT: return "ext";
 	}
 	return "?";
 }
@@ -224,7 +247,50 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* ---- one namespace: kind:size[:lba[:path]] ---- */
+/* Zone options after "zns": ",zone=<size>,cap=<size>,open=<n>,active=<n>" (0: no limit). */
+static int parse_zns_opts(const struct parse_ctx *pc, const char *v, char *opts,
+			  struct emu_ns_params *ns)
+{
+	ns->zns = (struct emu_zns_params){ .zone_bytes = DEFAULT_ZONE_SIZE, .max_open = DEFAULT_ZONE_LIMIT,
+					   .max_active = DEFAULT_ZONE_LIMIT };
+	bool cap_given = false;
+	for (char *o = opts; o && *o;) {
+		char *comma = strchr(o, ',');
+		if (comma)
+			*comma = '\0';
+		char *eq = strchr(o, '=');
+		if (!eq)
+			return fail(pc, "ns=%s: zone option '%s' is not key=value", v, o);
+		*eq = '\0';
+		const char *val = eq + 1;
+		uint64_t n;
+		if (!strcmp(o, "zone") || !strcmp(o, "cap")) {
+			if (parse_size(val, &n) || n == 0)
+				return fail(pc, "ns=%s: %s=%s is not a size with an optional K/M/G/T suffix", v, o, val);
+			if (!strcmp(o, "zone")) {
+				ns->zns.zone_bytes = n;
+			} else {
+				ns->zns.cap_bytes = n;
+				cap_given = true;
+			}
+		} else if (!strcmp(o, "open") || !strcmp(o, "active")) {
+			if (parse_u64(val, &n) || n > UINT32_MAX - 1)
+				return fail(pc, "ns=%s: %s=%s is not a zone count (0 for no limit)", v, o, val);
+			if (!strcmp(o, "open"))
+				ns->zns.max_open = (uint32_t)n;
+			else
+				ns->zns.max_active = (uint32_t)n;
+		} else {
+			return fail(pc, "ns=%s: unknown zone option '%s' (zone, cap, open, active)", v, o);
+		}
+		o = comma ? comma + 1 : NULL;
+	}
+	if (!cap_given)
+		ns->zns.cap_bytes = ns->zns.zone_bytes;
+	return 0;
+}
+
+/* ---- one namespace: kind[,zone options]:size[:lba[:path]] ---- */
 
 static int parse_ns_value(const struct parse_ctx *pc, const char *v, struct emu_ns_params *ns)
 {
@@ -239,8 +305,18 @@ static int parse_ns_value(const struct parse_ctx *pc, const char *v, struct emu_
 		}
 	}
 	/* the path (fourth field) keeps any further colons */
-	if (parse_kind(fields[0], &ns->kind))
-		return fail(pc, "ns=%s: namespace kind '%s' is not mem, null, file or kv", v, fields[0]);
+	char *opts = strchr(fields[0], ',');
+	if (opts)
+		*opts++ = '\0';
+	if (parse_kind_ext(fields[0], &ns->kind, &ns->ext))
+		return fail(pc, "ns=%s: namespace kind '%s' is not mem, null, file, kv or zns", v, fields[0]);
+	if (opts && ns->kind != EMU_NS_ZNS)
+		return fail(pc, "ns=%s: options after the kind are zone options, for zns only", v);
+	if (ns->kind == EMU_NS_ZNS) {
+		int rc = parse_zns_opts(pc, v, opts, ns);
+		if (rc)
+			return rc;
+	}
 	if (nf < 2)
 		return fail(pc, "ns=%s: expected <kind>:<size>[:<lba>[:<path>]]", v);
 	if (!*fields[1])
@@ -254,8 +330,8 @@ static int parse_ns_value(const struct parse_ctx *pc, const char *v, struct emu_
 			return fail(pc, "ns=%s: LBA size '%s' is not a number", v, fields[2]);
 	}
 	if (nf >= 4) {
-		if (ns->kind != EMU_NS_FILE && ns->kind != EMU_NS_KV)
-			return fail(pc, "ns=%s: a path is only allowed for file and kv namespaces", v);
+		if (ns->kind != EMU_NS_FILE && ns->kind != EMU_NS_KV && ns->kind != EMU_NS_ZNS)
+			return fail(pc, "ns=%s: a path is only allowed for file, kv and zns namespaces", v);
 		if (strlen(fields[3]) >= sizeof(ns->path))
 			return fail(pc, "ns=%s: path too long", v);
 		snprintf(ns->path, sizeof(ns->path), "%s", fields[3]);
@@ -273,9 +349,22 @@ static int check_ns(const struct parse_ctx *pc, const struct emu_ns_params *ns, 
 			    nsid);
 	if (ns->kind == EMU_NS_FILE && !ns->path[0])
 		return fail(pc, "namespace %" PRIu32 ": a file namespace needs a path", nsid);
-	if (ns->size_bytes == 0 && ns->kind != EMU_NS_FILE)
+	if (ns->size_bytes == 0 && ns->kind != EMU_NS_FILE && !(ns->kind == EMU_NS_ZNS && ns->path[0]))
 		return fail(pc, "namespace %" PRIu32 ": size of a %s namespace must not be 0", nsid,
 			    kind_name(ns->kind));
+	if (ns->kind == EMU_NS_ZNS) {
+		const struct emu_zns_params *z = &ns->zns;
+		if (z->zone_bytes % 4096 || z->cap_bytes % 4096 || z->cap_bytes > z->zone_bytes)
+			return fail(pc, "namespace %" PRIu32 ": zone size %" PRIu64 " and capacity %" PRIu64
+				    " must be multiples of 4096, the capacity no larger than the size",
+				    nsid, z->zone_bytes, z->cap_bytes);
+		if (ns->size_bytes % z->zone_bytes)
+			return fail(pc, "namespace %" PRIu32 ": size %" PRIu64 " is not a whole number of %"
+				    PRIu64 "-byte zones", nsid, ns->size_bytes, z->zone_bytes);
+		if (z->max_open && z->max_active && z->max_open > z->max_active)
+			return fail(pc, "namespace %" PRIu32 ": open=%" PRIu32 " is above active=%" PRIu32,
+				    nsid, z->max_open, z->max_active);
+	}
 	if (ns->size_bytes % ns->lba_size)
 		return fail(pc, "namespace %" PRIu32 ": size %" PRIu64 " is not a multiple of the LBA size %" PRIu32,
 			    nsid, ns->size_bytes, ns->lba_size);
@@ -286,7 +375,7 @@ static int check_ns(const struct parse_ctx *pc, const struct emu_ns_params *ns, 
 
 enum key_id {
 	K_NS, K_TYPE, K_SIZE, K_LBA, K_FILE, K_MODE, K_CPU, K_ENGINE, K_RLAT, K_WLAT, K_UNITS, K_BW,
-	K_QUEUES, K_MQES, K_DSTRD, K_SERIAL, K_MODEL, K_FW, K_STATE, K_COUNT
+	K_QUEUES, K_MQES, K_DSTRD, K_SERIAL, K_MODEL, K_FW, K_STATE, K_ZASL, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
@@ -294,7 +383,7 @@ static const char *const key_names[K_COUNT] = {
 	[K_MODE] = "mode", [K_CPU] = "cpu", [K_ENGINE] = "engine", [K_RLAT] = "rlat",
 	[K_WLAT] = "wlat", [K_UNITS] = "units", [K_BW] = "bw", [K_QUEUES] = "queues",
 	[K_MQES] = "mqes", [K_DSTRD] = "dstrd", [K_SERIAL] = "serial", [K_MODEL] = "model",
-	[K_FW] = "fw", [K_STATE] = "state",
+	[K_FW] = "fw", [K_STATE] = "state", [K_ZASL] = "zasl",
 };
 
 struct shorthand {
@@ -315,7 +404,7 @@ static int apply_key(const struct parse_ctx *pc, enum key_id k, const char *v, s
 		return parse_ns_value(pc, v, &p->ns[p->nr_ns++]);
 	case K_TYPE:
 		if (parse_kind(v, &sh->kind))
-			return fail(pc, "type=%s: not mem, null, file or kv", v);
+			return fail(pc, "type=%s: not mem, null, file, kv or zns", v);
 		return 0;
 	case K_SIZE:
 		if (parse_size(v, &sh->size))
@@ -398,10 +487,22 @@ static int apply_key(const struct parse_ctx *pc, enum key_id k, const char *v, s
 			return fail(pc, "state=%s: path too long", v);
 		snprintf(p->state_path, sizeof(p->state_path), "%s", v);
 		return 0;
+	case K_ZASL:
+		/* a power of two of 4 KiB pages up to MDTS (Identify ZASL is a power of two) */
+		if (parse_size(v, &u64) || u64 < EMU_PAGE_SIZE || u64 > EMU_MDTS_BYTES || (u64 & (u64 - 1)))
+			return fail(pc, "zasl=%s: not a power of two from 4K to %uK", v, EMU_MDTS_BYTES >> 10);
+		p->zasl_bytes = (uint32_t)u64;
+		return 0;
 	case K_COUNT:
 		break;
 	}
 	return fail(pc, "internal: unhandled key");
+}
+
+/* Namespaces whose blocks live in a file the user named (the kv engine keeps its own). */
+static bool ns_in_file(const struct emu_ns_params *ns)
+{
+	return ns->kind == EMU_NS_FILE || (ns->kind == EMU_NS_ZNS && ns->path[0]);
 }
 
 static void derive_identity(struct emu_params *p)
@@ -411,7 +512,7 @@ static void derive_identity(struct emu_params *p)
 		char src[PATH_MAX + 8];
 		const struct emu_ns_params *file_ns = NULL;
 		for (uint32_t i = 0; i < p->nr_ns && !file_ns; i++)
-			if (p->ns[i].kind == EMU_NS_FILE)
+			if (ns_in_file(&p->ns[i]))
 				file_ns = &p->ns[i];
 		if (file_ns) {
 			char real[PATH_MAX];
@@ -523,8 +624,10 @@ int emu_params_parse(const char *uri, struct emu_params *p, char *err, size_t er
 		p->nr_ns = 1;
 		if (!seen[K_TYPE] && seen[K_FILE])
 			sh.kind = EMU_NS_FILE;
-		if (seen[K_FILE] && sh.kind != EMU_NS_FILE && sh.kind != EMU_NS_KV)
-			return fail(&pc, "file= needs type=file or type=kv");
+		if (seen[K_FILE] && sh.kind != EMU_NS_FILE && sh.kind != EMU_NS_KV && sh.kind != EMU_NS_ZNS)
+			return fail(&pc, "file= needs type=file, type=kv or type=zns");
+		if (sh.kind == EMU_NS_ZNS)
+			(void)parse_zns_opts(&pc, "zns", NULL, ns);
 		ns->kind = sh.kind;
 		ns->size_bytes = seen[K_SIZE] ? sh.size : (sh.kind == EMU_NS_FILE ? 0 : DEFAULT_NS_SIZE);
 		ns->lba_size = sh.lba;
@@ -534,6 +637,7 @@ int emu_params_parse(const char *uri, struct emu_params *p, char *err, size_t er
 		int rc = check_ns(&pc, &p->ns[i], i + 1);
 		if (rc)
 			return rc;
+		p->ns[i].zns.zasl_bytes = p->zasl_bytes;
 	}
 
 	bool latency = p->lat.read_ns || p->lat.write_ns || p->lat.units || p->lat.bw_bytes_per_s;
@@ -546,7 +650,7 @@ int emu_params_parse(const char *uri, struct emu_params *p, char *err, size_t er
 
 	if (!state_given) {
 		for (uint32_t i = 0; i < p->nr_ns; i++) {
-			if (p->ns[i].kind != EMU_NS_FILE)
+			if (!ns_in_file(&p->ns[i]))
 				continue;
 			size_t n = strlen(p->ns[i].path);
 			if (n + sizeof(".ctrl") > sizeof(p->state_path))

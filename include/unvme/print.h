@@ -26,6 +26,15 @@ UNVME_API void unvme_print_id_ctrl(FILE *f, const struct nvme_id_ctrl *id, enum 
 UNVME_API void unvme_print_id_ns(FILE *f, const struct nvme_id_ns *id, enum unvme_fmt fmt);
 UNVME_API void unvme_print_id_ns_nvm(FILE *f, const struct nvme_id_ns_nvm *id, enum unvme_fmt fmt);
 UNVME_API void unvme_print_id_ctrl_nvm(FILE *f, const struct nvme_id_ctrl_nvm *id, enum unvme_fmt fmt);
+/* Zoned Namespace Command Set: ZNS Identify Controller (CNS 06h) and Namespace (CNS 05h; ns,
+ * the namespace's Identify Namespace, may be NULL: it says how many formats there are and which
+ * is in use), Report Zones data (len bytes as returned) and the Changed Zone List log (BFh). */
+UNVME_API void unvme_print_id_ctrl_zns(FILE *f, const struct nvme_id_ctrl_zns *id, enum unvme_fmt fmt);
+UNVME_API void unvme_print_id_ns_zns(FILE *f, const struct nvme_id_ns_zns *id,
+				     const struct nvme_id_ns *ns, enum unvme_fmt fmt);
+UNVME_API void unvme_print_zone_report(FILE *f, const void *buf, size_t len, enum unvme_fmt fmt);
+UNVME_API void unvme_print_changed_zones(FILE *f, const struct nvme_changed_zone_log *log,
+					 enum unvme_fmt fmt);
 /* list: the 1024-entry Active Namespace ID list (zero-terminated) */
 UNVME_API void unvme_print_ns_list(FILE *f, const uint32_t *list, enum unvme_fmt fmt);
 /* buf: the 4096-byte Namespace Identification Descriptor list */

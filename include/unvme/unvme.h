@@ -274,6 +274,65 @@ UNVME_API int unvme_deallocate_sync(struct unvme_ns *ns, struct unvme_qpair *qp,
 UNVME_API int unvme_compare_sync(struct unvme_ns *ns, struct unvme_qpair *qp, const void *buf,
 				 uint64_t slba, uint32_t nlb);
 
+/* ---- zoned namespaces (ZNS Command Set, CSI 02h) ----
+ * A zoned namespace also takes the block I/O calls above, under the zone rules: writes go to
+ * a zone's write pointer, reads stay inside one zone. Zone statuses (NVME_SC_ZONE_*, SCT 1)
+ * come back as positive statuses like any other. Zone Append is the way to write a zone at
+ * queue depth > 1: the device picks the LBA and returns it in the completion. */
+
+struct unvme_zns_info {
+	uint64_t zone_size;   /* blocks per zone (ZSZE of the LBA format in use) */
+	uint64_t nr_zones;
+	uint32_t max_open;    /* open zone limit, 0 = none */
+	uint32_t max_active;  /* active zone limit, 0 = none */
+	uint32_t zasl_bytes;  /* largest Zone Append (ZASL, else the transfer limit) */
+};
+/* Fills *out from the namespace's ZNS Identify data (read when the namespace was found).
+ * -EINVAL for a namespace that is not zoned. */
+UNVME_API int unvme_zns_info(const struct unvme_ns *ns, struct unvme_zns_info *out);
+
+/* One zone, decoded from its descriptor. wp is UINT64_MAX where the device reports no valid
+ * write pointer (offline zones). */
+struct unvme_zone {
+	uint64_t zslba;
+	uint64_t zcap;        /* writable blocks */
+	uint64_t wp;
+	uint8_t state;        /* enum nvme_zone_state */
+	uint8_t type;         /* NVME_ZONE_TYPE_SEQ_WRITE_REQ */
+	uint8_t attrs;        /* NVME_ZA_* */
+};
+/* "empty", "implicitly-open", "explicitly-open", "closed", "read-only", "full", "offline". */
+UNVME_API const char *unvme_zone_state_str(uint8_t state);
+
+/* Zone Management Receive (Report Zones) into buf of len bytes (DMA memory, a multiple of 4,
+ * at least 64): the zones from the one holding slba on whose state matches opt
+ * (enum nvme_zone_report_opt); partial: the header counts only the descriptors returned. */
+UNVME_API int unvme_zone_mgmt_recv(struct unvme_ns *ns, struct unvme_qpair *qp, void *buf,
+				   uint32_t len, uint64_t slba, uint8_t opt, bool partial,
+				   unvme_cmd_cb cb, void *arg);
+/* Report Zones, synchronous and decoded: up to *nr zones into zones[]; *nr gets how many were
+ * returned, *total (may be NULL) how many zones from slba on match opt. */
+UNVME_API int unvme_zone_report(struct unvme_ns *ns, struct unvme_qpair *qp, uint64_t slba,
+				uint8_t opt, struct unvme_zone *zones, uint32_t *nr, uint64_t *total);
+/* Zone Management Send: zsa (enum nvme_zone_send_action) on the zone starting at zslba, or
+ * with all on every zone the action applies to (zslba is then ignored). */
+UNVME_API int unvme_zone_mgmt_send(struct unvme_ns *ns, struct unvme_qpair *qp, uint64_t zslba,
+				   uint8_t zsa, bool all, unvme_cmd_cb cb, void *arg);
+UNVME_API int unvme_zone_mgmt_send_sync(struct unvme_ns *ns, struct unvme_qpair *qp,
+					uint64_t zslba, uint8_t zsa, bool all);
+/* Zone Append of nlb blocks from buf to the zone starting at zslba; the completion's
+ * unvme_cpl_lba() is the LBA where the data landed. fua: durable on completion. */
+UNVME_API int unvme_zone_append(struct unvme_ns *ns, struct unvme_qpair *qp, const void *buf,
+				uint64_t zslba, uint32_t nlb, bool fua, unvme_cmd_cb cb, void *arg);
+/* Synchronous Zone Append; *lba (may be NULL) gets where the data landed. */
+UNVME_API int unvme_zone_append_sync(struct unvme_ns *ns, struct unvme_qpair *qp, const void *buf,
+				     uint64_t zslba, uint32_t nlb, uint64_t *lba);
+/* The LBA a successful Zone Append completion reports (DW1:DW0). */
+static inline uint64_t unvme_cpl_lba(const struct nvme_cqe *cpl)
+{
+	return (uint64_t)cpl->dw1 << 32 | cpl->dw0;
+}
+
 /* ---- device ids ---- */
 /* Resolves an alias to a device address (URI or BDF) into out. Returns 0, or -ENOENT with a
  * message naming where it looked. */

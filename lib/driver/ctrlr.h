@@ -96,6 +96,7 @@ struct unvme_ns {
 	uint32_t lba_shift;
 	uint64_t nlbas;
 	struct nvme_id_ns id;
+	struct unvme_zns_info zns; /* zoned namespaces (csi 2) only */
 };
 
 struct unvme_ctrlr {
@@ -191,6 +192,9 @@ int qpair_rebuild(struct unvme_qpair *qp);
 void qpair_scan_timeouts(struct unvme_qpair *qp, uint64_t now_ms);
 /* The poller of a failed split queue: gives back what the device will never complete. */
 void qpair_give_back_gone(struct unvme_qpair *qp);
+
+/* zns.c: reads the ZNS Identify data of a zoned namespace into ns->zns */
+int zns_ns_fill(struct unvme_ctrlr *c, struct unvme_ns *ns);
 
 /* ns.c */
 int ns_scan(struct unvme_ctrlr *c);

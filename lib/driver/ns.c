@@ -51,6 +51,8 @@ static int ns_fill(struct unvme_ctrlr *c, struct unvme_ns *ns)
 	ns->lba_size = nvme_ns_lba_size(&ns->id);
 	ns->lba_shift = (uint32_t)__builtin_ctz(ns->lba_size);
 	ns->nlbas = ns->id.nsze;
+	if (ns->csi == NVME_CSI_ZNS)
+		return zns_ns_fill(c, ns);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hw/emu/emu_device.h"
+#include "lib/ftl/target.h"
 #include "ctrlr.h"
 #include "devid.h"
 #include "errmsg.h"
@@ -70,6 +71,44 @@ const struct unvme_transport_ops unvme_transport_emu = {
 	.matches = emu_matches,
 	.attach = emu_attach,
 	.detach = emu_detach,
+	.read32 = emu_read32,
+	.write32 = emu_write32,
+	.read64 = emu_read64,
+	.write64 = emu_write64,
+	.dma_map = emu_dma_map,
+	.dma_unmap = emu_dma_unmap,
+};
+
+/* Host targets (lib/ftl/target.h) are emulated controllers over media the host builds on
+ * another device: the same slot, their own attach. */
+static int ftl_matches(const char *address)
+{
+	return strncmp(address, UNVME_FTL_SCHEME, strlen(UNVME_FTL_SCHEME)) == 0;
+}
+
+static int hostkv_matches(const char *address)
+{
+	return strncmp(address, UNVME_HOSTKV_SCHEME, strlen(UNVME_HOSTKV_SCHEME)) == 0;
+}
+
+const struct unvme_transport_ops unvme_transport_ftl = {
+	.name = "ftl",
+	.matches = ftl_matches,
+	.attach = unvme_ftl_attach,
+	.detach = unvme_ftl_detach,
+	.read32 = emu_read32,
+	.write32 = emu_write32,
+	.read64 = emu_read64,
+	.write64 = emu_write64,
+	.dma_map = emu_dma_map,
+	.dma_unmap = emu_dma_unmap,
+};
+
+const struct unvme_transport_ops unvme_transport_hostkv = {
+	.name = "hostkv",
+	.matches = hostkv_matches,
+	.attach = unvme_hostkv_attach,
+	.detach = unvme_hostkv_detach,
 	.read32 = emu_read32,
 	.write32 = emu_write32,
 	.read64 = emu_read64,

@@ -8,6 +8,8 @@
 
 static const struct unvme_transport_ops *const transports[] = {
 	&unvme_transport_emu,
+	&unvme_transport_ftl,
+	&unvme_transport_hostkv,
 	&unvme_transport_vfio, /* PCI addresses that are no alias of an emulated device */
 };
 

@@ -41,5 +41,7 @@ const struct unvme_transport_ops *unvme_transport_find(const char *address);
 
 extern const struct unvme_transport_ops unvme_transport_emu;
 extern const struct unvme_transport_ops unvme_transport_vfio;
+extern const struct unvme_transport_ops unvme_transport_ftl;    /* host FTL (lib/ftl) */
+extern const struct unvme_transport_ops unvme_transport_hostkv; /* host KV engine (lib/hostkv) */
 
 #endif

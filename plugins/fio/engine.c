@@ -33,19 +33,6 @@
 
 struct ufio_thread;
 
-/* One device of one job: fio_file->engine_data. */
-struct ufio_file {
-	struct ufio_dev *dev;
-	struct unvme_ns *ns;
-	struct unvme_qpair *qp;
-	struct ufio_thread *t;
-	uint32_t outstanding;
-	uint32_t lba_shift;
-	uint64_t capacity;
-	enum ufio_kind kind;
-	bool pending; /* queued commands not yet rung */
-};
-
 /* One io_u: io_u->engine_data. */
 struct ufio_iou {
 	struct io_u *io_u;
@@ -287,6 +274,15 @@ static struct io_u *ufio_event(struct thread_data *td, int event)
 
 /* ---- setup, init, cleanup ---- */
 
+static void release_file(struct ufio_file *uf)
+{
+	if (uf->qp)
+		unvme_qpair_destroy(uf->qp);
+	ufio_zones_release(uf);
+	ufio_dev_put(uf->dev);
+	free(uf);
+}
+
 static void put_files(struct thread_data *td)
 {
 	struct fio_file *f;
@@ -295,10 +291,7 @@ static void put_files(struct thread_data *td)
 		struct ufio_file *uf = f->engine_data;
 		if (!uf)
 			continue;
-		if (uf->qp)
-			unvme_qpair_destroy(uf->qp);
-		ufio_dev_put(uf->dev);
-		free(uf);
+		release_file(uf);
 		f->engine_data = NULL;
 	}
 }
@@ -416,7 +409,21 @@ static int ufio_init(struct thread_data *td)
 static void ufio_cleanup(struct thread_data *td)
 {
 	struct ufio_thread *t = td->io_ops_data;
-	put_files(td);
+	/* fio has freed its file structures by now (close_and_free_files runs first): the job's
+	 * files are released from the engine's own list, so the last job closes the device with
+	 * a normal shutdown (which makes a device's volatile write cache durable) */
+	if (t) {
+		struct fio_file *f;
+		unsigned int i;
+		for_each_file(td, f, i)
+			for (unsigned k = 0; k < t->nfiles; k++)
+				if (f->engine_data == t->files[k])
+					f->engine_data = NULL;
+		for (unsigned k = 0; k < t->nfiles; k++)
+			release_file(t->files[k]);
+		t->nfiles = 0;
+	}
+	put_files(td); /* files set up but never given to the job's thread */
 	if (t) {
 		free(t->events);
 		free(t->queued_ios);
@@ -512,6 +519,10 @@ __attribute__((visibility("default"))) struct ioengine_ops ioengine = {
 	.iomem_free = ufio_iomem_free,
 	.io_u_init = ufio_io_u_init,
 	.io_u_free = ufio_io_u_free,
+	.get_zoned_model = ufio_zoned_model,
+	.report_zones = ufio_report_zones,
+	.reset_wp = ufio_reset_wp,
+	.get_max_open_zones = ufio_max_open_zones,
 	.option_struct_size = sizeof(struct ufio_opts),
 	.options = ufio_options,
 };

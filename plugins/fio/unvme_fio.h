@@ -9,6 +9,7 @@
  *              filename parsing; jobs to cores (core_mask)
  *   config.c   the SDK configuration file (json_path): validated by the KV SDK's own loader
  *   kv.c       the KV commands (Samsung vendor protocol) and the key of an offset
+ *   zones.c    zonemode=zbd on zoned namespaces: zone model, report zones, reset, open limit
  *
  * devices.c, config.c and kv.c do not include fio's headers.
  */

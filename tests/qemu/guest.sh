@@ -90,6 +90,8 @@ head -c 4096 /dev/zero | tr '\0' 'Z' > $W/exp  # 0x5a is 'Z'
 cmp -s $W/rd $W/exp && pass vfio-read-matches-pattern || fail vfio-read-matches-pattern
 t vfio-compare $UNVME compare $N0 -s 100000 -c 8 -d $W/exp
 t vfio-io-several-controllers-queues-depths $VT io $N0 $N1 $NZ
+# ---- QEMU's zoned namespace through the zoned API, tools, perf and fio zonemode=zbd ----
+. /src/tests/qemu/guest_zns.sh
 t vfio-reset $UNVME reset $N0
 t vfio-read-after-reset $UNVME read $N0 -s 100000 -c 8 -d $W/rd2
 cmp -s $W/rd2 $W/exp && pass vfio-data-survives-reset || fail vfio-data-survives-reset
@@ -109,6 +111,9 @@ if [ $rc -eq 0 ] || { [ $rc -eq 1 ] && grep -qi "invalid\|opcode\|status" $W/out
 $UNVME fw-commit $N0 -s 1 -a 1 > $W/out 2>&1
 rc=$?
 if [ $rc -eq 0 ] || [ $rc -eq 1 ]; then pass "vfio-fw-commit (exit $rc)"; else fail vfio-fw-commit "exit $rc"; cat $W/out; fi
+
+# ---- host targets: the KV API on the plain controller, the FTL on the zoned one ----
+. /src/tests/qemu/guest_hostkv.sh
 
 # ---- faults ----
 t fault-reset-with-io-in-flight $VT reset-inflight $N1

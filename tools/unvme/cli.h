@@ -67,6 +67,7 @@ struct cli_args {
 	uint32_t fault_swallow;
 	uint32_t fault_media;
 	bool fault_clear;
+	uint64_t fault_zone_lba;
 
 	/* block I/O */
 	uint64_t slba;
@@ -115,6 +116,12 @@ struct cli_args {
 	uint32_t kv_bitmask;
 	uint8_t kv_it_type;
 	uint8_t kv_it_id;
+
+	/* zoned namespaces (zns-*) */
+	uint32_t zns_descs;
+	const char *zns_state;
+	bool zns_partial;
+	bool rae;
 
 	/* batch */
 	const char *batch_file;
@@ -230,6 +237,11 @@ int cli_write_file(const char *cmd, const char *path, const void *buf, size_t le
 /* Reads the whole file (at most max bytes); *len gets its size. Caller frees. */
 int cli_read_file(const char *cmd, const char *path, size_t max, void **buf, size_t *len);
 
+/* cmd_io.c: the data a write sends, from --data FILE (--data-size of it) or --pattern, as
+ * *blocks blocks of lba_size (--block-count, else enough for the data), zero padded. Caller
+ * frees *data. Returns an exit code, having printed what was wrong. */
+int cli_write_data(struct cli_args *a, uint32_t lba_size, uint8_t **data, uint32_t *blocks);
+
 /* Handlers, one file per group of commands. */
 int cmd_list(struct cli_args *a);
 int cmd_devices(struct cli_args *a);
@@ -276,6 +288,16 @@ int cmd_kv_it_info(struct cli_args *a);
 int cli_kv_handle(const struct cli_args *a, uint64_t *handle);
 /* 0 -> EXIT_OK; a kv_result -> "unvme: CMD: NAME (0xNN)" and EXIT_NVME. */
 int cli_kv_result(const char *cmd, int result);
+int cmd_zns_id_ctrl(struct cli_args *a);
+int cmd_zns_id_ns(struct cli_args *a);
+int cmd_zns_report_zones(struct cli_args *a);
+int cmd_zns_open_zone(struct cli_args *a);
+int cmd_zns_close_zone(struct cli_args *a);
+int cmd_zns_finish_zone(struct cli_args *a);
+int cmd_zns_reset_zone(struct cli_args *a);
+int cmd_zns_offline_zone(struct cli_args *a);
+int cmd_zns_zone_append(struct cli_args *a);
+int cmd_zns_changed_zone_list(struct cli_args *a);
 int cmd_help(struct cli_args *a);
 int cmd_version(struct cli_args *a);
 

@@ -139,10 +139,10 @@ int cmd_show_regs(struct cli_args *a)
 int cmd_inject_fault(struct cli_args *a)
 {
 	unsigned n = a->fault_fatal + cli_given(a, "drop") + cli_given(a, "swallow") +
-		     cli_given(a, "media-error") + a->fault_clear;
+		     cli_given(a, "media-error") + a->fault_clear + cli_given(a, "zone-read-only");
 	if (n != 1)
 		return cli_fail(a->cmd, EXIT_USAGE, "give exactly one of --fatal, --drop N, --swallow N, "
-				"--media-error N, --clear");
+				"--media-error N, --clear, --zone-read-only LBA");
 	struct nvme_sqe cmd;
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.opc = NVME_ADM_EMU_FAULT;
@@ -168,6 +168,14 @@ int cmd_inject_fault(struct cli_args *a)
 		snprintf(buf, sizeof(buf), "the next %u reads/writes will fail with a media error",
 			 a->fault_media);
 		what = buf;
+	} else if (cli_given(a, "zone-read-only")) {
+		cmd.cdw10 = NVME_EMU_FAULT_ZONE_READ_ONLY;
+		cmd.nsid = a->nsid;
+		cmd.cdw12 = (uint32_t)a->fault_zone_lba;
+		cmd.cdw13 = (uint32_t)(a->fault_zone_lba >> 32);
+		snprintf(buf, sizeof(buf), "the zone holding LBA %llu of namespace %u is read only",
+			 (unsigned long long)a->fault_zone_lba, a->nsid);
+		what = buf;
 	} else {
 		cmd.cdw10 = NVME_EMU_FAULT_NONE;
 		what = "injected faults cleared";
@@ -183,6 +191,13 @@ int cmd_inject_fault(struct cli_args *a)
 	rc = cli_result(a->cmd, st, 0);
 	if (rc)
 		return rc;
-	printf("inject-fault: %s\n", what);
+	if (a->fmt == UNVME_FMT_JSON) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "command", json_object_new_string(a->cmd));
+		json_object_object_add(o, "result", json_object_new_string(what));
+		cli_json_print(o);
+	} else {
+		printf("inject-fault: %s\n", what);
+	}
 	return EXIT_OK;
 }

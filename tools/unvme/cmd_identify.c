@@ -39,6 +39,8 @@ int cmd_id_ctrl(struct cli_args *a)
 		unvme_print_id_ctrl(stdout, buf, a->fmt);
 	else if (a->csi == NVME_CSI_NVM)
 		unvme_print_id_ctrl_nvm(stdout, buf, a->fmt);
+	else if (a->csi == NVME_CSI_ZNS)
+		unvme_print_id_ctrl_zns(stdout, buf, a->fmt);
 	else
 		unvme_print_hex(stdout, buf, 4096, a->fmt);
 	free(buf);
@@ -56,6 +58,8 @@ int cmd_id_ns(struct cli_args *a)
 		unvme_print_id_ns(stdout, buf, a->fmt);
 	else if (a->csi == NVME_CSI_NVM)
 		unvme_print_id_ns_nvm(stdout, buf, a->fmt);
+	else if (a->csi == NVME_CSI_ZNS)
+		unvme_print_id_ns_zns(stdout, buf, NULL, a->fmt);
 	else
 		unvme_print_hex(stdout, buf, 4096, a->fmt);
 	free(buf);

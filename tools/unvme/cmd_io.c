@@ -67,7 +67,7 @@ static void rw_cmd(struct nvme_sqe *cmd, uint8_t opc, uint32_t nsid, uint64_t sl
 }
 
 /* The number of blocks the command covers: -c, else enough for the data, else 1. */
-static int block_count(struct cli_args *a, const struct io_target *t, uint64_t data_bytes,
+static int block_count(struct cli_args *a, uint32_t lba_size, uint64_t data_bytes,
 		       uint32_t *blocks)
 {
 	if (cli_given(a, "block-count")) {
@@ -77,14 +77,14 @@ static int block_count(struct cli_args *a, const struct io_target *t, uint64_t d
 					"at least 1");
 		*blocks = a->blocks;
 	} else if (data_bytes) {
-		uint64_t n = (data_bytes + t->lba_size - 1) / t->lba_size;
+		uint64_t n = (data_bytes + lba_size - 1) / lba_size;
 		if (n > UINT32_MAX)
 			return cli_fail(a->cmd, EXIT_USAGE, "too much data for one command line");
 		*blocks = (uint32_t)n;
 	} else {
 		*blocks = 1;
 	}
-	if ((uint64_t)*blocks * t->lba_size > IO_HOST_MAX)
+	if ((uint64_t)*blocks * lba_size > IO_HOST_MAX)
 		return cli_fail(a->cmd, EXIT_USAGE,
 				"invalid value '%u' for --block-count (-c): at most %llu bytes per command "
 				"line", *blocks, IO_HOST_MAX);
@@ -139,8 +139,7 @@ static int transfer(struct cli_args *a, const struct io_target *t, uint8_t opc, 
 
 /* The data a write or compare sends: the file (or its first --data-size bytes) or the
  * pattern, zero-padded to whole blocks. */
-static int outgoing_data(struct cli_args *a, const struct io_target *t, uint8_t **data,
-			 uint32_t *blocks)
+int cli_write_data(struct cli_args *a, uint32_t lba_size, uint8_t **data, uint32_t *blocks)
 {
 	void *file = NULL;
 	size_t flen = 0;
@@ -165,17 +164,17 @@ static int outgoing_data(struct cli_args *a, const struct io_target *t, uint8_t 
 				"give the data: --data FILE or --pattern 0xNN");
 	}
 	uint64_t want = a->data_file ? flen : (cli_given(a, "data-size") ? a->data_size : 0);
-	int rc = block_count(a, t, want, blocks);
+	int rc = block_count(a, lba_size, want, blocks);
 	if (rc) {
 		free(file);
 		return rc;
 	}
-	size_t total = (size_t)*blocks * t->lba_size;
+	size_t total = (size_t)*blocks * lba_size;
 	if (a->data_file && flen > total) {
 		free(file);
 		return cli_fail(a->cmd, EXIT_USAGE,
 				"%s holds %zu bytes, more than %u blocks of %u bytes: raise --block-count "
-				"or limit --data-size", a->data_file, flen, *blocks, t->lba_size);
+				"or limit --data-size", a->data_file, flen, *blocks, lba_size);
 	}
 	uint8_t *buf = calloc(1, total);
 	if (!buf) {
@@ -198,7 +197,7 @@ int cmd_read(struct cli_args *a)
 	if (rc)
 		return rc;
 	uint32_t blocks = 0;
-	rc = block_count(a, &t, cli_given(a, "data-size") ? a->data_size : 0, &blocks);
+	rc = block_count(a, t.lba_size, cli_given(a, "data-size") ? a->data_size : 0, &blocks);
 	if (rc)
 		return rc;
 	size_t total = (size_t)blocks * t.lba_size;
@@ -238,7 +237,7 @@ static int write_or_compare(struct cli_args *a, uint8_t opc, const char *done_wo
 		return rc;
 	uint8_t *data = NULL;
 	uint32_t blocks = 0;
-	rc = outgoing_data(a, &t, &data, &blocks);
+	rc = cli_write_data(a, t.lba_size, &data, &blocks);
 	if (rc)
 		return rc;
 	rc = transfer(a, &t, opc, data, blocks, true);
@@ -281,7 +280,7 @@ int cmd_write_zeroes(struct cli_args *a)
 	if (rc)
 		return rc;
 	uint32_t blocks = 0;
-	rc = block_count(a, &t, 0, &blocks);
+	rc = block_count(a, t.lba_size, 0, &blocks);
 	if (rc)
 		return rc;
 	for (uint32_t done = 0; done < blocks && rc == EXIT_OK;) {
@@ -305,7 +304,7 @@ int cmd_deallocate(struct cli_args *a)
 	if (rc)
 		return rc;
 	uint32_t blocks = 0;
-	rc = block_count(a, &t, 0, &blocks);
+	rc = block_count(a, t.lba_size, 0, &blocks);
 	if (rc)
 		return rc;
 	struct nvme_dsm_range *range = unvme_dma_zalloc(4096, 4096);

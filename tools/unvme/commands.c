@@ -130,6 +130,10 @@ static const struct opt_def fault_opts[] = {
 	    "the next N I/O commands are lost for good (Abort does not find them)"),
 	OPT("media-error", 0, OPT_U32, fault_media, "N", "the next N reads/writes fail with a media error"),
 	OPT("clear", 0, OPT_FLAG, fault_clear, NULL, "remove every injected fault"),
+	OPT("zone-read-only", 0, OPT_U64, fault_zone_lba, "LBA",
+	    "the zone holding LBA (of zoned namespace -n) becomes read only, as worn media would"),
+	OPT_NSID("1"),
+	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };
 
@@ -220,7 +224,8 @@ static const struct opt_def perf_opts[] = {
 	OPT("namespace-id", 'n', OPT_STR, nsid_list, "NSIDS",
 	    "namespaces, e.g. 1 or 1,2 (default: all active namespaces)"),
 	OPT_DEF("workload", 'w', OPT_STR, workload, "PATTERN",
-		"randread, randwrite, read, write or randrw", "randread"),
+		"randread, randwrite, read, write, randrw; on a zoned namespace zone-write "
+		"(sequential per zone) or zone-append", "randread"),
 	OPT_DEF("rwmixread", 'M', OPT_U32, mix, "PCT", "percentage of reads for randrw", "50"),
 	OPT_DEF("block-size", 'b', OPT_SIZE, block_size, "BYTES", "I/O size", "4k"),
 	OPT_DEF("queue-depth", 'q', OPT_U32, qd, "QD",
@@ -258,6 +263,58 @@ static const struct opt_def batch_opts[] = {
 	OPT("show-args", 'w', OPT_FLAG, kv_show, NULL, "print the arguments before the call"), \
 	OPT("latency", 't', OPT_FLAG, kv_latency, NULL, "print the call's latency"), \
 	OPT("async", 'a', OPT_FLAG, kv_async, NULL, "use the asynchronous call and wait for it")
+
+#define ZNS_SLBA OPT("start-lba", 's', OPT_U64, slba, "SLBA", "start LBA of the zone")
+
+static const struct opt_def zns_ns_opts[] = {
+	OPT_NSID("1"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def zns_report_opts[] = {
+	OPT_NSID("1"),
+	OPT("start-lba", 's', OPT_U64, slba, "SLBA", "report from the zone holding this LBA on"),
+	OPT("descs", 'd', OPT_U32, zns_descs, "N", "descriptors to return (default: every zone)"),
+	OPT("state", 'S', OPT_STR, zns_state, "STATE",
+	    "only zones in this state: empty, implicitly-open, explicitly-open, closed, full, "
+	    "read-only, offline (or 1..7; default all)"),
+	OPT("partial", 'p', OPT_FLAG, zns_partial, NULL,
+	    "partial report: nr_zones counts the descriptors returned, not every match"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def zns_send_opts[] = {
+	OPT_NSID("1"),
+	ZNS_SLBA,
+	OPT("select-all", 'a', OPT_FLAG, all, NULL, "every zone the action applies to"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def zns_append_opts[] = {
+	OPT_NSID("1"),
+	ZNS_SLBA,
+	OPT("data", 'd', OPT_STR, data_file, "FILE", "data to append"),
+	OPT("data-size", 'z', OPT_SIZE, data_size,  "BYTES",
+	    "bytes taken from FILE (default: the whole file); the rest of the last block is zero"),
+	OPT("pattern", 'p', OPT_U8, pattern, "0xNN", "append this byte (without --data)"),
+	OPT("block-count", 'c', OPT_U32, blocks, "N", "blocks to append (default: enough for the data)"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def zns_changed_opts[] = {
+	OPT_NSID("1"),
+	OPT("rae", 'r', OPT_FLAG, rae, NULL, "retain the asynchronous event (the list is not cleared)"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const char zns_details[] =
+	"Zoned namespaces (NVMe ZNS command set). Also spelled 'unvme zns <command>', as in\n"
+	"nvme-cli's zns plugin.\n";
 
 static const struct opt_def kv_write_opts[] = {
 	KV_KEY_OPTS,
@@ -328,6 +385,10 @@ static const char perf_details[] =
 	"a polling thread holds its core. Reads of blocks never written move no data: perf warns\n"
 	"when a namespace reports fewer written blocks (Identify NUSE) than it has; --fill writes\n"
 	"every block first.\n"
+	"Zoned namespaces: zone-write keeps one write in flight per zone, each I/O slot writing\n"
+	"its own zones at their write pointers (queue depth = zones written at once);\n"
+	"zone-append streams Zone Appends into one zone per thread at the full queue depth and\n"
+	"checks each LBA the device returns. Full zones are reset and written again.\n"
 	"Example: unvme perf 'emu://perf?ns=mem:1G:512' --fill -w randread -b 4k -q 32 -t 3 -c 0\n";
 
 static const char io_details[] =
@@ -406,6 +467,26 @@ const struct cli_cmd cli_commands[] = {
 	  POS_DEVICE, kv_details },
 	{ "kv-it-info", "the device's open iterators (kv_iterate_info)", cmd_kv_it_info, fmt_opts,
 	  POS_DEVICE, kv_details },
+	{ "zns-id-ctrl", "ZNS Identify Controller (CNS 06h, CSI 02h)", cmd_zns_id_ctrl, fmt_opts,
+	  POS_DEVICE, zns_details },
+	{ "zns-id-ns", "ZNS Identify Namespace (CNS 05h, CSI 02h)", cmd_zns_id_ns, zns_ns_opts,
+	  POS_DEVICE, zns_details },
+	{ "zns-report-zones", "Zone Management Receive: report zones", cmd_zns_report_zones,
+	  zns_report_opts, POS_DEVICE, zns_details },
+	{ "zns-open-zone", "Zone Management Send: open zone", cmd_zns_open_zone, zns_send_opts,
+	  POS_DEVICE, zns_details },
+	{ "zns-close-zone", "Zone Management Send: close zone", cmd_zns_close_zone, zns_send_opts,
+	  POS_DEVICE, zns_details },
+	{ "zns-finish-zone", "Zone Management Send: finish zone", cmd_zns_finish_zone, zns_send_opts,
+	  POS_DEVICE, zns_details },
+	{ "zns-reset-zone", "Zone Management Send: reset zone", cmd_zns_reset_zone, zns_send_opts,
+	  POS_DEVICE, zns_details },
+	{ "zns-offline-zone", "Zone Management Send: offline zone", cmd_zns_offline_zone,
+	  zns_send_opts, POS_DEVICE, zns_details },
+	{ "zns-zone-append", "Zone Append: the device picks the LBA", cmd_zns_zone_append,
+	  zns_append_opts, POS_DEVICE, zns_details },
+	{ "zns-changed-zone-list", "Changed Zone List log (BFh)", cmd_zns_changed_zone_list,
+	  zns_changed_opts, POS_DEVICE, zns_details },
 	{ "batch", "run several commands in one process", cmd_batch, batch_opts, POS_DEVICE,
 	  batch_details },
 	{ "help", "this help, or a command's", cmd_help, no_opts, POS_COMMAND, NULL },

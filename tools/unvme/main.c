@@ -27,6 +27,19 @@ int cli_run(int argc, char **argv)
 	}
 	if (strcmp(name, "--version") == 0)
 		name = "version";
+	/* "zns report-zones ..." is "zns-report-zones ..." (nvme-cli's plugin form) */
+	char plugin_cmd[64];
+	char **args = argv;
+	char *shifted[argc > 1 ? argc - 1 : 1];
+	if (strcmp(name, "zns") == 0 && argc > 1 && argv[1][0] != '-') {
+		snprintf(plugin_cmd, sizeof(plugin_cmd), "zns-%s", argv[1]);
+		name = plugin_cmd;
+		shifted[0] = plugin_cmd;
+		for (int i = 2; i < argc; i++)
+			shifted[i - 1] = argv[i];
+		argc--;
+		args = shifted;
+	}
 	const struct cli_cmd *c = cli_find_command(name);
 	if (!c)
 		return cli_fail(name, EXIT_USAGE, "unknown command (see 'unvme help')");
@@ -34,7 +47,7 @@ int cli_run(int argc, char **argv)
 	struct cli_args *a = calloc(1, sizeof(*a));
 	if (!a)
 		return cli_fail(name, EXIT_HOST, "out of memory");
-	int rc = cli_parse(c, argc, argv, a);
+	int rc = cli_parse(c, argc, args, a);
 	if (rc == EXIT_OK && a->help)
 		cli_print_command_help(stdout, c);
 	else if (rc == EXIT_OK)

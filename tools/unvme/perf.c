@@ -29,13 +29,15 @@ static int parse_workload(struct cli_args *a, struct perf_config *cfg)
 	static const struct {
 		const char *name;
 		enum perf_workload w;
-		bool random, reads, mixed;
+		bool random, reads, mixed, zoned;
 	} w[] = {
-		{ "randread", PERF_RANDREAD, true, true, false },
-		{ "randwrite", PERF_RANDWRITE, true, false, false },
-		{ "read", PERF_READ, false, true, false },
-		{ "write", PERF_WRITE, false, false, false },
-		{ "randrw", PERF_RANDRW, true, false, true },
+		{ "randread", PERF_RANDREAD, true, true, false, false },
+		{ "randwrite", PERF_RANDWRITE, true, false, false, false },
+		{ "read", PERF_READ, false, true, false, false },
+		{ "write", PERF_WRITE, false, false, false, false },
+		{ "randrw", PERF_RANDRW, true, false, true, false },
+		{ "zone-write", PERF_ZONE_WRITE, false, false, false, true },
+		{ "zone-append", PERF_ZONE_APPEND, false, false, false, true },
 	};
 	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
 		if (strcmp(a->workload, w[i].name) == 0) {
@@ -44,11 +46,13 @@ static int parse_workload(struct cli_args *a, struct perf_config *cfg)
 			cfg->random = w[i].random;
 			cfg->all_reads = w[i].reads;
 			cfg->mixed = w[i].mixed;
+			cfg->zoned = w[i].zoned;
 			return EXIT_OK;
 		}
 	}
 	return cli_fail(a->cmd, EXIT_USAGE,
-			"invalid value '%s' for --workload (-w): randread, randwrite, read, write or randrw",
+			"invalid value '%s' for --workload (-w): randread, randwrite, read, write, randrw, "
+			"zone-write or zone-append",
 			a->workload);
 }
 
@@ -270,6 +274,7 @@ static void free_threads(struct perf_config *cfg, struct perf_thread *threads)
 				unvme_dma_free(q->bufs);
 			free(q->slots);
 		}
+		perf_zone_thread_free(t);
 		free(t->stats);
 	}
 	free(threads);
@@ -324,6 +329,8 @@ static int build_threads(struct cli_args *a, struct perf_config *cfg, struct per
 				q->slots[s].buf = q->bufs + stride * s;
 			}
 		}
+		if (cfg->zoned && perf_zone_thread_init(t) != 0)
+			goto oom;
 	}
 	*out = threads;
 	return EXIT_OK;
@@ -414,6 +421,16 @@ int cmd_perf(struct cli_args *a)
 	if (rc)
 		goto out;
 	cfg->tsc_hz = tsc_hz();
+	if (cfg->zoned) {
+		if (a->fill) {
+			rc = cli_fail(a->cmd, EXIT_USAGE, "--fill does not apply to zone workloads, "
+				      "which start from empty zones");
+			goto out;
+		}
+		rc = perf_zone_prepare(a, cfg);
+		if (rc)
+			goto out;
+	}
 	if (a->fill) {
 		char why[512];
 		int frc = perf_fill(cfg, why, sizeof(why));

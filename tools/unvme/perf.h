@@ -29,6 +29,10 @@ struct perf_target {
 	uint32_t lba_size;
 	uint32_t lbas_per_io; /* block size / LBA size */
 	uint64_t nunits;      /* whole I/O-sized units in the namespace */
+	bool zoned;           /* zone workloads (perf_zone.c): the zone geometry */
+	uint64_t zone_size;   /* blocks */
+	uint64_t zone_cap;    /* blocks */
+	uint64_t nzones;
 };
 
 /* Counters of one thread for one target. */
@@ -56,7 +60,16 @@ struct perf_slot {
 	uint64_t slba;
 	uint32_t target;
 	bool is_read;
+	/* zone workloads (perf_zone.c) */
+	uint8_t op;           /* PERF_OP_DATA or PERF_OP_RESET */
+	bool zone_dirty;      /* zone-write: old_zone waits for its reset */
+	uint64_t zone;        /* the zone the command names */
+	uint64_t zone_first, zone_stride, zwp, old_zone; /* zone-write: the slot's zones */
+	uint64_t zindex;      /* zone-append: index among the thread's zones */
 };
+#define PERF_OP_DATA  0
+#define PERF_OP_RESET 1
+#define PERF_PARKED   1 /* perf_zone_submit: the slot waits for a zone reset, nothing sent */
 
 /* A thread's queue pair on one controller, with the targets on that controller. */
 struct perf_qpair {
@@ -72,6 +85,7 @@ struct perf_qpair {
 };
 
 struct perf_config;
+struct perf_zstream;
 
 struct perf_thread {
 	const struct perf_config *cfg;
@@ -95,6 +109,7 @@ struct perf_thread {
 	int fatal;            /* a poll or submit failed: the library's result */
 	char fatal_msg[256];
 	uint32_t stuck;       /* I/Os that never completed after the run */
+	struct perf_zstream *zstream; /* zone-append state (perf_zone.c) */
 };
 
 enum perf_workload {
@@ -103,6 +118,8 @@ enum perf_workload {
 	PERF_READ,
 	PERF_WRITE,
 	PERF_RANDRW,
+	PERF_ZONE_WRITE,  /* sequential writes at each zone's write pointer */
+	PERF_ZONE_APPEND, /* Zone Append at full queue depth */
 };
 
 struct perf_config {
@@ -112,6 +129,7 @@ struct perf_config {
 	bool mixed;
 	uint64_t read_threshold; /* randrw: read when (rand & 0xffffffff) < this */
 	bool all_reads;          /* read or randread */
+	bool zoned;              /* zone-write or zone-append (perf_zone.c) */
 	uint32_t mix;
 	uint64_t block_size;
 	uint32_t qd;
@@ -139,6 +157,17 @@ void *perf_thread_main(void *arg);
 
 /* perf_report.c: prints the results; returns the exit code they call for. */
 int perf_report(const struct perf_config *cfg, struct perf_thread *threads);
+/* perf_zone.c: zone workloads on one zoned namespace. prepare checks the request against the
+ * zone geometry and resets every zone; submit sends the slot's next command (PERF_PARKED:
+ * nothing sent, the slot waits in perf_zone_unpark's list); done updates the zone state and
+ * says whether the completion was a counted data I/O (not a reset). */
+int perf_zone_prepare(struct cli_args *a, struct perf_config *cfg);
+int perf_zone_thread_init(struct perf_thread *t);
+void perf_zone_thread_free(struct perf_thread *t);
+int perf_zone_submit(struct perf_qpair *q, struct perf_slot *s, uint64_t now, unvme_cmd_cb done);
+bool perf_zone_done(struct perf_slot *s, const struct nvme_cqe *cpl, struct perf_stats *st);
+struct perf_slot *perf_zone_unpark(struct perf_thread *t);
+
 /* perf_fill.c: writes every block of every target once (--fill). 0, or an error with err set. */
 int perf_fill(const struct perf_config *cfg, char *err, size_t errlen);
 

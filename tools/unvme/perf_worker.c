@@ -88,6 +88,8 @@ static inline int submit_slot(struct perf_qpair *q, struct perf_slot *s, uint64_
 {
 	struct perf_thread *t = q->t;
 	const struct perf_config *cfg = t->cfg;
+	if (unlikely(cfg->zoned))
+		return perf_zone_submit(q, s, now, perf_io_done);
 	uint32_t ti = q->targets[q->next_target];
 	if (++q->next_target == q->ntargets)
 		q->next_target = 0;
@@ -122,6 +124,20 @@ static inline int submit_slot(struct perf_qpair *q, struct perf_slot *s, uint64_
 	return unvme_write(tg->ns, q->qp, s->buf, slba, tg->lbas_per_io, perf_io_done, s);
 }
 
+static void resubmit(struct perf_qpair *q, struct perf_slot *s, uint64_t now)
+{
+	struct perf_thread *t = q->t;
+	int rc = submit_slot(q, s, now);
+	if (unlikely(rc < 0)) {
+		q->outstanding--;
+		t->submit_failures++;
+		if (!t->fatal) {
+			t->fatal = rc;
+			snprintf(t->fatal_msg, sizeof(t->fatal_msg), "%s", unvme_errmsg());
+		}
+	}
+}
+
 static inline void flush_run(struct perf_stats *st, uint64_t now)
 {
 	if (st->run_n) {
@@ -139,7 +155,10 @@ static void perf_io_done(void *arg, const struct nvme_cqe *cpl)
 	if (!now)
 		now = t->poll_ts = tsc_now();
 
-	if (likely(t->measuring)) {
+	bool counted = true;
+	if (unlikely(t->cfg->zoned))
+		counted = perf_zone_done(s, cpl, &t->stats[s->target]);
+	if (likely(t->measuring) && likely(counted)) {
 		struct perf_stats *st = &t->stats[s->target];
 		if (unlikely(cpl->status >> 1)) {
 			if (!st->errors)
@@ -161,14 +180,12 @@ static void perf_io_done(void *arg, const struct nvme_cqe *cpl)
 		q->outstanding--;
 		return;
 	}
-	int rc = submit_slot(q, s, now);
-	if (unlikely(rc)) {
-		q->outstanding--;
-		t->submit_failures++;
-		if (!t->fatal) {
-			t->fatal = rc;
-			snprintf(t->fatal_msg, sizeof(t->fatal_msg), "%s", unvme_errmsg());
-		}
+	resubmit(q, s, now);
+	/* a zone reset completed: the slots waiting for a zone go again */
+	if (unlikely(!counted)) {
+		struct perf_slot *p;
+		while ((p = perf_zone_unpark(t)) != NULL)
+			resubmit(q, p, now);
 	}
 }
 
@@ -232,7 +249,7 @@ void *perf_thread_main(void *arg)
 		struct perf_qpair *q = &t->qps[i];
 		for (uint32_t k = 0; k < q->nslots; k++) {
 			int rc = submit_slot(q, &q->slots[k], now);
-			if (rc) {
+			if (rc < 0) {
 				t->fatal = rc;
 				snprintf(t->fatal_msg, sizeof(t->fatal_msg), "%s", unvme_errmsg());
 				break;
@@ -265,6 +282,9 @@ void *perf_thread_main(void *arg)
 	}
 	t->measuring = false;
 	t->stopping = true;
+	/* slots parked for a zone reset are not in flight */
+	for (struct perf_slot *p; (p = perf_zone_unpark(t)) != NULL;)
+		p->q->outstanding--;
 
 	/* Drain: completions are no longer resubmitted. Commands lost by the device end by
 	 * the driver's timeout; give up after that. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hw/emu/emu_device.h"
 #include "hw/emu/ns/kv_ns.h"
 #include "hw/emu/ns/ns_internal.h"
 
@@ -16,17 +17,17 @@
 
 int emu_kv_create(const struct emu_ns_params *p, struct emu_kv **out, char *err, size_t errlen)
 {
+	struct emu_kv *kv = NULL;
 	*out = NULL;
-	if (p->size_bytes == 0) {
-		emu_ns_set_error(err, errlen, "a KV namespace needs a capacity");
-		return -EINVAL;
+	bool ext = p->ext && p->media && p->media->kv_ops;
+	if (p->size_bytes == 0 || !(kv = calloc(1, sizeof(*kv)))) {
+		if (ext)
+			p->media->kv_ops->close(p->media->ctx);
+		emu_ns_set_error(err, errlen, p->size_bytes ? "out of memory" : "a KV namespace needs a capacity");
+		return p->size_bytes ? -ENOMEM : -EINVAL;
 	}
-	struct emu_kv *kv = calloc(1, sizeof(*kv));
-	if (!kv) {
-		emu_ns_set_error(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	int r = kv_store_open(p->size_bytes, p->path, &kv->st, err, errlen);
+	int r = ext ? kv_store_open_ext(p->size_bytes, p->media->kv_ops, p->media->ctx, &kv->st, err, errlen)
+		    : kv_store_open(p->size_bytes, p->path, &kv->st, err, errlen);
 	if (r) {
 		free(kv);
 		return r;

@@ -16,6 +16,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "hw/emu/emu_device.h"
 #include "hw/emu/ns/kv_store_int.h"
 #include "hw/emu/ns/ns_internal.h"
 
@@ -64,6 +65,8 @@ void kv_store_close(struct kv_store *s)
 {
 	if (!s)
 		return;
+	if (s->ext)
+		s->ext->close(s->ext_ctx);
 	kv_index_free(&s->ix);
 	kv_vmem_destroy(&s->vmem);   /* every value of the memory engine with it */
 	if (s->fd >= 0)
@@ -79,11 +82,17 @@ uint64_t kv_store_capacity(const struct kv_store *s)
 
 uint8_t *kv_store_value_alloc(struct kv_store *s, uint32_t len)
 {
+	if (s->ext)
+		return malloc(len ? len : 1);
 	return kv_vmem_alloc(&s->vmem, len);
 }
 
 void kv_store_value_free(struct kv_store *s, uint8_t *val, uint32_t len)
 {
+	if (s->ext) {
+		free(val);
+		return;
+	}
 	kv_vmem_free(&s->vmem, val, len);
 }
 
@@ -127,6 +136,8 @@ static uint8_t *merge(struct kv_store *s, const struct kv_ent *old, const uint8_
 enum kv_rc kv_store_put(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_t klen,
 			uint8_t *val, uint32_t len, uint32_t off, unsigned flags, bool durable)
 {
+	if (s->ext)
+		return kv_ext_put(s, ks, key, klen, val, len, off, flags, durable);
 	enum kv_rc rc = KV_OK;
 	if ((uint64_t)off + len > KV_MAX_VALUE) {
 		kv_store_value_free(s, val, len);
@@ -207,6 +218,8 @@ enum kv_rc kv_store_get(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 			uint32_t off, const struct emu_xfer *x, uint32_t max, uint32_t *size,
 			uint32_t *copied)
 {
+	if (s->ext)
+		return kv_ext_get(s, ks, key, klen, off, x, max, size, copied);
 	enum kv_rc rc = KV_OK;
 	*copied = 0;
 	pthread_rwlock_rdlock(&s->lock);
@@ -239,6 +252,8 @@ out:
 enum kv_rc kv_store_del(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_t klen,
 			bool durable)
 {
+	if (s->ext)
+		return (enum kv_rc)s->ext->del(s->ext_ctx, ks, key, klen, durable);
 	enum kv_rc rc = KV_OK;
 	pthread_rwlock_wrlock(&s->lock);
 	struct kv_ent *e = kv_index_find(&s->ix, ks, key, klen);
@@ -272,6 +287,8 @@ out:
 
 bool kv_store_exist(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_t klen)
 {
+	if (s->ext)
+		return s->ext->exist(s->ext_ctx, ks, key, klen);
 	pthread_rwlock_rdlock(&s->lock);
 	bool found = kv_index_find(&s->ix, ks, key, klen) != NULL;
 	pthread_rwlock_unlock(&s->lock);
@@ -280,6 +297,8 @@ bool kv_store_exist(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_t 
 
 int kv_store_flush(struct kv_store *s)
 {
+	if (s->ext)
+		return s->ext->flush(s->ext_ctx);
 	if (!s->file)
 		return 0;
 	/* the read lock keeps compaction from swapping the descriptor meanwhile */
@@ -291,6 +310,8 @@ int kv_store_flush(struct kv_store *s)
 
 int kv_store_erase(struct kv_store *s)
 {
+	if (s->ext)
+		return s->ext->erase(s->ext_ctx);
 	int r = 0;
 	pthread_rwlock_wrlock(&s->lock);
 	if (s->file) {
@@ -310,6 +331,10 @@ int kv_store_erase(struct kv_store *s)
 
 void kv_store_get_stats(struct kv_store *s, struct kv_store_stats *st)
 {
+	if (s->ext) {
+		kv_ext_stats(s, st);
+		return;
+	}
 	pthread_rwlock_rdlock(&s->lock);
 	st->capacity = s->capacity;
 	st->used = s->live;
@@ -328,6 +353,8 @@ void kv_store_get_stats(struct kv_store *s, struct kv_store_stats *st)
 int kv_store_keys(struct kv_store *s, uint8_t ks, kv_key_filter filter, const void *arg,
 		  uint8_t **buf, size_t *len, size_t *count)
 {
+	if (s->ext)
+		return s->ext->keys(s->ext_ctx, ks, filter, arg, buf, len, count);
 	pthread_rwlock_rdlock(&s->lock);
 	size_t cap = 4096, used = 0, n = 0;
 	uint8_t *b = malloc(cap);

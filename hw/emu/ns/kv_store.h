@@ -50,6 +50,11 @@ struct kv_store_stats {
  * locked exclusively. 0 or -errno with a message in err. */
 int kv_store_open(uint64_t capacity, const char *path, struct kv_store **out, char *err,
 		  size_t errlen);
+/* A store whose engine the device's creator provides (ns=kvext, emu_device.h); it takes
+ * ctx over (closing it on failure too). */
+struct emu_kv_media_ops;
+int kv_store_open_ext(uint64_t capacity, const struct emu_kv_media_ops *ops, void *ctx,
+		      struct kv_store **out, char *err, size_t errlen);
 void kv_store_close(struct kv_store *s);
 
 /*

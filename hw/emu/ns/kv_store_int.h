@@ -45,7 +45,12 @@ static inline uint64_t kv_rec_size(uint32_t klen, uint32_t vlen)
 	return ((uint64_t)KV_REC_HDR + klen + vlen + 7u) & ~(uint64_t)7u;
 }
 
+struct emu_kv_media_ops;
+
 struct kv_store {
+	/* a store the device's creator provides (kv_store_ext.c): every call goes there */
+	const struct emu_kv_media_ops *ext;
+	void *ext_ctx;
 	pthread_rwlock_t lock;
 	struct kv_index ix;
 	struct kv_vmem vmem;    /* memory engine: the values; file engine: stores in flight */
@@ -84,6 +89,14 @@ int kv_file_read_value_xfer(struct kv_store *s, uint64_t rec, uint8_t klen, uint
 			    const struct emu_xfer *x, uint32_t len);
 /* Writes a fresh superblock to fd and cuts it there. */
 int kv_file_init(int fd);
+
+/* kv_store_ext.c: the calls of an external store (s->ext) */
+enum kv_rc kv_ext_put(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_t klen,
+		      uint8_t *val, uint32_t len, uint32_t off, unsigned flags, bool durable);
+enum kv_rc kv_ext_get(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_t klen,
+		      uint32_t off, const struct emu_xfer *x, uint32_t max, uint32_t *size,
+		      uint32_t *copied);
+void kv_ext_stats(struct kv_store *s, struct kv_store_stats *st);
 
 /* kv_compact.c */
 /* Rewrites the live records into a new log that replaces the old one. Caller holds the

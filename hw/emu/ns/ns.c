@@ -11,9 +11,11 @@
 #include <string.h>
 
 #include "hw/emu/emu.h"
+#include "hw/emu/emu_device.h"
 #include "hw/emu/ns/kv_ns.h"
 #include "hw/emu/ns/ns_backend.h"
 #include "hw/emu/ns/ns_internal.h"
+#include "hw/emu/ns/ns_zns.h"
 
 void emu_ns_set_error(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -46,11 +48,33 @@ static int open_backend(const struct emu_ns_params *p, struct emu_ns_backend **b
 					     : emu_ns_null_open(p->size_bytes, be, err, errlen);
 	case EMU_NS_FILE: /* checks the size itself, naming the file */
 		return emu_ns_file_open(p->path, p->size_bytes, p->lba_size, be, err, errlen);
+	case EMU_NS_ZNS: /* zones in memory, or in a file when a path is given */
+		if (p->path[0])
+			return emu_ns_file_open(p->path, p->size_bytes, p->lba_size, be, err, errlen);
+		if (p->size_bytes == 0) {
+			emu_ns_set_error(err, errlen, "a zoned namespace in memory needs a size");
+			return -EINVAL;
+		}
+		return emu_ns_mem_open(p->size_bytes, be, err, errlen);
+	case EMU_NS_EXT:
+		return emu_ns_ext_open(p->size_bytes, p->media, be, err, errlen);
 	case EMU_NS_KV:
 		return -EINVAL; /* built by emu_ns_create without a block backend */
 	}
 	emu_ns_set_error(err, errlen, "unknown namespace kind %d", (int)p->kind);
 	return -EINVAL;
+}
+
+/* External media not handed on because creation failed first: closed here, as promised. */
+static int drop_media(const struct emu_ns_params *p, int rc)
+{
+	if (p->ext && p->media) {
+		if (p->media->ops)
+			p->media->ops->close(p->media->ctx);
+		else if (p->media->kv_ops)
+			p->media->kv_ops->close(p->media->ctx);
+	}
+	return rc;
 }
 
 int emu_ns_create(const struct emu_ns_params *p, uint32_t nsid, struct emu_ns **out, char *err,
@@ -61,12 +85,17 @@ int emu_ns_create(const struct emu_ns_params *p, uint32_t nsid, struct emu_ns **
 		return -EINVAL;
 	}
 	*out = NULL;
+	if (p->ext && (!p->media || (p->kind == EMU_NS_EXT ? !p->media->ops : !p->media->kv_ops))) {
+		emu_ns_set_error(err, errlen, "namespace %u: an ext or kvext namespace needs media from the "
+				 "program that creates the device", nsid);
+		return -EINVAL;
+	}
 	/* A key-value namespace has no blocks: its engine replaces the backend. */
 	if (p->kind == EMU_NS_KV) {
 		struct emu_ns *ns = calloc(1, sizeof(*ns));
 		if (!ns) {
 			emu_ns_set_error(err, errlen, "out of memory");
-			return -ENOMEM;
+			return drop_media(p, -ENOMEM);
 		}
 		int r = emu_kv_create(p, &ns->kv, err, errlen);
 		if (r) {
@@ -89,7 +118,7 @@ int emu_ns_create(const struct emu_ns_params *p, uint32_t nsid, struct emu_ns **
 	else {
 		emu_ns_set_error(err, errlen, "LBA size %u is not supported (use 512 or 4096)",
 				 p->lba_size);
-		return -EINVAL;
+		return drop_media(p, -EINVAL);
 	}
 	/* nsid is the controller's business (it routes commands); nothing here depends on it. */
 	(void)nsid;
@@ -97,12 +126,21 @@ int emu_ns_create(const struct emu_ns_params *p, uint32_t nsid, struct emu_ns **
 	struct emu_ns *ns = calloc(1, sizeof(*ns));
 	if (!ns) {
 		emu_ns_set_error(err, errlen, "out of memory");
-		return -ENOMEM;
+		return drop_media(p, -ENOMEM);
 	}
 	int r = open_backend(p, &ns->be, err, errlen);
 	if (r) {
 		free(ns);
 		return r;
+	}
+	if (p->kind == EMU_NS_ZNS) {
+		r = emu_zns_create(p, ns->be, &ns->zns, err, errlen);
+		if (r) {
+			ns->be->ops->destroy(ns->be);
+			free(ns);
+			return r;
+		}
+		shift |= EMU_NS_ZONED_GEOM;
 	}
 	atomic_init(&ns->geom, shift);
 	atomic_init(&ns->write_cache, true);
@@ -116,17 +154,21 @@ void emu_ns_destroy(struct emu_ns *ns)
 {
 	if (!ns)
 		return;
-	if (ns->kv)
+	if (ns->kv) {
 		emu_kv_destroy(ns->kv);
-	else
+	} else {
+		emu_zns_destroy(ns->zns);
 		ns->be->ops->destroy(ns->be);
+	}
 	free(ns);
 }
 
 uint8_t emu_ns_csi(const struct emu_ns *ns)
 {
 	/* memory, file and null namespaces all speak the NVM command set */
-	return ns->kv ? NVME_CSI_KV : NVME_CSI_NVM;
+	if (ns->kv)
+		return NVME_CSI_KV;
+	return ns->zns ? NVME_CSI_ZNS : NVME_CSI_NVM;
 }
 
 static unsigned current_shift(const struct emu_ns *ns)
@@ -171,11 +213,11 @@ uint16_t emu_ns_format(struct emu_ns *ns, uint8_t lbaf, uint8_t ses)
 							 memory_order_acq_rel,
 							 memory_order_acquire));
 
-	if (ns->be->ops->erase(ns->be) != 0) {
+	if (ns->be->ops->erase(ns->be) != 0 || (ns->zns && emu_zns_format(ns->zns) != 0)) {
 		atomic_store_explicit(&ns->geom, old, memory_order_release);
 		return emu_ns_status(NVME_SCT_GENERIC, NVME_SC_INTERNAL, false);
 	}
-	atomic_store_explicit(&ns->geom, shift, memory_order_release);
+	atomic_store_explicit(&ns->geom, shift | (old & EMU_NS_ZONED_GEOM), memory_order_release);
 	return 0;
 }
 
@@ -195,7 +237,11 @@ int emu_ns_sync(struct emu_ns *ns)
 {
 	if (ns->kv)
 		return kv_store_flush(ns->kv->st);
-	return ns->be->ops->flush(ns->be);
+	int rc = ns->be->ops->flush(ns->be);
+	/* the zone table after the data: a write pointer never covers blocks not yet durable */
+	if (!rc && ns->zns)
+		rc = emu_zns_sync(ns->zns);
+	return rc;
 }
 
 void emu_ns_reset(struct emu_ns *ns)
@@ -203,6 +249,46 @@ void emu_ns_reset(struct emu_ns *ns)
 	/* iterator handles are volatile state of the controller: a reset forgets them */
 	if (ns->kv)
 		kv_iters_close_all(&ns->kv->its);
+	/* Controller Level Reset: opened zones are closed (ZNS 1.1 section 2.1.1.4) */
+	if (ns->zns)
+		emu_zns_reset(ns->zns);
+}
+
+void emu_ns_set_command_sets(struct emu_ns *ns, bool all_sets)
+{
+	if (ns->zns)
+		atomic_store_explicit(&ns->zns->zone_cmds, all_sets, memory_order_relaxed);
+}
+
+uint16_t emu_ns_zone_read_only(struct emu_ns *ns, uint64_t slba)
+{
+	if (!ns->zns)
+		return emu_ns_status(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD, true);
+	uint64_t zone_blocks = ns->zns->zone_bytes >> current_shift(ns);
+	return emu_zns_make_read_only(ns->zns, slba / zone_blocks);
+}
+
+uint16_t emu_ns_changed_zones(struct emu_ns *ns, struct nvme_changed_zone_log *out, bool clear)
+{
+	memset(out, 0, sizeof(*out));
+	struct emu_zns *z = ns->zns;
+	if (!z)
+		return 0; /* a namespace without zones has no changed zones */
+	uint64_t zone_blocks = z->zone_bytes >> current_shift(ns);
+	pthread_mutex_lock(&z->lock);
+	if (z->changed_overflow) {
+		out->nrzid = NVME_CHANGED_ZONES_OVERFLOW;
+	} else {
+		out->nrzid = (uint16_t)z->nr_changed;
+		for (uint32_t i = 0; i < z->nr_changed; i++)
+			out->zid[i] = z->changed[i] * zone_blocks;
+	}
+	if (clear) {
+		z->nr_changed = 0;
+		z->changed_overflow = false;
+	}
+	pthread_mutex_unlock(&z->lock);
+	return 0;
 }
 
 uint16_t emu_ns_kv_log(struct emu_ns *ns, uint8_t lid, void *out, uint32_t size)

@@ -60,6 +60,10 @@ struct emu_ns_backend {
 /* Constructors: 0 or -errno with a message in err. */
 int emu_ns_mem_open(uint64_t capacity, struct emu_ns_backend **out, char *err, size_t errlen);
 int emu_ns_null_open(uint64_t capacity, struct emu_ns_backend **out, char *err, size_t errlen);
+/* Media the device's creator provides (ns=ext): it owns media->ctx from here on, closing
+ * it on failure too. */
+int emu_ns_ext_open(uint64_t capacity, const struct emu_media *media, struct emu_ns_backend **out,
+		    char *err, size_t errlen);
 /* size_bytes 0: take the existing file's size. lba_size: the file's size must be a multiple. */
 int emu_ns_file_open(const char *path, uint64_t size_bytes, uint32_t lba_size,
 		     struct emu_ns_backend **out, char *err, size_t errlen);

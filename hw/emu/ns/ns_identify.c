@@ -9,6 +9,7 @@
 #include "hw/emu/emu.h"
 #include "hw/emu/ns/kv_ns.h"
 #include "hw/emu/ns/ns_internal.h"
+#include "hw/emu/ns/ns_zns.h"
 
 /* NSFEAT bit 4 OPTPERF: the NPWG, NPWA, NPDG, NPDA and NOWS fields are valid. */
 #define NSFEAT_OPTPERF (1u << 4)
@@ -81,12 +82,40 @@ void emu_ns_identify(const struct emu_ns *ns, struct nvme_id_ns *id)
 	}
 }
 
+/*
+ * Zoned Namespace Command Set specific Identify Namespace (ZNS 1.1 section 4.1.5.1): zone
+ * size per LBA format, the open and active limits (0's based, FFFFFFFFh for none). Fixed zone
+ * capacity (ZOC 0), no reads across zone boundaries (OZCS 0), no zone descriptor extensions
+ * (ZDES 0), no reset or finish recommendations (RRL, FRL 0).
+ */
+static void identify_zns(const struct emu_zns *z, struct nvme_id_ns_zns *id)
+{
+	memset(id, 0, sizeof(*id));
+	id->mar = z->max_active ? z->max_active - 1 : NVME_ZNS_NO_LIMIT;
+	id->mor = z->max_open ? z->max_open - 1 : NVME_ZNS_NO_LIMIT;
+	for (unsigned i = 0; i < EMU_NS_NR_LBAF; i++)
+		id->lbafe[i].zsze = z->zone_bytes >> emu_ns_lbaf_shift(i);
+}
+
+void emu_zns_identify_ctrl(uint32_t zasl_bytes, struct nvme_id_ctrl_zns *out)
+{
+	memset(out, 0, sizeof(*out));
+	/* ZASL: 2^n minimum memory pages (4 KiB); 0 means the MDTS limit applies */
+	if (zasl_bytes)
+		out->zasl = (uint8_t)__builtin_ctz(zasl_bytes / EMU_PAGE_SIZE);
+}
+
 uint16_t emu_ns_identify_csi(const struct emu_ns *ns, uint8_t csi, void *out4096)
 {
-	if (csi != emu_ns_csi(ns))
+	/* a zoned namespace answers for ZNS and, as the set it builds on, for NVM */
+	if (csi != emu_ns_csi(ns) && !(ns->zns && csi == NVME_CSI_NVM))
 		return emu_ns_status(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD, true);
 	if (ns->kv) {
 		emu_kv_identify_kv(ns->kv, out4096);
+		return 0;
+	}
+	if (csi == NVME_CSI_ZNS) {
+		identify_zns(ns->zns, out4096);
 		return 0;
 	}
 	/*

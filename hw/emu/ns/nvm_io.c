@@ -14,6 +14,7 @@
 #include "hw/emu/ns/ns_backend.h"
 #include "hw/emu/ns/kv_ns.h"
 #include "hw/emu/ns/ns_internal.h"
+#include "hw/emu/ns/ns_zns.h"
 
 /* Read, Write, Compare, Write Zeroes, Verify: CDW10/11 SLBA, CDW12 bits 15:0 NLB 0's based. */
 static uint64_t cmd_slba(const struct nvme_sqe *cmd)
@@ -54,38 +55,33 @@ static bool write_durable(const struct emu_ns *ns, const struct nvme_sqe *cmd)
 	       !atomic_load_explicit(&ns->write_cache, memory_order_relaxed);
 }
 
-enum nvm_dir { NVM_READ, NVM_WRITE, NVM_COMPARE };
-
 /* Read (3.2.4), Write (3.2.6) and Compare (3.2.1): the commands that carry data. */
-static uint16_t nvm_transfer(struct emu_ns *ns, const struct nvme_sqe *cmd,
-			     struct emu_io_ctx *io, unsigned shift, enum nvm_dir dir)
+uint16_t emu_nvm_map(struct emu_ns *ns, const struct nvme_sqe *cmd, struct emu_io_ctx *io,
+		     uint64_t len, struct emu_xfer *x)
 {
-	struct emu_ns_backend *be = ns->be;
-	uint64_t slba = cmd_slba(cmd);
-	uint32_t nlb = cmd_nlb(cmd);
-
-	if (!range_ok(slba, nlb, be->capacity >> shift))
-		return lba_out_of_range(io, slba);
-	uint64_t len = (uint64_t)nlb << shift;
 	if (len > EMU_MDTS_BYTES) /* larger than Identify Controller MDTS allows */
 		return emu_ns_status(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD, true);
-
 	/* Every backend, null included, gets host memory through the PRPs and the IOMMU, as a
 	 * device's DMA engine would: a bad data pointer fails the same way everywhere. */
-	struct emu_xfer x;
-	uint16_t st = emu_xfer_map(io->ctrl, cmd, (uint32_t)len, &x);
-	if (st)
-		return st;
+	return emu_xfer_map(io->ctrl, cmd, (uint32_t)len, x);
+}
+
+uint16_t emu_nvm_move(struct emu_ns *ns, const struct nvme_sqe *cmd, struct emu_io_ctx *io,
+		      const struct emu_xfer *x, uint64_t slba, uint32_t len, unsigned shift,
+		      enum emu_nvm_dir dir)
+{
+	struct emu_ns_backend *be = ns->be;
 	uint64_t off = slba << shift;
+	uint16_t st = 0;
 	switch (dir) {
-	case NVM_READ:
-		st = be->ops->read(be, off, &x, (uint32_t)len);
+	case EMU_NVM_READ:
+		st = be->ops->read(be, off, x, len);
 		break;
-	case NVM_WRITE:
-		st = be->ops->write(be, off, &x, (uint32_t)len, write_durable(ns, cmd));
+	case EMU_NVM_WRITE:
+		st = be->ops->write(be, off, x, len, write_durable(ns, cmd));
 		break;
-	case NVM_COMPARE:
-		st = be->ops->compare(be, off, &x, (uint32_t)len);
+	case EMU_NVM_COMPARE:
+		st = be->ops->compare(be, off, x, len);
 		break;
 	}
 	if (st)
@@ -94,7 +90,7 @@ static uint16_t nvm_transfer(struct emu_ns *ns, const struct nvme_sqe *cmd,
 	struct emu_io_stats *s = io->stats;
 	if (!s)
 		return st;
-	if (dir == NVM_WRITE) {
+	if (dir == EMU_NVM_WRITE) {
 		if (!st) {
 			count(&s->write_cmds, 1);
 			count(&s->bytes_written, len);
@@ -105,6 +101,22 @@ static uint16_t nvm_transfer(struct emu_ns *ns, const struct nvme_sqe *cmd,
 		count(&s->bytes_read, len);
 	}
 	return st;
+}
+
+static uint16_t nvm_transfer(struct emu_ns *ns, const struct nvme_sqe *cmd,
+			     struct emu_io_ctx *io, unsigned shift, enum emu_nvm_dir dir)
+{
+	uint64_t slba = cmd_slba(cmd);
+	uint32_t nlb = cmd_nlb(cmd);
+
+	if (!range_ok(slba, nlb, ns->be->capacity >> shift))
+		return lba_out_of_range(io, slba);
+	uint64_t len = (uint64_t)nlb << shift;
+	struct emu_xfer x;
+	uint16_t st = emu_nvm_map(ns, cmd, io, len, &x);
+	if (st)
+		return st;
+	return emu_nvm_move(ns, cmd, io, &x, slba, (uint32_t)len, shift, dir);
 }
 
 /* Write Zeroes (3.2.8): no data pointer; DEAC (CDW12 bit 25) also deallocates the blocks. */
@@ -130,8 +142,8 @@ static uint16_t nvm_write_zeroes(struct emu_ns *ns, const struct nvme_sqe *cmd,
  * fails the command without a partial deallocation. Only AD (deallocate) does something;
  * the access hints IDR and IDW have no use in this device. Ranges of length 0 name nothing.
  */
-static uint16_t nvm_dsm(struct emu_ns *ns, const struct nvme_sqe *cmd, struct emu_io_ctx *io,
-			unsigned shift)
+uint16_t emu_nvm_dsm(struct emu_ns *ns, const struct nvme_sqe *cmd, struct emu_io_ctx *io,
+		     unsigned shift, bool deallocate)
 {
 	struct emu_ns_backend *be = ns->be;
 	uint32_t nr = (cmd->cdw10 & 0xffu) + 1;
@@ -148,7 +160,7 @@ static uint16_t nvm_dsm(struct emu_ns *ns, const struct nvme_sqe *cmd, struct em
 	for (uint32_t i = 0; i < nr; i++)
 		if (range[i].nlb && !range_ok(range[i].slba, range[i].nlb, nlbas))
 			return lba_out_of_range(io, range[i].slba);
-	if (!(cmd->cdw11 & NVME_DSM_ATTR_AD))
+	if (!(cmd->cdw11 & NVME_DSM_ATTR_AD) || !deallocate)
 		return 0;
 	for (uint32_t i = 0; i < nr; i++) {
 		if (!range[i].nlb)
@@ -166,7 +178,7 @@ static uint16_t nvm_dsm(struct emu_ns *ns, const struct nvme_sqe *cmd, struct em
 /* Flush (NVMe Base 2.0 section 7.1): everything completed so far becomes durable. */
 static uint16_t nvm_flush(struct emu_ns *ns)
 {
-	if (ns->be->ops->flush(ns->be) != 0)
+	if (emu_ns_sync(ns) != 0)
 		return emu_ns_status(NVME_SCT_MEDIA, NVME_SC_WRITE_FAULT, false);
 	return 0;
 }
@@ -187,27 +199,29 @@ static uint16_t nvm_verify(struct emu_ns *ns, const struct nvme_sqe *cmd, struct
 uint16_t emu_ns_execute(struct emu_ns *ns, const struct nvme_sqe *cmd, struct emu_io_ctx *io)
 {
 	uint32_t geom = atomic_load_explicit(&ns->geom, memory_order_acquire);
-	if (__builtin_expect(geom & (EMU_NS_FORMATTING | EMU_NS_KV_GEOM), 0)) {
+	if (__builtin_expect(geom & (EMU_NS_FORMATTING | EMU_NS_KV_GEOM | EMU_NS_ZONED_GEOM), 0)) {
+		if (geom & EMU_NS_FORMATTING)
+			return emu_ns_status(NVME_SCT_GENERIC, NVME_SC_FORMAT_IN_PROGRESS, false);
 		if (geom & EMU_NS_KV_GEOM)
 			return emu_kv_execute(ns->kv,
 					      !atomic_load_explicit(&ns->write_cache, memory_order_relaxed),
 					      cmd, io);
-		return emu_ns_status(NVME_SCT_GENERIC, NVME_SC_FORMAT_IN_PROGRESS, false);
+		return emu_zns_execute(ns, cmd, io, geom & EMU_NS_GEOM_SHIFT_MASK);
 	}
 	unsigned shift = geom & EMU_NS_GEOM_SHIFT_MASK;
 
 	io->dw0 = 0; /* no NVM command defines a completion DW0 */
 	switch (cmd->opc) {
 	case NVME_CMD_READ:
-		return nvm_transfer(ns, cmd, io, shift, NVM_READ);
+		return nvm_transfer(ns, cmd, io, shift, EMU_NVM_READ);
 	case NVME_CMD_WRITE:
-		return nvm_transfer(ns, cmd, io, shift, NVM_WRITE);
+		return nvm_transfer(ns, cmd, io, shift, EMU_NVM_WRITE);
 	case NVME_CMD_COMPARE:
-		return nvm_transfer(ns, cmd, io, shift, NVM_COMPARE);
+		return nvm_transfer(ns, cmd, io, shift, EMU_NVM_COMPARE);
 	case NVME_CMD_WRITE_ZEROES:
 		return nvm_write_zeroes(ns, cmd, io, shift);
 	case NVME_CMD_DSM:
-		return nvm_dsm(ns, cmd, io, shift);
+		return emu_nvm_dsm(ns, cmd, io, shift, true);
 	case NVME_CMD_FLUSH:
 		return nvm_flush(ns);
 	case NVME_CMD_VERIFY:

@@ -196,6 +196,9 @@ enum nvme_emu_fault {
 	NVME_EMU_FAULT_SWALLOW     = 4, /* as DROP, but Abort cannot find them either: lost for good
 					 * until their SQ is deleted or the controller reset; with
 					 * CDW12 bit 0 (NVME_EMU_FAULT_ADMIN) the next admin commands */
+	NVME_EMU_FAULT_ZONE_READ_ONLY = 5, /* zoned namespace NSID: the zone holding LBA CDW12/13
+					    * becomes Read Only (worn media), a Zone Descriptor
+					    * Changed event follows */
 };
 #define NVME_EMU_FAULT_ADMIN 0x1u
 #endif

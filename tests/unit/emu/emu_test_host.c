@@ -79,6 +79,11 @@ static uint32_t wait_csts(struct th *h, uint32_t mask, uint32_t want)
 
 uint32_t th_enable(struct th *h, uint32_t sq_entries, uint32_t cq_entries)
 {
+	return th_enable_css(h, sq_entries, cq_entries, NVME_CC_CSS_NVM);
+}
+
+uint32_t th_enable_css(struct th *h, uint32_t sq_entries, uint32_t cq_entries, uint32_t css)
+{
 	struct th_queue *q = &h->admin;
 	memset(q, 0, sizeof(*q));
 	q->sq = th_alloc(h, sq_entries * sizeof(struct nvme_sqe), 4096, &q->sq_iova);
@@ -89,7 +94,8 @@ uint32_t th_enable(struct th *h, uint32_t sq_entries, uint32_t cq_entries)
 	th_write32(h, NVME_REG_AQA, NVME_AQA_MAKE(sq_entries, cq_entries));
 	th_write64(h, NVME_REG_ASQ, q->sq_iova);
 	th_write64(h, NVME_REG_ACQ, q->cq_iova);
-	th_write32(h, NVME_REG_CC, NVME_CC_EN | NVME_CC_IOSQES_SET(6) | NVME_CC_IOCQES_SET(4));
+	th_write32(h, NVME_REG_CC, NVME_CC_EN | NVME_CC_CSS_SET(css) | NVME_CC_IOSQES_SET(6) |
+				   NVME_CC_IOCQES_SET(4));
 	return wait_csts(h, NVME_CSTS_RDY | NVME_CSTS_CFS, NVME_CSTS_RDY);
 }
 

@@ -58,6 +58,8 @@ void th_write64(struct th *h, uint32_t off, uint64_t val);
 /* Programs AQA/ASQ/ACQ for new admin rings and sets CC.EN with the given extra CC bits
  * (IOSQES/IOCQES are always 6/4). Waits for RDY or CFS; returns CSTS. */
 uint32_t th_enable(struct th *h, uint32_t sq_entries, uint32_t cq_entries);
+/* The same with CC.CSS = css (NVME_CC_CSS_*). */
+uint32_t th_enable_css(struct th *h, uint32_t sq_entries, uint32_t cq_entries, uint32_t css);
 /* Clears CC.EN and waits for RDY = 0. */
 void th_disable(struct th *h);
 

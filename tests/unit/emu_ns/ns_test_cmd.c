@@ -63,6 +63,8 @@ const char *ns_kind_name(enum emu_ns_kind kind)
 	case EMU_NS_FILE: return "file";
 	case EMU_NS_NULL: return "null";
 	case EMU_NS_KV: return "kv";
+	case EMU_NS_ZNS: return "zns";
+	case EMU_NS_EXT: return "ext";
 	}
 	return "?";
 }

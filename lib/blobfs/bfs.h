@@ -392,6 +392,10 @@ uint64_t bfs_map_run(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uint
  * failure nothing stays allocated. */
 int bfs_alloc_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t off,
 		    uint64_t end, uint64_t size, bool *fresh_head, bool *fresh_tail);
+/* Clusters [off, end) still needs, and whether the file system has them (-ENOSPC with a
+ * message if not, after a commit has returned what deferred frees hold back). */
+uint64_t bfs_holes_in(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uint64_t end);
+int bfs_space_check(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uint64_t end);
 /* Frees clusters of in from file cluster lclu on (rw held for writing): logged ones once the
  * next transaction is durable, unlogged ones now. Takes jlock. */
 void bfs_free_from(struct blobfs *fs, struct bfs_inode *in, uint64_t lclu, bool locked_j);

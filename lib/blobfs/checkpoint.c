@@ -65,7 +65,8 @@ static void add_inode(void *arg, struct bfs_inode *in)
 	uint8_t *p = b->buf + b->len;
 	memcpy(p, &ci, sizeof(ci));
 	p += sizeof(ci);
-	memcpy(p, in->name, in->name_len);
+	if (in->name_len)
+		memcpy(p, in->name, in->name_len);
 	p += in->name_len;
 	if (link_len)
 		memcpy(p, in->link, link_len);

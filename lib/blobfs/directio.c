@@ -111,7 +111,9 @@ ssize_t bfs_direct_write(struct blobfs_file *f, struct bfs_qctx *q, const void *
 {
 	struct blobfs *fs = f->fs;
 	struct bfs_inode *in = f->in;
-	int rc = bfs_writeback(fs, q, in);
+	int rc = bfs_space_check(fs, in, off, off + len);
+	if (!rc)
+		rc = bfs_writeback(fs, q, in);
 	if (rc)
 		return rc;
 	uint64_t size = bfs_load_size(in);

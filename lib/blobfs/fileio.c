@@ -340,6 +340,14 @@ ssize_t bfs_write(struct blobfs_file *f, const void *buf, size_t len, uint64_t o
 		pthread_rwlock_unlock(&in->rw);
 		return r;
 	}
+	/* All or nothing where it can be known beforehand: a write that cannot fit fails
+	 * before changing anything (a concurrent writer can still take the space meanwhile;
+	 * then the write is short, as POSIX allows). */
+	rc = bfs_space_check(fs, in, off, off + len);
+	if (rc) {
+		pthread_rwlock_unlock(&in->rw);
+		return rc;
+	}
 	uint64_t us = fs->cache.unit_size;
 	struct ustep st[STEP_MAX];
 	size_t done = 0;
@@ -392,6 +400,14 @@ ssize_t bfs_write(struct blobfs_file *f, const void *buf, size_t len, uint64_t o
 		if (end > size)
 			atomic_store_explicit(&in->size, end, memory_order_release);
 		done += n;
+		/* A long write keeps the file's dirty data at most a chunk (and the cache's within
+		 * its limit): write back as it goes. */
+		if (done < len && (in->dirty_pages * BFS_PAGE >= fs->opts.writeback_chunk ||
+				   atomic_load(&fs->cache.dirty_pages) > fs->cache.dirty_limit)) {
+			rc = bfs_writeback(fs, q, in);
+			if (rc)
+				break;
+		}
 	}
 	if (done) {
 		int64_t now = bfs_now_ns();
@@ -400,7 +416,8 @@ ssize_t bfs_write(struct blobfs_file *f, const void *buf, size_t len, uint64_t o
 		bfs_dirty_list_add(fs, in);
 	}
 	int wb = 0;
-	if (done && in->dirty_pages * BFS_PAGE >= fs->opts.writeback_chunk)
+	if (done && (in->dirty_pages * BFS_PAGE >= fs->opts.writeback_chunk ||
+		     atomic_load(&fs->cache.dirty_pages) > fs->cache.dirty_limit))
 		wb = bfs_writeback(fs, q, in);
 	pthread_rwlock_unlock(&in->rw);
 	bfs_throttle(fs);

@@ -220,8 +220,9 @@ int blobfs_fsck(struct unvme_ns *ns, uint32_t flags, FILE *out, struct blobfs_fs
 			return bfs_err(prc, "%s", pmsg);
 		}
 		res->errors++;
-		fprintf(out ? out : stderr, "error: block 0: %s; the copy in block %llu is good\n", pmsg,
-			(unsigned long long)(blocks - 1));
+		if (out)
+			fprintf(out, "error: block 0: %s; the copy in block %llu is good\n", pmsg,
+				(unsigned long long)(blocks - 1));
 		if (repair) {
 			uint8_t *buf = bfs_qctx_bounce(&q);
 			rc = buf ? 0 : -ENOMEM;

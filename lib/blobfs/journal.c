@@ -207,15 +207,13 @@ int bfs_jnl_checkpoint(struct blobfs *fs, bool clean)
 	}
 	uint64_t gen = atomic_load(&fs->write_gen);
 	pthread_mutex_lock(&fs->jlock);
-	/* Pending records (if any) are folded into the snapshot as transaction seq. */
-	uint64_t seq = j->len ? j->seq : j->seq - 1;
-	if (j->len) {
-		free(j->buf);
-		j->buf = NULL;
-		j->len = j->cap = 0;
-		j->nrec = 0;
-		j->seq++;
-	}
+	/* Pending records (if any) are folded into the snapshot, which takes a sequence number
+	 * of its own like a transaction (so the newer of two checkpoints is always known). */
+	uint64_t seq = j->seq++;
+	free(j->buf);
+	j->buf = NULL;
+	j->len = j->cap = 0;
+	j->nrec = 0;
 	uint8_t *snap = NULL;
 	size_t snap_len = 0;
 	uint64_t ninodes = 0;

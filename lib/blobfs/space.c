@@ -107,6 +107,37 @@ static int zero_fresh(struct blobfs *fs, struct bfs_qctx *q, uint64_t lclu, uint
 	return rc;
 }
 
+uint64_t bfs_holes_in(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uint64_t end)
+{
+	uint64_t cs = fs->g.cluster_size, n = 0;
+	for (uint64_t c = off / cs, last = (end - 1) / cs; c <= last;) {
+		uint64_t pclu, run;
+		bool mapped = bfs_ext_lookup(&in->ext, c, &pclu, &run, NULL);
+		uint64_t len = BFS_MIN(run, last - c + 1);
+		if (!mapped)
+			n += len;
+		c += len;
+	}
+	return n;
+}
+
+int bfs_space_check(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uint64_t end)
+{
+	uint64_t need = bfs_holes_in(fs, in, off, end);
+	if (need == 0 || need <= bfs_alloc_nfree(&fs->alloc))
+		return 0;
+	/* Clusters freed by records not yet durable come back after a commit. */
+	int rc = bfs_jnl_commit(fs);
+	if (rc)
+		return rc;
+	uint64_t nfree = bfs_alloc_nfree(&fs->alloc);
+	if (need <= nfree)
+		return 0;
+	return bfs_err(-ENOSPC, "no space left on the file system: the write needs %llu clusters of "
+		       "%u KiB, %llu are free", (unsigned long long)need, fs->g.cluster_size >> 10,
+		       (unsigned long long)nfree);
+}
+
 int bfs_alloc_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t off,
 		    uint64_t end, uint64_t size, bool *fresh_head, bool *fresh_tail)
 {
@@ -198,33 +229,42 @@ int bfs_zero_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, 
 	uint64_t size = bfs_load_size(in);
 	uint64_t blk;
 	bool hole;
-	/* The page holding `from`: zero its tail in the cache (loading it first). */
+	/* The page holding `from`: zero its tail, in the cache if it is there, else on the
+	 * device (read, zero, write back through the bounce buffer). */
 	if (from % BFS_PAGE) {
 		bfs_map_run(fs, in, from / BFS_PAGE * BFS_PAGE, BFS_PAGE, &blk, &hole);
 		if (!hole) {
 			uint64_t page = from / BFS_PAGE;
-			pthread_mutex_lock(&in->cache_lock);
-			struct bfs_unit *u = bfs_cache_get(fs, in, from / us, true);
-			pthread_mutex_unlock(&in->cache_lock);
-			if (!u)
-				return -ENOMEM;
 			uint64_t pbit = 1ull << (page % fs->cache.unit_pages);
-			uint8_t *p = u->buf + (page % fs->cache.unit_pages) * BFS_PAGE;
 			int rc = 0;
-			if (!(u->valid & pbit)) {
-				if (page * BFS_PAGE < size)
-					rc = bfs_io_read(q, p, blk, 1, "read before zeroing");
-				else
-					memset(p, 0, BFS_PAGE);
+			pthread_mutex_lock(&in->cache_lock);
+			struct bfs_unit *u = bfs_cache_get(fs, in, from / us, false);
+			if (u && !(u->valid & pbit)) {
+				bfs_cache_unpin(u);
+				u = NULL;
 			}
-			if (!rc) {
+			pthread_mutex_unlock(&in->cache_lock);
+			if (u) {
+				uint8_t *p = u->buf + (page % fs->cache.unit_pages) * BFS_PAGE;
 				memset(p + from % BFS_PAGE, 0, BFS_PAGE - from % BFS_PAGE);
 				pthread_mutex_lock(&in->cache_lock);
-				u->valid |= pbit;
 				bfs_cache_mark_dirty(fs, in, u, pbit);
 				pthread_mutex_unlock(&in->cache_lock);
+				bfs_cache_unpin(u);
+			} else {
+				uint8_t *b = bfs_qctx_bounce(q);
+				rc = b ? 0 : -ENOMEM;
+				if (!rc && page * BFS_PAGE < size)
+					rc = bfs_io_read(q, b, blk, 1, "read before zeroing");
+				else if (!rc)
+					memset(b, 0, BFS_PAGE);
+				if (!rc) {
+					memset(b + from % BFS_PAGE, 0, BFS_PAGE - from % BFS_PAGE);
+					rc = bfs_io_write(q, b, blk, 1, "zeroing past the end");
+				}
+				if (!rc)
+					atomic_fetch_add(&fs->write_gen, 1);
 			}
-			bfs_cache_unpin(u);
 			if (rc)
 				return rc;
 		}

@@ -95,7 +95,8 @@ UNVME_API const char *blobfs_strerror(int rc);
 /* ---- mkfs ---- */
 struct blobfs_mkfs_opts {
 	uint32_t cluster_size;  /* allocation unit in bytes: power of two, 4 KiB..64 MiB, and a
-	                           multiple of the LBA size (0: 64 KiB) */
+	                           multiple of the LBA size (0: 4 KiB on namespaces under 1 GiB,
+	                           else 64 KiB) */
 	uint64_t journal_size;  /* bytes of the metadata journal (0: 1/64 of the device, 1..64 MiB) */
 	uint64_t meta_size;     /* bytes of each of the two checkpoint slots, which bounds the
 	                           metadata: about 300 bytes per file plus 24 per extent

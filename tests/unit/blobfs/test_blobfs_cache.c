@@ -15,7 +15,7 @@ static struct unvme_ns *ns;
 
 static struct blobfs *setup_file(const struct blobfs_opts *o)
 {
-	struct blobfs *fs = bt_fresh(ns, 0, o);
+	struct blobfs *fs = bt_fresh(ns, 65536, o);
 	if (fs && bt_write_file(fs, "/f", 1, 0, FSIZE, true) != 0) {
 		blobfs_unmount(fs);
 		return NULL;

@@ -57,13 +57,13 @@ static void test_mkfs_refuses_existing_and_mounted(void)
 	struct blobfs_statfs sf;
 	CHECK_EQ(blobfs_statfs(fs, &sf), 0);
 	CHECK_STREQ(sf.label, "first");
-	CHECK_EQ(sf.cluster_size, 65536);
+	CHECK_EQ(sf.cluster_size, 4096); /* the default below 1 GiB */
 	blobfs_unmount(fs);
-	CHECK_EQ(blobfs_mkfs(ns, &(struct blobfs_mkfs_opts){ .force = true, .cluster_size = 4096 }), 0);
+	CHECK_EQ(blobfs_mkfs(ns, &(struct blobfs_mkfs_opts){ .force = true, .cluster_size = 1u << 20 }), 0);
 	fs = bt_mount(ns, NULL);
 	REQUIRE(fs);
 	blobfs_statfs(fs, &sf);
-	CHECK_EQ(sf.cluster_size, 4096);
+	CHECK_EQ(sf.cluster_size, 1u << 20);
 	CHECK_EQ(sf.files, 1);
 	blobfs_unmount(fs);
 }

@@ -25,7 +25,7 @@ static void crash(struct blobfs *fs)
 
 static void test_synced_survives_unsynced_goes(void)
 {
-	struct blobfs *fs = bt_fresh(ns, 0, &quiet);
+	struct blobfs *fs = bt_fresh(ns, 65536, &quiet);
 	REQUIRE(fs);
 	REQUIRE(blobfs_mkdir(fs, "/d", 0755) == 0);
 	REQUIRE(bt_write_file(fs, "/d/synced", 1, 0, 300000, true) == 0);

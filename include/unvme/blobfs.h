@@ -253,6 +253,8 @@ UNVME_API int blobfs_fstat(struct blobfs_file *f, struct blobfs_stat *st);
 #define BLOBFS_SET_MTIME 0x10u
 UNVME_API int blobfs_setattr(struct blobfs *fs, const char *path, const struct blobfs_stat *st,
 			     uint32_t mask);
+/* The same through a handle (also works on an unlinked file). */
+UNVME_API int blobfs_fsetattr(struct blobfs_file *f, const struct blobfs_stat *st, uint32_t mask);
 
 /* Renames atomically; an existing target (a file, or an empty directory when the source is
  * one) is replaced in the same step. flags: BLOBFS_RENAME_NOREPLACE fails with -EEXIST

@@ -80,6 +80,29 @@ int blobfs_stat(struct blobfs *fs, const char *path, struct blobfs_stat *st)
 	return rc;
 }
 
+static int setattr_inode(struct blobfs *fs, struct bfs_inode *in, const struct blobfs_stat *st,
+			 uint32_t mask)
+{
+	struct bfs_rec r = { .type = BFS_REC_SETATTR, .ino = in->ino, .mask = mask,
+			     .mode = st->mode & 07777, .uid = st->uid, .gid = st->gid,
+			     .atime = st->atime_ns, .mtime = st->mtime_ns, .ctime = bfs_now_ns() };
+	if (in->linked)
+		return bfs_ns_change(fs, &r, NULL);
+	/* An unlinked file: nothing to log, it is gone at the next mount anyway. */
+	if (mask & BLOBFS_SET_MODE)
+		in->mode = r.mode;
+	if (mask & BLOBFS_SET_UID)
+		in->uid = r.uid;
+	if (mask & BLOBFS_SET_GID)
+		in->gid = r.gid;
+	if (mask & BLOBFS_SET_ATIME)
+		atomic_store(&in->atime_ns, r.atime);
+	if (mask & BLOBFS_SET_MTIME)
+		atomic_store(&in->mtime_ns, r.mtime);
+	atomic_store(&in->ctime_ns, r.ctime);
+	return 0;
+}
+
 int blobfs_setattr(struct blobfs *fs, const char *path, const struct blobfs_stat *st, uint32_t mask)
 {
 	bfs_err_clear();
@@ -93,12 +116,23 @@ int blobfs_setattr(struct blobfs *fs, const char *path, const struct blobfs_stat
 	rc = bfs_path_resolve(fs, path, &p);
 	if (!rc && !p.inode)
 		rc = bfs_err(-ENOENT, "'%s' does not exist", path);
-	if (!rc) {
-		struct bfs_rec r = { .type = BFS_REC_SETATTR, .ino = p.inode->ino, .mask = mask,
-				     .mode = st->mode & 07777, .uid = st->uid, .gid = st->gid,
-				     .atime = st->atime_ns, .mtime = st->mtime_ns, .ctime = bfs_now_ns() };
-		rc = bfs_ns_change(fs, &r, NULL);
-	}
+	if (!rc)
+		rc = setattr_inode(fs, p.inode, st, mask);
+	pthread_rwlock_unlock(&fs->ns_lock);
+	return rc;
+}
+
+int blobfs_fsetattr(struct blobfs_file *f, const struct blobfs_stat *st, uint32_t mask)
+{
+	bfs_err_clear();
+	if (!f || !st)
+		return bfs_err(-EINVAL, "no file or attributes given");
+	struct blobfs *fs = f->fs;
+	int rc = check_writable(fs);
+	if (rc)
+		return rc;
+	pthread_rwlock_wrlock(&fs->ns_lock);
+	rc = setattr_inode(fs, f->in, st, mask);
 	pthread_rwlock_unlock(&fs->ns_lock);
 	return rc;
 }

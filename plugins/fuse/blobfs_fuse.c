@@ -113,26 +113,31 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
 	return blobfs_rename(fs_of(), from, to, flags & RENAME_NOREPLACE ? BLOBFS_RENAME_NOREPLACE : 0);
 }
 
+/* With nullpath_ok, calls through a file descriptor come with the handle and maybe no path. */
+static int setattr(const char *path, struct fuse_file_info *fi, const struct blobfs_stat *s, uint32_t mask)
+{
+	return fi ? blobfs_fsetattr(fh(fi), s, mask) : blobfs_setattr(fs_of(), path, s, mask);
+}
+
 static int op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
-	(void)fi;
 	struct blobfs_stat s = { .mode = mode & 07777 };
-	return blobfs_setattr(fs_of(), path, &s, BLOBFS_SET_MODE);
+	return setattr(path, fi, &s, BLOBFS_SET_MODE);
 }
 
 static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
 {
-	(void)fi;
 	struct blobfs_stat s = { .uid = uid, .gid = gid };
 	uint32_t mask = (uid != (uid_t)-1 ? BLOBFS_SET_UID : 0) | (gid != (gid_t)-1 ? BLOBFS_SET_GID : 0);
-	return mask ? blobfs_setattr(fs_of(), path, &s, mask) : 0;
+	return mask ? setattr(path, fi, &s, mask) : 0;
 }
 
 static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 {
 	if (size < 0)
 		return -EINVAL;
-	if (fi && (fi->flags & O_ACCMODE) != O_RDONLY)
+	/* libfuse passes only the handle (not its open flags) for an ftruncate. */
+	if (fi)
 		return blobfs_ftruncate(fh(fi), (uint64_t)size);
 	return blobfs_truncate(fs_of(), path, (uint64_t)size);
 }
@@ -149,7 +154,6 @@ static int64_t ts_ns(const struct timespec *t)
 
 static int op_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
 {
-	(void)fi;
 	struct blobfs_stat s = {0};
 	uint32_t mask = 0;
 	if (tv[0].tv_nsec != UTIME_OMIT) {
@@ -160,7 +164,7 @@ static int op_utimens(const char *path, const struct timespec tv[2], struct fuse
 		s.mtime_ns = ts_ns(&tv[1]);
 		mask |= BLOBFS_SET_MTIME;
 	}
-	return mask ? blobfs_setattr(fs_of(), path, &s, mask) : 0;
+	return mask ? setattr(path, fi, &s, mask) : 0;
 }
 
 static int open_common(const char *path, int flags, mode_t mode, struct fuse_file_info *fi)

@@ -119,6 +119,7 @@ int bfs_batch_write(struct bfs_batch *b, const void *buf, uint64_t blk, uint64_t
 int bfs_batch_wait(struct bfs_batch *b, const char *what);
 int bfs_io_read(struct bfs_qctx *q, void *buf, uint64_t blk, uint64_t nblk, const char *what);
 int bfs_io_write(struct bfs_qctx *q, const void *buf, uint64_t blk, uint64_t nblk, const char *what);
+int bfs_io_write_fua(struct bfs_qctx *q, const void *buf, uint64_t blk, uint64_t nblk, const char *what);
 int bfs_io_flush(struct bfs_qctx *q);
 int bfs_io_zero(struct bfs_qctx *q, uint64_t blk, uint64_t nblk);
 int bfs_io_discard(struct bfs_qctx *q, uint64_t blk, uint64_t nblk);

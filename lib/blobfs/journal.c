@@ -108,7 +108,7 @@ static int write_txn(struct blobfs *fs, struct bfs_qctx *q, uint64_t seq, uint64
 	memset(fs->jdma + TXN_HDR + len, 0, nblocks * BFS_BLOCK - TXN_HDR - len);
 	h.crc = bfs_crc(fs->jdma, TXN_HDR + len);
 	memcpy(fs->jdma, &h, TXN_HDR);
-	return bfs_io_write(q, fs->jdma, fs->g.jnl_start + head, nblocks, "journal write");
+	return bfs_io_write_fua(q, fs->jdma, fs->g.jnl_start + head, nblocks, "journal write");
 }
 
 int bfs_jnl_commit(struct blobfs *fs)
@@ -129,8 +129,9 @@ int bfs_jnl_commit(struct blobfs *fs)
 		rc = bfs_err(fs->jnl_error, "the journal failed earlier; remount to recover");
 		goto out;
 	}
-	uint64_t gen = atomic_load(&fs->write_gen);
 	pthread_mutex_lock(&fs->jlock);
+	/* Sampled under jlock: every record taken below had its data write counted already. */
+	uint64_t gen = atomic_load(&fs->write_gen);
 	if (j->committed_seq >= target) {
 		/* Someone committed our records already; data written since may still need a Flush. */
 		pthread_mutex_unlock(&fs->jlock);
@@ -159,20 +160,23 @@ int bfs_jnl_commit(struct blobfs *fs)
 	uint64_t head = j->head;
 	pthread_mutex_unlock(&fs->jlock);
 
-	if (!rc)
+	/* Data first: a Flush makes every write the records describe durable (skipped when
+	 * nothing was written since the last one). Then the transaction, with FUA, so it is
+	 * durable when it completes; a checkpoint (several blocks) gets a Flush after it. */
+	if (!rc && gen != fs->flushed_gen)
 		rc = bfs_io_flush(q);
 	if (!rc) {
 		if (ckpt) {
 			uint32_t slot = j->last_ckpt_slot ^ 1u;
 			rc = bfs_ckpt_write(fs, q, slot, seq, 0, snap, snap_len, ninodes, false);
 			if (!rc)
+				rc = bfs_io_flush(q);
+			if (!rc)
 				j->last_ckpt_slot = slot;
 		} else {
 			rc = write_txn(fs, q, seq, head, recs, len, nrec, nblocks);
 		}
 	}
-	if (!rc)
-		rc = bfs_io_flush(q);
 	free(recs);
 	free(snap);
 	if (rc) {
@@ -205,8 +209,8 @@ int bfs_jnl_checkpoint(struct blobfs *fs, bool clean)
 		pthread_mutex_unlock(&fs->commit_lock);
 		return bfs_err(fs->jnl_error, "the journal failed earlier; remount to recover");
 	}
-	uint64_t gen = atomic_load(&fs->write_gen);
 	pthread_mutex_lock(&fs->jlock);
+	uint64_t gen = atomic_load(&fs->write_gen);
 	/* Pending records (if any) are folded into the snapshot, which takes a sequence number
 	 * of its own like a transaction (so the newer of two checkpoints is always known). */
 	uint64_t seq = j->seq++;

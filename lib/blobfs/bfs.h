@@ -171,6 +171,8 @@ int bfs_ext_set_logged(struct bfs_extents *x, uint64_t lclu, uint64_t count,
 		       void (*fn)(void *arg, const struct bfs_extent *e), void *arg);
 void bfs_ext_free(struct bfs_extents *x);
 uint64_t bfs_ext_clusters(const struct bfs_extents *x, uint32_t flags_mask, uint32_t flags);
+/* Number of extents whose flags match. */
+uint64_t bfs_ext_clusters_count(const struct bfs_extents *x, uint32_t flags_mask, uint32_t flags);
 
 /* ---- inodes ---- */
 struct bfs_unit;
@@ -218,7 +220,7 @@ struct bfs_inode {
 	/* logged state: under jlock (and rw) */
 	uint64_t logged_size;
 	int64_t logged_mtime;
-	uint64_t meta_est;           /* bytes this inode takes in a checkpoint */
+	uint64_t meta_est;           /* its share of fs->meta_bytes now (jlock) */
 	/* cache: under cache_lock */
 	pthread_mutex_t cache_lock;
 	pthread_cond_t cache_cv;
@@ -239,7 +241,10 @@ int bfs_itable_insert(struct blobfs *fs, struct bfs_inode *in);
 void bfs_itable_remove(struct blobfs *fs, struct bfs_inode *in);
 /* Calls fn for every inode in the table (caller holds jlock or ns_lock). */
 void bfs_itable_each(struct blobfs *fs, void (*fn)(void *arg, struct bfs_inode *in), void *arg);
+/* Bytes the inode takes in a checkpoint: its record, name, target and logged extents. */
 uint64_t bfs_inode_meta_est(const struct bfs_inode *in);
+/* Brings fs->meta_bytes up to date with in (0 when unlinked); jlock held. */
+void bfs_meta_update(struct blobfs *fs, struct bfs_inode *in);
 
 uint32_t bfs_name_hash(const char *name, size_t len);
 struct bfs_inode *bfs_dir_find(const struct bfs_inode *dir, const char *name, size_t len);

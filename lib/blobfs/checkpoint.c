@@ -250,7 +250,7 @@ static int parse(struct blobfs *fs, const uint8_t *p, size_t len, uint64_t ninod
 		}
 		l->in->linked = true;
 		atomic_store(&l->in->refs, 1);
-		atomic_fetch_add(&fs->meta_bytes, bfs_inode_meta_est(l->in));
+		bfs_meta_update(fs, l->in);
 	}
 	if (!rc && !fs->root) {
 		*why = "no root directory";

@@ -174,6 +174,15 @@ void bfs_ext_free(struct bfs_extents *x)
 	memset(x, 0, sizeof(*x));
 }
 
+uint64_t bfs_ext_clusters_count(const struct bfs_extents *x, uint32_t flags_mask, uint32_t flags)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < x->n; i++)
+		if ((x->e[i].flags & flags_mask) == flags)
+			n++;
+	return n;
+}
+
 uint64_t bfs_ext_clusters(const struct bfs_extents *x, uint32_t flags_mask, uint32_t flags)
 {
 	uint64_t n = 0;

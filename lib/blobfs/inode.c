@@ -172,7 +172,17 @@ void bfs_itable_each(struct blobfs *fs, void (*fn)(void *arg, struct bfs_inode *
 uint64_t bfs_inode_meta_est(const struct bfs_inode *in)
 {
 	uint64_t n = sizeof(struct bfs_ckpt_inode) + in->name_len + (in->link ? strlen(in->link) : 0) + 8;
-	return n + (uint64_t)in->ext.n * sizeof(struct bfs_extent_disk);
+	return n + bfs_ext_clusters_count(&in->ext, BFS_UNLOGGED, 0) * sizeof(struct bfs_extent_disk);
+}
+
+void bfs_meta_update(struct blobfs *fs, struct bfs_inode *in)
+{
+	uint64_t est = in->linked ? bfs_inode_meta_est(in) : 0;
+	if (est >= in->meta_est)
+		atomic_fetch_add(&fs->meta_bytes, est - in->meta_est);
+	else
+		atomic_fetch_sub(&fs->meta_bytes, in->meta_est - est);
+	in->meta_est = est;
 }
 
 /* ---- directory entries ---- */

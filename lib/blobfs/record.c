@@ -180,8 +180,8 @@ static void touch_dir(struct bfs_inode *d, int64_t t)
  * drops the entry's reference after releasing jlock (the last one frees the clusters). */
 static void detach(struct blobfs *fs, struct bfs_inode *in, bool runtime, struct bfs_inode **dropped)
 {
-	atomic_fetch_sub(&fs->meta_bytes, bfs_inode_meta_est(in));
 	in->linked = false;
+	bfs_meta_update(fs, in);
 	bfs_itable_remove(fs, in);
 	if (runtime) {
 		*dropped = in;
@@ -235,7 +235,7 @@ static int apply_create(struct blobfs *fs, const struct bfs_rec *r)
 	if (r->ino >= fs->next_ino)
 		fs->next_ino = r->ino + 1;
 	touch_dir(parent, r->ctime);
-	atomic_fetch_add(&fs->meta_bytes, bfs_inode_meta_est(in));
+	bfs_meta_update(fs, in);
 	return 0;
 }
 
@@ -285,7 +285,6 @@ static int apply_rename(struct blobfs *fs, const struct bfs_rec *r, bool runtime
 	if (dst && dst->type == BLOBFS_TYPE_DIR && dst->dir.n)
 		return bfs_err(BLOBFS_EBADSB, "journal: rename over directory '%.*s' that has entries",
 			       (int)r->name2_len, r->name2);
-	uint64_t old_est = bfs_inode_meta_est(src);
 	if (dst) {
 		bfs_dir_remove(dp, r->name2, r->name2_len);
 		detach(fs, dst, runtime, dropped);
@@ -294,7 +293,7 @@ static int apply_rename(struct blobfs *fs, const struct bfs_rec *r, bool runtime
 	int rc = bfs_dir_add(dp, r->name2, r->name2_len, src);
 	if (rc)
 		return rc; /* out of memory: the caller cannot undo; the mount is failing anyway */
-	atomic_fetch_add(&fs->meta_bytes, bfs_inode_meta_est(src) - old_est);
+	bfs_meta_update(fs, src);
 	atomic_store(&src->ctime_ns, r->ctime);
 	touch_dir(sp, r->ctime);
 	touch_dir(dp, r->ctime);
@@ -352,13 +351,12 @@ int bfs_rec_replay_data(struct blobfs *fs, const struct bfs_rec *r)
 		if (r->count == 0 || r->pclu >= fs->g.nclusters || r->count > fs->g.nclusters - r->pclu)
 			return bfs_err(BLOBFS_EBADSB, "journal: map of clusters %llu+%u outside the data area",
 				       (unsigned long long)r->pclu, r->count);
-		uint64_t before = in->ext.n;
 		int rc = bfs_ext_add(&in->ext, r->lclu, r->pclu, r->count, 0);
 		if (rc)
 			return rc == -EEXIST ? bfs_err(BLOBFS_EBADSB, "journal: inode %llu maps file cluster "
 						       "%llu twice", (unsigned long long)r->ino,
 						       (unsigned long long)r->lclu) : rc;
-		atomic_fetch_add(&fs->meta_bytes, (in->ext.n - before) * sizeof(struct bfs_extent_disk));
+		bfs_meta_update(fs, in);
 		return 0;
 	}
 	case BFS_REC_SETSIZE:
@@ -368,8 +366,10 @@ int bfs_rec_replay_data(struct blobfs *fs, const struct bfs_rec *r)
 		atomic_store(&in->mtime_ns, r->mtime);
 		atomic_store(&in->ctime_ns, r->ctime);
 		in->logged_mtime = r->mtime;
-		if (r->type == BFS_REC_TRUNCATE)
+		if (r->type == BFS_REC_TRUNCATE) {
 			bfs_ext_trim(&in->ext, (r->size + cs - 1) / cs, NULL, NULL);
+			bfs_meta_update(fs, in);
+		}
 		return 0;
 	default:
 		return bfs_err(BLOBFS_EBADSB, "journal: unknown record type %d", r->type);

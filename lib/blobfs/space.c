@@ -50,10 +50,8 @@ void bfs_free_from(struct blobfs *fs, struct bfs_inode *in, uint64_t lclu, bool 
 {
 	if (!locked_j)
 		pthread_mutex_lock(&fs->jlock);
-	uint32_t before = in->ext.n;
 	bfs_ext_trim(&in->ext, lclu, free_range, fs);
-	if (in->linked && before > in->ext.n)
-		atomic_fetch_sub(&fs->meta_bytes, (uint64_t)(before - in->ext.n) * sizeof(struct bfs_extent_disk));
+	bfs_meta_update(fs, in);
 	if (!locked_j)
 		pthread_mutex_unlock(&fs->jlock);
 }
@@ -155,9 +153,11 @@ int bfs_alloc_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in,
 			continue;
 		}
 		uint64_t need = BFS_MIN(run, last - lclu + 1);
-		/* Appending past every extent: take some more, so the file stays contiguous. */
+		/* Appending (the write ends the file, and no extent follows): take some more, so
+		 * the file stays contiguous. The extra clusters lie past the new end, where their
+		 * old contents can never be read. */
 		uint64_t want = need;
-		if (run == UINT64_MAX) {
+		if (run == UINT64_MAX && end >= size) {
 			uint64_t file_clusters = (BFS_MAX(size, end) + cs - 1) / cs;
 			want = BFS_MAX(need, BFS_MIN((uint64_t)PREALLOC_MAX, file_clusters / 4));
 		}

@@ -72,10 +72,8 @@ int bfs_log_inode(struct blobfs *fs, struct bfs_inode *in)
 	struct log_ctx c = { fs, in->ino, 0 };
 	pthread_mutex_lock(&fs->jlock);
 	if (in->linked) {
-		uint32_t before = in->ext.n;
 		c.rc = bfs_ext_set_logged(&in->ext, 0, (size + cs - 1) / cs, log_map, &c);
-		if (in->ext.n > before)
-			atomic_fetch_add(&fs->meta_bytes, (uint64_t)(in->ext.n - before) * sizeof(struct bfs_extent_disk));
+		bfs_meta_update(fs, in);
 		if (!c.rc && (size != in->logged_size || mtime != in->logged_mtime)) {
 			struct bfs_rec r = { .type = BFS_REC_SETSIZE, .ino = in->ino, .size = size,
 					     .mtime = mtime, .ctime = atomic_load(&in->ctime_ns) };

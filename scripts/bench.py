@@ -83,6 +83,7 @@ def main():
     for title, script in (("Queue-depth sweep", ROOT / "scripts" / "bench_qd.py"),
                           ("fio engine", ROOT / "plugins" / "fio" / "bench_fio.py"),
                           ("KV SDK", ROOT / "scripts" / "bench_kv.py"),
+                          ("BlobFS", ROOT / "scripts" / "bench_blobfs.py"),
                           ("Device-thread mode: SSD latency model and core-to-device layouts",
                            ROOT / "scripts" / "bench_devthread.py")):
         if not script.exists():

@@ -6,6 +6,7 @@
  * again after a remount.
  */
 #include <pthread.h>
+#include <time.h>
 
 #include "bfs_test.h"
 
@@ -174,6 +175,109 @@ static void test_concurrent_appends(void)
 	blobfs_unmount(gfs);
 }
 
+/* One file, everyone at once, in a tiny cache: a writer overwriting and appending stamped
+ * blocks, a truncater, sequential readers (readahead) and random readers, and cache drops.
+ * A read never sees a block torn between two writes: each 4 KiB block read is all zeros
+ * (a hole or past a truncate) or all one stamp. TSan watches the locks. */
+#define SBLK 4096
+static _Atomic bool stop_all;
+static struct blobfs_file *shared_f;
+
+static void stamp_block(uint64_t *w, uint64_t blk, uint64_t gen)
+{
+	for (size_t i = 0; i < SBLK / 8; i++)
+		w[i] = (blk << 32) | gen;
+}
+
+static bool block_ok(const uint64_t *w, uint64_t blk)
+{
+	if (w[0] == 0) {
+		for (size_t i = 1; i < SBLK / 8; i++)
+			if (w[i])
+				return false;
+		return true;
+	}
+	if (w[0] >> 32 != blk)
+		return false;
+	for (size_t i = 1; i < SBLK / 8; i++)
+		if (w[i] != w[0])
+			return false;
+	return true;
+}
+
+static void *s_writer(void *arg)
+{
+	(void)arg;
+	uint64_t w[SBLK / 8];
+	for (uint64_t gen = 1; !atomic_load(&stop_all); gen++) {
+		uint64_t blk = (gen * 7919) % 600;
+		stamp_block(w, blk, gen);
+		if (blobfs_pwrite(shared_f, w, SBLK, blk * SBLK) != SBLK)
+			failures++;
+	}
+	return NULL;
+}
+
+static void *s_truncater(void *arg)
+{
+	(void)arg;
+	for (int i = 0; !atomic_load(&stop_all); i++) {
+		if (blobfs_ftruncate(shared_f, (uint64_t)((i * 37) % 600 + 50) * SBLK) != 0)
+			failures++;
+		if (i % 16 == 0 && blobfs_fsync(shared_f) != 0)
+			failures++;
+		if (i % 8 == 0)
+			blobfs_drop_cache(gfs);
+	}
+	return NULL;
+}
+
+static void *s_reader(void *arg)
+{
+	bool seq = arg != NULL;
+	uint64_t buf[8 * SBLK / 8];
+	for (uint64_t i = 0; !atomic_load(&stop_all); i++) {
+		uint64_t blk = seq ? (i * 8) % 600 : (i * 104729) % 600;
+		ssize_t r = blobfs_pread(shared_f, buf, sizeof(buf), blk * SBLK);
+		if (r < 0) {
+			failures++;
+			continue;
+		}
+		for (ssize_t k = 0; k + SBLK <= r; k += SBLK)
+			if (!block_ok(buf + k / 8, blk + (uint64_t)k / SBLK))
+				failures++;
+	}
+	return NULL;
+}
+
+static void test_one_file_everyone_at_once(void)
+{
+	struct blobfs_opts o = { .cache_size = 1u << 20, .commit_interval_ms = 20,
+				 .writeback_chunk = 64u << 10, .prefetch_threshold = 16384 };
+	gfs = bt_fresh(ns, 4096, &o);
+	REQUIRE(gfs);
+	REQUIRE(blobfs_open(gfs, "/s", O_RDWR | O_CREAT, 0644, &shared_f) == 0);
+	failures = 0;
+	atomic_store(&stop_all, false);
+	pthread_t t[5];
+	pthread_create(&t[0], NULL, s_writer, NULL);
+	pthread_create(&t[1], NULL, s_truncater, NULL);
+	pthread_create(&t[2], NULL, s_reader, (void *)1);
+	pthread_create(&t[3], NULL, s_reader, NULL);
+	pthread_create(&t[4], NULL, s_reader, (void *)1);
+	struct timespec ts = { 1, 0 };
+	nanosleep(&ts, NULL);
+	atomic_store(&stop_all, true);
+	for (int i = 0; i < 5; i++)
+		pthread_join(t[i], NULL);
+	CHECK_EQ(failures, 0);
+	blobfs_close(shared_f);
+	CHECK_EQ(blobfs_unmount(gfs), 0);
+	struct blobfs_fsck_result r;
+	CHECK_EQ(blobfs_fsck(ns, 0, NULL, &r), 0);
+	CHECK_EQ(r.errors, 0);
+}
+
 static bool setup(void)
 {
 	ctrlr = bt_open(DEV);
@@ -186,4 +290,5 @@ static void teardown(void)
 	unvme_ctrlr_close(ctrlr);
 }
 
-BT_MAIN(setup, teardown, TEST(test_parallel_everything), TEST(test_concurrent_appends))
+BT_MAIN(setup, teardown, TEST(test_parallel_everything), TEST(test_concurrent_appends),
+	TEST(test_one_file_everyone_at_once))

@@ -12,10 +12,12 @@
  *   journal.c     transaction commit, deferred frees, replay
  *   checkpoint.c  metadata snapshot: write and load
  *   mount.c       mount, unmount, the namespace lock
- *   cache.c       shared cache buffers, CLOCK eviction
+ *   cache.c       shared cache buffers, CLOCK eviction, per-file unit tables
+ *   space.c       offset-to-block mapping, cluster allocation for writes, zeroing
  *   readahead.c   sequential detection, the prefetch thread
  *   writeback.c   dirty data write-back, the flusher thread
- *   fileio.c      read/write paths (buffered and direct)
+ *   fileio.c      the buffered read and write paths
+ *   directio.c    direct (cache-bypassing, zero-copy) reads and writes
  *   file.c        open/close/truncate/fsync and per-file options
  *   nsops.c       create, mkdir, rename, unlink, stat, readdir, symlink
  *   lockfile.c    lock files

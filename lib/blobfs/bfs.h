@@ -350,6 +350,7 @@ struct bfs_cache {
 	uint32_t max_units;
 	struct bfs_unit *units;
 	_Atomic uint32_t nalloc;     /* units with a buffer */
+	_Atomic bool grow_failed;    /* DMA memory ran out: evict instead of growing */
 	pthread_mutex_t grow_lock;
 	uint8_t **chunks;
 	uint32_t nchunks;

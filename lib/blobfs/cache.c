@@ -75,17 +75,22 @@ static bool grow(struct bfs_cache *c)
 				c->units[have + i].buf = mem + (size_t)i * c->unit_size;
 			atomic_store(&c->nalloc, have + n);
 			ok = true;
+		} else {
+			/* No more DMA memory (hugepages used up): the pool stays at this size. */
+			atomic_store(&c->grow_failed, true);
 		}
 	}
 	pthread_mutex_unlock(&c->grow_lock);
 	return ok;
 }
 
-/* Takes u if it is free or evictable. u->lock is held by the caller. */
-static bool try_take(struct blobfs *fs, struct bfs_unit *u)
+/* Takes u if it is free, or evictable when evict is set. u->lock is held by the caller. */
+static bool try_take(struct blobfs *fs, struct bfs_unit *u, bool evict)
 {
 	if (!u->owner)
 		return !u->claimed;
+	if (!evict)
+		return false;
 	struct bfs_inode *in = u->owner;
 	if (atomic_load(&u->pins))
 		return false;
@@ -106,14 +111,17 @@ struct bfs_unit *bfs_cache_claim(struct blobfs *fs)
 	struct bfs_cache *c = &fs->cache;
 	for (unsigned attempt = 0;; attempt++) {
 		uint32_t n = atomic_load(&c->nalloc);
-		/* Two sweeps give every referenced unit its second chance. */
-		for (uint32_t k = 0; n && k < 2 * n + 8; k++) {
+		/* Until the pool has its full size nothing is evicted: a few probes for a free unit,
+		 * then it grows. At full size, two sweeps give every referenced unit its second
+		 * chance before it goes. */
+		bool full = n >= c->max_units || atomic_load(&c->grow_failed);
+		for (uint32_t k = 0; n && k < (full ? 2 * n + 8 : 8); k++) {
 			struct bfs_unit *u = &c->units[atomic_fetch_add(&c->hand, 1) % n];
-			if (atomic_exchange(&u->ref, 0))
+			if (full && atomic_exchange(&u->ref, 0))
 				continue;
 			if (pthread_mutex_trylock(&u->lock) != 0)
 				continue;
-			bool got = try_take(fs, u);
+			bool got = try_take(fs, u, full);
 			if (got) {
 				u->claimed = true;
 				u->valid = u->dirty = u->loading = u->ahead = 0;
@@ -121,10 +129,6 @@ struct bfs_unit *bfs_cache_claim(struct blobfs *fs)
 			pthread_mutex_unlock(&u->lock);
 			if (got)
 				return u;
-			/* A free unit exists only until the pool is full; growing first is cheaper
-			 * than sweeping an all-busy pool. */
-			if (n < c->max_units && k >= 8)
-				break;
 		}
 		if (grow(c))
 			continue;

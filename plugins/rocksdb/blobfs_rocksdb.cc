@@ -29,6 +29,8 @@
 #include <fcntl.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -293,6 +295,20 @@ public:
 	}
 	~BlobFileSystem() override
 	{
+		if (fs_ && getenv("BLOBFS_STATS")) {
+			// What the cache and the device did, for tuning (BLOBFS_STATS=1).
+			struct blobfs_stats st;
+			blobfs_get_stats(fs_, &st);
+			fprintf(stderr, "blobfs: cache hits %llu misses %llu read ahead %llu (used %llu) evictions %llu; "
+				"device reads %llu (%llu MiB) writes %llu (%llu MiB) flushes %llu; commits %llu "
+				"checkpoints %llu\n",
+				(unsigned long long)st.cache_hits, (unsigned long long)st.cache_misses,
+				(unsigned long long)st.prefetch_pages, (unsigned long long)st.prefetch_hits,
+				(unsigned long long)st.evictions, (unsigned long long)st.dev_reads,
+				(unsigned long long)(st.dev_read_bytes >> 20), (unsigned long long)st.dev_writes,
+				(unsigned long long)(st.dev_write_bytes >> 20), (unsigned long long)st.dev_flushes,
+				(unsigned long long)st.commits, (unsigned long long)st.checkpoints);
+		}
 		if (fs_)
 			blobfs_unmount(fs_);
 		if (ctrlr_)

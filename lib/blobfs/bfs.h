@@ -426,6 +426,8 @@ int bfs_ra_start(struct blobfs *fs);
 void bfs_ra_stop(struct blobfs *fs);
 /* Notes a read of [off, off+len) on f and queues readahead when it is sequential enough. */
 void bfs_ra_note(struct blobfs_file *f, uint64_t off, uint64_t len, uint64_t size);
+/* Waits until the prefetch thread has nothing queued or running (drop_cache, tests). */
+void bfs_ra_wait_idle(struct blobfs *fs);
 
 /* ---- writeback.c ---- */
 /* Writes back in's dirty pages and logs its new extents and size (rw held for writing). */
@@ -522,12 +524,12 @@ struct blobfs {
 	struct bfs_inode *dirty_head;
 
 	pthread_t flusher;
-	bool flusher_on, flusher_stop, flusher_kicked;
+	bool flusher_on, flusher_stop, flusher_kicked, flusher_ready;
 	pthread_mutex_t flusher_lock;
 	pthread_cond_t flusher_cv;
 
 	pthread_t ra_thread;
-	bool ra_on, ra_stop;
+	bool ra_on, ra_stop, ra_busy, ra_ready;
 	pthread_mutex_t ra_lock;
 	pthread_cond_t ra_cv;
 	struct bfs_ra_req ra_q[64];

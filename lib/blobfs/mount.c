@@ -492,15 +492,8 @@ int blobfs_drop_cache(struct blobfs *fs)
 	if (!fs)
 		return bfs_err(-EINVAL, "no file system given");
 	int rc = blobfs_sync(fs);
-	/* Readahead in flight would refill it: let the queue drain first. */
-	for (int i = 0; i < 1000; i++) {
-		pthread_mutex_lock(&fs->ra_lock);
-		uint32_t n = fs->ra_n;
-		pthread_mutex_unlock(&fs->ra_lock);
-		if (!n)
-			break;
-		usleep(1000);
-	}
+	/* Readahead in flight would refill it: let it finish first. */
+	bfs_ra_wait_idle(fs);
 	pthread_rwlock_rdlock(&fs->ns_lock);
 	bfs_itable_each(fs, drop_clean, fs);
 	pthread_rwlock_unlock(&fs->ns_lock);

@@ -212,7 +212,11 @@ int bfs_writeback_all(struct blobfs *fs)
 static void *flusher_main(void *arg)
 {
 	struct blobfs *fs = arg;
+	int rc = 0;
+	bfs_qctx_get(fs, &rc); /* its queue pair, now rather than at the first write-back */
 	pthread_mutex_lock(&fs->flusher_lock);
+	fs->flusher_ready = true;
+	pthread_cond_broadcast(&fs->flusher_cv);
 	while (!fs->flusher_stop) {
 		if (!fs->flusher_kicked) {
 			struct timespec ts;
@@ -249,6 +253,10 @@ int bfs_flusher_start(struct blobfs *fs)
 	if (rc)
 		return bfs_err(-rc, "cannot start the flusher thread");
 	fs->flusher_on = true;
+	pthread_mutex_lock(&fs->flusher_lock);
+	while (!fs->flusher_ready)
+		pthread_cond_wait(&fs->flusher_cv, &fs->flusher_lock);
+	pthread_mutex_unlock(&fs->flusher_lock);
 	return 0;
 }
 

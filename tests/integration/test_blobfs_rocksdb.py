@@ -136,7 +136,7 @@ def test_kill_during_synced_fill_keeps_every_acknowledged_key(env, shm):
     assert p.poll() is None, f"db_bench ended early:\n{buf}"
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=30)
-    assert acked >= 1000, f"too little progress before the kill:\n{buf[-2000:]}"
+    assert acked >= 200, f"too little progress before the kill:\n{buf[-2000:]}"
     # The database reopens with ldb (which replays BlobFS's journal and RocksDB's WAL).
     out = rocks("ldb", env, uri(dev), "--db=/crash", "scan", "--key_hex", timeout=300).stdout
     keys = [int(line.split(" : ")[0][2:18], 16) for line in out.splitlines() if line.startswith("0x")]

@@ -228,7 +228,7 @@ struct bfs_inode {
 	pthread_cond_t cache_cv;
 	struct bfs_umap units;
 	uint64_t dirty_pages;
-	bool on_dirty_list;          /* under fs->dirty_lock */
+	_Atomic bool on_dirty_list;  /* set/cleared under fs->dirty_lock and rw (write) */
 	struct bfs_inode *dnext, *dprev;
 };
 

@@ -149,12 +149,12 @@ int blobfs_close(struct blobfs_file *f)
 		f->next->prev = f->prev;
 	bool last = --in->nopen == 0;
 	pthread_mutex_unlock(&fs->files_lock);
-	if (in->type == BLOBFS_TYPE_FILE && !fs->read_only && (wrote || last)) {
+	if (in->type == BLOBFS_TYPE_FILE && (wrote || last)) {
 		struct bfs_qctx *q = bfs_qctx_get(fs, &rc);
 		pthread_rwlock_wrlock(&in->rw);
 		if (q && wrote && in->linked)
 			rc = bfs_writeback(fs, q, in);
-		if (last) {
+		if (last && !fs->read_only) {
 			/* Preallocated clusters past the end go back to the pool. */
 			uint64_t cs = fs->g.cluster_size;
 			bfs_free_from(fs, in, (bfs_load_size(in) + cs - 1) / cs, false);

@@ -18,6 +18,10 @@
 
 void bfs_dirty_list_add(struct blobfs *fs, struct bfs_inode *in)
 {
+	/* The flag changes only with the inode's rw lock held for writing (as here), so a
+	 * write to a file already on the list takes no global lock. */
+	if (atomic_load_explicit(&in->on_dirty_list, memory_order_relaxed))
+		return;
 	pthread_mutex_lock(&fs->dirty_lock);
 	if (!in->on_dirty_list) {
 		in->on_dirty_list = true;

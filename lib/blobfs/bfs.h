@@ -405,6 +405,9 @@ int bfs_alloc_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in,
  * message if not, after a commit has returned what deferred frees hold back). */
 uint64_t bfs_holes_in(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uint64_t end);
 int bfs_space_check(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uint64_t end);
+/* An extent callback (arg: the file system): frees an unlogged range now, a logged one once
+ * the current transaction is durable (jlock held). */
+void bfs_free_range(void *arg, uint64_t pclu, uint32_t count, uint32_t flags);
 /* Frees clusters of in from file cluster lclu on (rw held for writing): logged ones once the
  * next transaction is durable, unlogged ones now. Takes jlock. */
 void bfs_free_from(struct blobfs *fs, struct bfs_inode *in, uint64_t lclu, bool locked_j);
@@ -435,6 +438,7 @@ int bfs_writeback(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in);
 /* Logs extents and size of in without writing (nothing dirty; rw held for writing). */
 int bfs_log_inode(struct blobfs *fs, struct bfs_inode *in);
 void bfs_dirty_list_add(struct blobfs *fs, struct bfs_inode *in);
+void bfs_dirty_list_remove(struct blobfs *fs, struct bfs_inode *in);
 /* Writes back every dirty inode. */
 int bfs_writeback_all(struct blobfs *fs);
 int bfs_flusher_start(struct blobfs *fs);

@@ -17,9 +17,10 @@ static bool dma_ok(const void *buf, size_t len)
 	return ((uintptr_t)buf % 4) == 0 && unvme_dma_contig(buf) >= len;
 }
 
-/* Reads [off, off+len) of the file's blocks into dst (DMA memory, block aligned range). */
-static int read_blocks(struct blobfs *fs, struct bfs_batch *b, struct bfs_inode *in, uint8_t *dst,
-		       uint64_t off, uint64_t len)
+/* Queues reads of [off, off+len) of the file's blocks into dst (DMA memory, block aligned
+ * range); holes become zeros. */
+static int queue_blocks(struct blobfs *fs, struct bfs_batch *b, struct bfs_inode *in, uint8_t *dst,
+			uint64_t off, uint64_t len)
 {
 	while (len) {
 		uint64_t blk;
@@ -37,6 +38,19 @@ static int read_blocks(struct blobfs *fs, struct bfs_batch *b, struct bfs_inode 
 		len -= n;
 	}
 	return 0;
+}
+
+/* Reads [off, off+len) of the file's blocks into dst and waits. */
+static int read_blocks(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint8_t *dst,
+		       uint64_t off, uint64_t len)
+{
+	struct bfs_batch b;
+	bfs_io_lock(q);
+	bfs_batch_init(&b, q);
+	int rc = queue_blocks(fs, &b, in, dst, off, len);
+	int w = bfs_batch_wait(&b, "direct read");
+	bfs_io_unlock(q);
+	return rc ? rc : w;
 }
 
 ssize_t bfs_direct_read(struct blobfs_file *f, struct bfs_qctx *q, void *buf, size_t len, uint64_t off)
@@ -69,13 +83,7 @@ ssize_t bfs_direct_read(struct blobfs_file *f, struct bfs_qctx *q, void *buf, si
 	if (off % BFS_BLOCK == 0 && dma_ok(buf, len)) {
 		/* Zero copy: whole blocks straight into the caller's buffer, the tail bounced. */
 		size_t whole = len / BFS_BLOCK * BFS_BLOCK;
-		struct bfs_batch b;
-		bfs_io_lock(q);
-		bfs_batch_init(&b, q);
-		rc = read_blocks(fs, &b, in, buf, off, whole);
-		int w = bfs_batch_wait(&b, "direct read");
-		bfs_io_unlock(q);
-		rc = rc ? rc : w;
+		rc = read_blocks(fs, q, in, buf, off, whole);
 		done = rc ? 0 : whole;
 	}
 	uint8_t *bounce = rc ? NULL : bfs_qctx_bounce(q);
@@ -86,13 +94,7 @@ ssize_t bfs_direct_read(struct blobfs_file *f, struct bfs_qctx *q, void *buf, si
 		uint64_t start = o / BFS_BLOCK * BFS_BLOCK;
 		uint64_t stop = BFS_MIN((uint64_t)(off + len), start + BFS_BOUNCE);
 		uint64_t span = (stop - start + BFS_BLOCK - 1) / BFS_BLOCK * BFS_BLOCK;
-		struct bfs_batch b;
-		bfs_io_lock(q);
-		bfs_batch_init(&b, q);
-		rc = read_blocks(fs, &b, in, bounce, start, span);
-		int w = bfs_batch_wait(&b, "direct read");
-		bfs_io_unlock(q);
-		rc = rc ? rc : w;
+		rc = read_blocks(fs, q, in, bounce, start, span);
 		if (!rc) {
 			memcpy((uint8_t *)buf + done, bounce + (o - start), stop - o);
 			done += stop - o;

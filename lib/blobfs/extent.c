@@ -139,14 +139,19 @@ static int split_at(struct bfs_extents *x, uint64_t lclu)
 	return 0;
 }
 
+/* Extents start exactly at lclu and at lclu + count. */
+static int split_range(struct bfs_extents *x, uint64_t lclu, uint64_t count)
+{
+	int rc = split_at(x, lclu);
+	return rc ? rc : split_at(x, lclu + count);
+}
+
 int bfs_ext_set_logged(struct bfs_extents *x, uint64_t lclu, uint64_t count,
 		       void (*fn)(void *arg, const struct bfs_extent *e), void *arg)
 {
 	if (!count)
 		return 0;
-	int rc = split_at(x, lclu);
-	if (!rc)
-		rc = split_at(x, lclu + count);
+	int rc = split_range(x, lclu, count);
 	if (rc)
 		return rc;
 	for (uint32_t i = find(x, lclu); i < x->n && x->e[i].lclu < lclu + count; i++) {
@@ -197,9 +202,7 @@ int bfs_ext_punch(struct bfs_extents *x, uint64_t lclu, uint64_t count, uint32_t
 {
 	if (!count)
 		return 0;
-	int rc = split_at(x, lclu);
-	if (!rc)
-		rc = split_at(x, lclu + count);
+	int rc = split_range(x, lclu, count);
 	if (rc)
 		return rc;
 	uint32_t w = 0;

@@ -52,35 +52,16 @@ void bfs_inode_ref(struct bfs_inode *in)
 	atomic_fetch_add(&in->refs, 1);
 }
 
-static void free_range(void *arg, uint64_t pclu, uint32_t count, uint32_t flags)
-{
-	struct blobfs *fs = arg;
-	if (flags & BFS_UNLOGGED)
-		bfs_alloc_free(&fs->alloc, pclu, count);
-	else
-		bfs_jnl_defer_free(fs, pclu, count);
-}
-
 /* The last reference of an unlinked inode: nobody can reach it any more. */
 static void release_orphan(struct blobfs *fs, struct bfs_inode *in)
 {
-	pthread_mutex_lock(&fs->dirty_lock);
-	if (in->on_dirty_list) {
-		if (in->dprev)
-			in->dprev->dnext = in->dnext;
-		else
-			fs->dirty_head = in->dnext;
-		if (in->dnext)
-			in->dnext->dprev = in->dprev;
-		in->on_dirty_list = false;
-	}
-	pthread_mutex_unlock(&fs->dirty_lock);
+	bfs_dirty_list_remove(fs, in);
 	pthread_mutex_lock(&in->cache_lock);
 	bfs_cache_drop_from(fs, in, 0, false);
 	pthread_mutex_unlock(&in->cache_lock);
 	if (!fs->read_only) {
 		pthread_mutex_lock(&fs->jlock);
-		bfs_ext_trim(&in->ext, 0, free_range, fs);
+		bfs_ext_trim(&in->ext, 0, bfs_free_range, fs);
 		pthread_mutex_unlock(&fs->jlock);
 	}
 	bfs_inode_destroy(fs, in);

@@ -111,6 +111,45 @@ static int write_txn(struct blobfs *fs, struct bfs_qctx *q, uint64_t seq, uint64
 	return bfs_io_write_fua(q, fs->jdma, fs->g.jnl_start + head, nblocks, "journal write");
 }
 
+/* jlock held: the records appended so far leave the buffer, as transaction `seq`. */
+static uint64_t take_records(struct bfs_journal *j, uint8_t **recs, size_t *len, uint32_t *nrec)
+{
+	*recs = j->buf;
+	*len = j->len;
+	*nrec = j->nrec;
+	j->buf = NULL;
+	j->len = j->cap = 0;
+	j->nrec = 0;
+	return j->seq++;
+}
+
+/* Writes a checkpoint of transaction seq to the older slot, then a Flush (it is several
+ * blocks, written without FUA). commit_lock held. */
+static int write_checkpoint(struct blobfs *fs, struct bfs_qctx *q, uint64_t seq, const uint8_t *snap,
+			    size_t len, uint64_t ninodes, bool clean)
+{
+	uint32_t slot = fs->j.last_ckpt_slot ^ 1u;
+	int rc = bfs_ckpt_write(fs, q, slot, seq, 0, snap, len, ninodes, clean);
+	if (!rc)
+		rc = bfs_io_flush(q);
+	if (!rc) {
+		fs->j.last_ckpt_slot = slot;
+		atomic_fetch_add(&fs->st.checkpoints, 1);
+	}
+	return rc;
+}
+
+/* commit_lock held: transaction seq is durable; the journal continues at head. */
+static void committed(struct blobfs *fs, uint64_t seq, uint64_t head, uint64_t gen)
+{
+	fs->flushed_gen = gen;
+	pthread_mutex_lock(&fs->jlock);
+	fs->j.committed_seq = seq;
+	fs->j.head = head;
+	release_deferred(fs, seq);
+	pthread_mutex_unlock(&fs->jlock);
+}
+
 int bfs_jnl_commit(struct blobfs *fs)
 {
 	if (fs->read_only)
@@ -142,14 +181,10 @@ int bfs_jnl_commit(struct blobfs *fs)
 		}
 		goto out;
 	}
-	uint64_t seq = j->seq;
-	uint8_t *recs = j->buf;
-	size_t len = j->len;
-	uint32_t nrec = j->nrec;
-	j->buf = NULL;
-	j->len = j->cap = 0;
-	j->nrec = 0;
-	j->seq++;
+	uint8_t *recs;
+	size_t len;
+	uint32_t nrec;
+	uint64_t seq = take_records(j, &recs, &len, &nrec);
 	uint64_t nblocks = (TXN_HDR + len + BFS_BLOCK - 1) / BFS_BLOCK;
 	bool ckpt = j->head + nblocks > fs->g.jnl_blocks;
 	uint8_t *snap = NULL;
@@ -162,34 +197,22 @@ int bfs_jnl_commit(struct blobfs *fs)
 
 	/* Data first: a Flush makes every write the records describe durable (skipped when
 	 * nothing was written since the last one). Then the transaction, with FUA, so it is
-	 * durable when it completes; a checkpoint (several blocks) gets a Flush after it. */
+	 * durable when it completes; or, when it does not fit, a checkpoint instead. */
 	if (!rc && gen != fs->flushed_gen)
 		rc = bfs_io_flush(q);
-	if (!rc) {
-		if (ckpt) {
-			uint32_t slot = j->last_ckpt_slot ^ 1u;
-			rc = bfs_ckpt_write(fs, q, slot, seq, 0, snap, snap_len, ninodes, false);
-			if (!rc)
-				rc = bfs_io_flush(q);
-			if (!rc)
-				j->last_ckpt_slot = slot;
-		} else {
-			rc = write_txn(fs, q, seq, head, recs, len, nrec, nblocks);
-		}
-	}
+	if (!rc && ckpt)
+		rc = write_checkpoint(fs, q, seq, snap, snap_len, ninodes, false);
+	else if (!rc)
+		rc = write_txn(fs, q, seq, head, recs, len, nrec, nblocks);
 	free(recs);
 	free(snap);
 	if (rc) {
 		fs->jnl_error = rc;
 		goto out;
 	}
-	fs->flushed_gen = gen;
-	atomic_fetch_add(ckpt ? &fs->st.checkpoints : &fs->st.commits, 1);
-	pthread_mutex_lock(&fs->jlock);
-	j->committed_seq = seq;
-	j->head = ckpt ? 0 : head + nblocks;
-	release_deferred(fs, seq);
-	pthread_mutex_unlock(&fs->jlock);
+	if (!ckpt)
+		atomic_fetch_add(&fs->st.commits, 1);
+	committed(fs, seq, ckpt ? 0 : head + nblocks, gen);
 out:
 	pthread_mutex_unlock(&fs->commit_lock);
 	return rc;
@@ -203,7 +226,6 @@ int bfs_jnl_checkpoint(struct blobfs *fs, bool clean)
 	struct bfs_qctx *q = bfs_qctx_get(fs, &rc);
 	if (!q)
 		return rc;
-	struct bfs_journal *j = &fs->j;
 	pthread_mutex_lock(&fs->commit_lock);
 	if (fs->jnl_error) {
 		pthread_mutex_unlock(&fs->commit_lock);
@@ -213,36 +235,23 @@ int bfs_jnl_checkpoint(struct blobfs *fs, bool clean)
 	uint64_t gen = atomic_load(&fs->write_gen);
 	/* Pending records (if any) are folded into the snapshot, which takes a sequence number
 	 * of its own like a transaction (so the newer of two checkpoints is always known). */
-	uint64_t seq = j->seq++;
-	free(j->buf);
-	j->buf = NULL;
-	j->len = j->cap = 0;
-	j->nrec = 0;
-	uint8_t *snap = NULL;
-	size_t snap_len = 0;
+	uint8_t *recs, *snap = NULL;
+	size_t len, snap_len = 0;
+	uint32_t nrec;
 	uint64_t ninodes = 0;
+	uint64_t seq = take_records(&fs->j, &recs, &len, &nrec);
+	free(recs);
 	rc = bfs_ckpt_build(fs, &snap, &snap_len, &ninodes);
 	pthread_mutex_unlock(&fs->jlock);
-	if (!rc)
+	if (!rc && gen != fs->flushed_gen)
 		rc = bfs_io_flush(q);
-	uint32_t slot = j->last_ckpt_slot ^ 1u;
 	if (!rc)
-		rc = bfs_ckpt_write(fs, q, slot, seq, 0, snap, snap_len, ninodes, clean);
-	if (!rc)
-		rc = bfs_io_flush(q);
+		rc = write_checkpoint(fs, q, seq, snap, snap_len, ninodes, clean);
 	free(snap);
-	if (rc) {
+	if (rc)
 		fs->jnl_error = rc;
-	} else {
-		fs->flushed_gen = gen;
-		j->last_ckpt_slot = slot;
-		atomic_fetch_add(&fs->st.checkpoints, 1);
-		pthread_mutex_lock(&fs->jlock);
-		j->committed_seq = seq;
-		j->head = 0;
-		release_deferred(fs, seq);
-		pthread_mutex_unlock(&fs->jlock);
-	}
+	else
+		committed(fs, seq, 0, gen);
 	pthread_mutex_unlock(&fs->commit_lock);
 	return rc;
 }

@@ -41,6 +41,28 @@ static int check_writable(struct blobfs *fs)
 	return 0;
 }
 
+/* Takes ns_lock (for writing when write) and resolves path, which must exist when
+ * existing. On failure the lock is not held. */
+static int ns_begin(struct blobfs *fs, const char *path, bool write, bool existing, struct bfs_path *p)
+{
+	bfs_err_clear();
+	if (!fs)
+		return bfs_err(-EINVAL, "no file system given");
+	int rc = write ? check_writable(fs) : 0;
+	if (rc)
+		return rc;
+	if (write)
+		pthread_rwlock_wrlock(&fs->ns_lock);
+	else
+		pthread_rwlock_rdlock(&fs->ns_lock);
+	rc = bfs_path_resolve(fs, path, p);
+	if (!rc && existing && !p->inode)
+		rc = bfs_err(-ENOENT, "'%s' does not exist", path);
+	if (rc)
+		pthread_rwlock_unlock(&fs->ns_lock);
+	return rc;
+}
+
 void bfs_fill_stat(struct blobfs *fs, struct bfs_inode *in, struct blobfs_stat *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -66,18 +88,15 @@ void bfs_fill_stat(struct blobfs *fs, struct bfs_inode *in, struct blobfs_stat *
 
 int blobfs_stat(struct blobfs *fs, const char *path, struct blobfs_stat *st)
 {
-	bfs_err_clear();
-	if (!fs || !st)
-		return bfs_err(-EINVAL, "no file system or stat buffer given");
-	pthread_rwlock_rdlock(&fs->ns_lock);
+	if (!st)
+		return bfs_err(-EINVAL, "no stat buffer given");
 	struct bfs_path p;
-	int rc = bfs_path_resolve(fs, path, &p);
-	if (!rc && !p.inode)
-		rc = bfs_err(-ENOENT, "'%s' does not exist", path);
-	if (!rc)
-		bfs_fill_stat(fs, p.inode, st);
+	int rc = ns_begin(fs, path, false, true, &p);
+	if (rc)
+		return rc;
+	bfs_fill_stat(fs, p.inode, st);
 	pthread_rwlock_unlock(&fs->ns_lock);
-	return rc;
+	return 0;
 }
 
 static int setattr_inode(struct blobfs *fs, struct bfs_inode *in, const struct blobfs_stat *st,
@@ -105,19 +124,13 @@ static int setattr_inode(struct blobfs *fs, struct bfs_inode *in, const struct b
 
 int blobfs_setattr(struct blobfs *fs, const char *path, const struct blobfs_stat *st, uint32_t mask)
 {
-	bfs_err_clear();
-	if (!fs || !st)
-		return bfs_err(-EINVAL, "no file system or attributes given");
-	int rc = check_writable(fs);
+	if (!st)
+		return bfs_err(-EINVAL, "no attributes given");
+	struct bfs_path p;
+	int rc = ns_begin(fs, path, true, true, &p);
 	if (rc)
 		return rc;
-	pthread_rwlock_wrlock(&fs->ns_lock);
-	struct bfs_path p;
-	rc = bfs_path_resolve(fs, path, &p);
-	if (!rc && !p.inode)
-		rc = bfs_err(-ENOENT, "'%s' does not exist", path);
-	if (!rc)
-		rc = setattr_inode(fs, p.inode, st, mask);
+	rc = setattr_inode(fs, p.inode, st, mask);
 	pthread_rwlock_unlock(&fs->ns_lock);
 	return rc;
 }
@@ -139,22 +152,17 @@ int blobfs_fsetattr(struct blobfs_file *f, const struct blobfs_stat *st, uint32_
 
 static int make_node(struct blobfs *fs, const char *path, uint8_t type, uint32_t mode, const char *link)
 {
-	bfs_err_clear();
-	if (!fs)
-		return bfs_err(-EINVAL, "no file system given");
-	int rc = check_writable(fs);
-	if (rc)
-		return rc;
 	if (link && strlen(link) > BLOBFS_PATH_MAX)
 		return bfs_err(-ENAMETOOLONG, "symlink target is longer than %u bytes", BLOBFS_PATH_MAX);
-	pthread_rwlock_wrlock(&fs->ns_lock);
 	struct bfs_path p;
-	rc = bfs_path_resolve(fs, path, &p);
-	if (!rc && !p.parent)
+	int rc = ns_begin(fs, path, true, false, &p);
+	if (rc)
+		return rc;
+	if (!p.parent)
 		rc = bfs_err(-EEXIST, "the root directory exists");
-	else if (!rc && p.inode)
+	else if (p.inode)
 		rc = bfs_err(-EEXIST, "'%s' exists already", path);
-	if (!rc)
+	else
 		rc = bfs_create(fs, &p, type, mode, link);
 	pthread_rwlock_unlock(&fs->ns_lock);
 	return rc;
@@ -174,15 +182,13 @@ int blobfs_symlink(struct blobfs *fs, const char *target, const char *path)
 
 ssize_t blobfs_readlink(struct blobfs *fs, const char *path, char *buf, size_t len)
 {
-	bfs_err_clear();
-	if (!fs || !buf || !len)
-		return bfs_err(-EINVAL, "no file system or buffer given");
-	pthread_rwlock_rdlock(&fs->ns_lock);
+	if (!buf || !len)
+		return bfs_err(-EINVAL, "no buffer given");
 	struct bfs_path p;
-	ssize_t rc = bfs_path_resolve(fs, path, &p);
-	if (!rc && !p.inode)
-		rc = bfs_err(-ENOENT, "'%s' does not exist", path);
-	else if (!rc && p.inode->type != BLOBFS_TYPE_SYMLINK)
+	ssize_t rc = ns_begin(fs, path, false, true, &p);
+	if (rc)
+		return rc;
+	if (p.inode->type != BLOBFS_TYPE_SYMLINK)
 		rc = bfs_err(-EINVAL, "'%s' is not a symbolic link", path);
 	if (!rc) {
 		size_t n = strlen(p.inode->link);
@@ -197,24 +203,17 @@ ssize_t blobfs_readlink(struct blobfs *fs, const char *path, char *buf, size_t l
 
 static int remove_node(struct blobfs *fs, const char *path, bool dir)
 {
-	bfs_err_clear();
-	if (!fs)
-		return bfs_err(-EINVAL, "no file system given");
-	int rc = check_writable(fs);
+	struct bfs_path p;
+	int rc = ns_begin(fs, path, true, true, &p);
 	if (rc)
 		return rc;
-	pthread_rwlock_wrlock(&fs->ns_lock);
-	struct bfs_path p;
-	rc = bfs_path_resolve(fs, path, &p);
-	if (!rc && !p.inode)
-		rc = bfs_err(-ENOENT, "'%s' does not exist", path);
-	else if (!rc && !p.parent)
+	if (!p.parent)
 		rc = bfs_err(-EBUSY, "the root directory cannot be removed");
-	else if (!rc && dir && p.inode->type != BLOBFS_TYPE_DIR)
+	else if (dir && p.inode->type != BLOBFS_TYPE_DIR)
 		rc = bfs_err(-ENOTDIR, "'%s' is not a directory", path);
-	else if (!rc && !dir && p.inode->type == BLOBFS_TYPE_DIR)
+	else if (!dir && p.inode->type == BLOBFS_TYPE_DIR)
 		rc = bfs_err(-EISDIR, "'%s' is a directory (use rmdir)", path);
-	else if (!rc && dir && p.inode->dir.n)
+	else if (dir && p.inode->dir.n)
 		rc = bfs_err(-ENOTEMPTY, "directory '%s' is not empty", path);
 	struct bfs_inode *gone = NULL;
 	if (!rc) {
@@ -319,15 +318,13 @@ static int cmp_name(const void *a, const void *b)
 
 int blobfs_opendir(struct blobfs *fs, const char *path, struct blobfs_dir **out)
 {
-	bfs_err_clear();
-	if (!fs || !out)
-		return bfs_err(-EINVAL, "no file system or handle pointer given");
-	pthread_rwlock_rdlock(&fs->ns_lock);
+	if (!out)
+		return bfs_err(-EINVAL, "no handle pointer given");
 	struct bfs_path p;
-	int rc = bfs_path_resolve(fs, path, &p);
-	if (!rc && !p.inode)
-		rc = bfs_err(-ENOENT, "'%s' does not exist", path);
-	else if (!rc && p.inode->type != BLOBFS_TYPE_DIR)
+	int rc = ns_begin(fs, path, false, true, &p);
+	if (rc)
+		return rc;
+	if (p.inode->type != BLOBFS_TYPE_DIR)
 		rc = bfs_err(-ENOTDIR, "'%s' is not a directory", path);
 	struct blobfs_dir *d = NULL;
 	if (!rc) {

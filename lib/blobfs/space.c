@@ -37,7 +37,7 @@ uint64_t bfs_map_run(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uint
 	return bytes < max ? bytes : max;
 }
 
-static void free_range(void *arg, uint64_t pclu, uint32_t count, uint32_t flags)
+void bfs_free_range(void *arg, uint64_t pclu, uint32_t count, uint32_t flags)
 {
 	struct blobfs *fs = arg;
 	if (flags & BFS_UNLOGGED)
@@ -50,7 +50,7 @@ void bfs_free_from(struct blobfs *fs, struct bfs_inode *in, uint64_t lclu, bool 
 {
 	if (!locked_j)
 		pthread_mutex_lock(&fs->jlock);
-	bfs_ext_trim(&in->ext, lclu, free_range, fs);
+	bfs_ext_trim(&in->ext, lclu, bfs_free_range, fs);
 	bfs_meta_update(fs, in);
 	if (!locked_j)
 		pthread_mutex_unlock(&fs->jlock);
@@ -276,7 +276,7 @@ int bfs_zero_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, 
 	uint64_t c0 = (from + cs - 1) / cs, c1 = to / cs;
 	if (c1 > c0) {
 		pthread_mutex_lock(&fs->jlock);
-		int rc = bfs_ext_punch(&in->ext, c0, c1 - c0, BFS_UNLOGGED, free_range, fs);
+		int rc = bfs_ext_punch(&in->ext, c0, c1 - c0, BFS_UNLOGGED, bfs_free_range, fs);
 		pthread_mutex_unlock(&fs->jlock);
 		if (rc)
 			return rc;

@@ -34,7 +34,7 @@ void bfs_dirty_list_add(struct blobfs *fs, struct bfs_inode *in)
 	pthread_mutex_unlock(&fs->dirty_lock);
 }
 
-static void dirty_list_remove(struct blobfs *fs, struct bfs_inode *in)
+void bfs_dirty_list_remove(struct blobfs *fs, struct bfs_inode *in)
 {
 	pthread_mutex_lock(&fs->dirty_lock);
 	if (in->on_dirty_list) {
@@ -161,7 +161,7 @@ int bfs_writeback(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in)
 		return rc;
 	rc = bfs_log_inode(fs, in);
 	if (!rc && in->dirty_pages == 0)
-		dirty_list_remove(fs, in);
+		bfs_dirty_list_remove(fs, in);
 	return rc;
 }
 

@@ -370,12 +370,8 @@ public:
 	}
 	IOStatus FileExists(const std::string &fname, const IOOptions &, IODebugContext *) override
 	{
-		IOStatus s = Ready();
-		if (!s.ok())
-			return s;
 		struct blobfs_stat st;
-		int rc = blobfs_stat(fs_, Norm(fname).c_str(), &st);
-		return rc ? (rc == -ENOENT ? IOStatus::NotFound(fname) : Err(rc, fname)) : IOStatus::OK();
+		return Stat(fname, &st);
 	}
 	IOStatus GetChildren(const std::string &dir, const IOOptions &, std::vector<std::string> *result,
 			     IODebugContext *) override
@@ -396,15 +392,15 @@ public:
 	}
 	IOStatus DeleteFile(const std::string &fname, const IOOptions &, IODebugContext *) override
 	{
-		return Call(blobfs_unlink(fs_, Norm(fname).c_str()), "delete " + fname);
+		return Call([&] { return blobfs_unlink(fs_, Norm(fname).c_str()); }, "delete " + fname);
 	}
 	IOStatus Truncate(const std::string &fname, size_t size, const IOOptions &, IODebugContext *) override
 	{
-		return Call(blobfs_truncate(fs_, Norm(fname).c_str(), size), "truncate " + fname);
+		return Call([&] { return blobfs_truncate(fs_, Norm(fname).c_str(), size); }, "truncate " + fname);
 	}
 	IOStatus CreateDir(const std::string &name, const IOOptions &, IODebugContext *) override
 	{
-		return Call(blobfs_mkdir(fs_, Norm(name).c_str(), 0755), "create directory " + name);
+		return Call([&] { return blobfs_mkdir(fs_, Norm(name).c_str(), 0755); }, "create directory " + name);
 	}
 	IOStatus CreateDirIfMissing(const std::string &name, const IOOptions &, IODebugContext *) override
 	{
@@ -421,55 +417,43 @@ public:
 				return Err(rc, "create directory " + name);
 		}
 		struct blobfs_stat st;
-		int rc = blobfs_stat(fs_, p.c_str(), &st);
-		if (rc)
-			return Err(rc, name);
+		s = Stat(name, &st);
+		if (!s.ok())
+			return s;
 		return st.type == BLOBFS_TYPE_DIR ? IOStatus::OK() : IOStatus::IOError(name + " is not a directory");
 	}
 	IOStatus DeleteDir(const std::string &name, const IOOptions &, IODebugContext *) override
 	{
-		return Call(blobfs_rmdir(fs_, Norm(name).c_str()), "delete directory " + name);
+		return Call([&] { return blobfs_rmdir(fs_, Norm(name).c_str()); }, "delete directory " + name);
 	}
 	IOStatus GetFileSize(const std::string &fname, const IOOptions &, uint64_t *size, IODebugContext *) override
 	{
-		IOStatus s = Ready();
-		if (!s.ok())
-			return s;
 		struct blobfs_stat st;
-		int rc = blobfs_stat(fs_, Norm(fname).c_str(), &st);
-		if (rc)
-			return rc == -ENOENT ? IOStatus::NotFound(fname) : Err(rc, fname);
-		*size = st.size;
-		return IOStatus::OK();
+		IOStatus s = Stat(fname, &st);
+		if (s.ok())
+			*size = st.size;
+		return s;
 	}
 	IOStatus GetFileModificationTime(const std::string &fname, const IOOptions &, uint64_t *mtime,
 					 IODebugContext *) override
 	{
-		IOStatus s = Ready();
-		if (!s.ok())
-			return s;
 		struct blobfs_stat st;
-		int rc = blobfs_stat(fs_, Norm(fname).c_str(), &st);
-		if (rc)
-			return rc == -ENOENT ? IOStatus::NotFound(fname) : Err(rc, fname);
-		*mtime = (uint64_t)(st.mtime_ns / 1000000000);
-		return IOStatus::OK();
+		IOStatus s = Stat(fname, &st);
+		if (s.ok())
+			*mtime = (uint64_t)(st.mtime_ns / 1000000000);
+		return s;
 	}
 	IOStatus RenameFile(const std::string &src, const std::string &dst, const IOOptions &, IODebugContext *) override
 	{
-		return Call(blobfs_rename(fs_, Norm(src).c_str(), Norm(dst).c_str(), 0), "rename " + src);
+		return Call([&] { return blobfs_rename(fs_, Norm(src).c_str(), Norm(dst).c_str(), 0); }, "rename " + src);
 	}
 	IOStatus IsDirectory(const std::string &path, const IOOptions &, bool *is_dir, IODebugContext *) override
 	{
-		IOStatus s = Ready();
-		if (!s.ok())
-			return s;
 		struct blobfs_stat st;
-		int rc = blobfs_stat(fs_, Norm(path).c_str(), &st);
-		if (rc)
-			return rc == -ENOENT ? IOStatus::NotFound(path) : Err(rc, path);
-		*is_dir = st.type == BLOBFS_TYPE_DIR;
-		return IOStatus::OK();
+		IOStatus s = Stat(path, &st);
+		if (s.ok())
+			*is_dir = st.type == BLOBFS_TYPE_DIR;
+		return s;
 	}
 	IOStatus LockFile(const std::string &fname, const IOOptions &, FileLock **lock, IODebugContext *) override
 	{
@@ -555,6 +539,15 @@ private:
 		return Status::OK();
 	}
 
+	IOStatus Stat(const std::string &path, struct blobfs_stat *st)
+	{
+		IOStatus s = Ready();
+		if (!s.ok())
+			return s;
+		int rc = blobfs_stat(fs_, Norm(path).c_str(), st);
+		return rc ? (rc == -ENOENT ? IOStatus::NotFound(path) : Err(rc, path)) : IOStatus::OK();
+	}
+
 	IOStatus Ready()
 	{
 		if (fs_)
@@ -563,13 +556,14 @@ private:
 		return s.ok() ? IOStatus::OK() : IOStatus::IOError(s.ToString());
 	}
 
-	IOStatus Call(int rc, const std::string &what)
+	// Runs op once the file system is mounted (it may not be when RocksDB skipped
+	// PrepareOptions).
+	template <typename Op> IOStatus Call(Op op, const std::string &what)
 	{
-		if (!fs_) {
-			IOStatus s = Ready();
-			if (!s.ok())
-				return s;
-		}
+		IOStatus s = Ready();
+		if (!s.ok())
+			return s;
+		int rc = op();
 		return rc ? Err(rc, what) : IOStatus::OK();
 	}
 

@@ -9,28 +9,16 @@ untouched since the last sync must hold exactly its synced content.
 Rounds: $BLOBFS_CRASH_ROUNDS (default 6; `make crash` style long runs set more)."""
 import os
 import random
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
-from pathlib import Path
 
-import pytest
 
+from blobfs_fixtures import shm  # noqa: F401 (a fixture)
 from conftest import TOOL, build_dir
 
 WRITER = build_dir() / "tests" / "integration" / "blobfs_crash_writer"
 ROUNDS = int(os.environ.get("BLOBFS_CRASH_ROUNDS", "6"))
-
-
-@pytest.fixture
-def shm(env):
-    d = Path(tempfile.mkdtemp(prefix="blobfs-crash-", dir="/dev/shm"))
-    env["UNVME_LOCK_DIR"] = str(d)
-    env["UNVME_QUIET"] = "1"
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def run_round(env, dev, seed, kill_after_ops):

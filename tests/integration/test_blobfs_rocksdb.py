@@ -3,17 +3,15 @@
 --fs_uri): the original run_test.sh sequence, ldb reading what db_bench wrote, options in the
 URI, clean errors for bad options and devices, the unregistered-id pitfall, and a kill -9
 during a synced fill after which every acknowledged key is there."""
-import os
 import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
+from blobfs_fixtures import shm  # noqa: F401 (a fixture)
 from conftest import REPO, build_dir
 
 PLUGIN = build_dir() / "plugins" / "rocksdb" / "libblobfs_rocksdb.so"
@@ -21,16 +19,6 @@ PLUGIN = build_dir() / "plugins" / "rocksdb" / "libblobfs_rocksdb.so"
 pytestmark = pytest.mark.skipif(
     not PLUGIN.exists() or shutil.which("db_bench") is None or shutil.which("ldb") is None,
     reason="needs the RocksDB plugin and rocksdb-tools (scripts/deps.d/blobfs.txt)")
-
-
-@pytest.fixture
-def shm(env):
-    """A directory in memory for namespace images: syncs cost nothing there."""
-    d = Path(tempfile.mkdtemp(prefix="blobfs-rocksdb-", dir="/dev/shm"))
-    env["UNVME_LOCK_DIR"] = str(d)
-    env["UNVME_QUIET"] = "1"
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def uri(dev, **opts):

@@ -1,30 +1,13 @@
-#!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # In the QEMU guest (from tests/qemu/guest.sh, with 00:04.0 bound to vfio-pci): BlobFS on
 # QEMU's NVMe controller through the VFIO transport. mkfs, fsck and the fs commands,
 # blobfs_perf with verify (buffered and direct), then Debian's db_bench and ldb on BlobFS
 # through the RocksDB plugin: a fill, a second process reading it back, and a kill -9 during
 # a synced fill after which the database reopens and fsck is clean.
-B=${UNVME_BUILD:-build}
-UNVME=/src/$B/tools/unvme/unvme
+# Sourced by guest.sh: its helpers (t, tout, pass, fail), $B, $UNVME, $N0 and $W are in use.
 PERF=/src/$B/tools/blobfs/blobfs_perf
 PLUGIN=/src/$B/plugins/rocksdb/libblobfs_rocksdb.so
-N0=0000:00:04.0
-W=/tmp/wb
-mkdir -p $W
-export UNVME_QUIET=1 UNVME_LOCK_DIR=/tmp
-
-pass() { echo "UNVME-TEST PASS $1"; }
-fail() { echo "UNVME-TEST FAIL $1${2:+: $2}"; }
-t() {
-	name=$1; shift
-	if "$@" > $W/out 2>&1; then pass "$name"; else fail "$name" "exit $?"; sed 's/^/    /' $W/out | tail -n 15; fi
-}
-tout() {
-	name=$1 pat=$2; shift 2
-	"$@" > $W/out 2>&1
-	if grep -q -- "$pat" $W/out; then pass "$name"; else fail "$name" "no '$pat' in the output"; sed 's/^/    /' $W/out | tail -n 15; fi
-}
+export UNVME_LOCK_DIR=/tmp
 
 # ---- the file system and its tools ----
 t blobfs-mkfs-vfio $UNVME mkfs $N0 --force --label guest
@@ -70,4 +53,3 @@ if command -v db_bench >/dev/null 2>&1 && [ -f $PLUGIN ]; then
 else
 	fail blobfs-db_bench "db_bench or the plugin is missing in the guest"
 fi
-exit 0

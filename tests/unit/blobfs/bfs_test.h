@@ -152,4 +152,19 @@ static inline int bt_verify_file(struct blobfs *fs, const char *path, uint32_t s
 		return failed ? 1 : 0;                                                   \
 	}
 
+/* The common case: one emulated controller for every test case, its first namespace in
+ * `ns`. The test file defines `static struct unvme_ctrlr *ctrlr; static struct unvme_ns *ns;`. */
+#define BT_DEVICE_MAIN(uri, ...)                                                          \
+	static bool bt_setup(void)                                                       \
+	{                                                                                \
+		ctrlr = bt_open(uri);                                                    \
+		ns = bt_ns(ctrlr);                                                       \
+		return ns != NULL;                                                       \
+	}                                                                                \
+	static void bt_teardown(void)                                                    \
+	{                                                                                \
+		unvme_ctrlr_close(ctrlr);                                                \
+	}                                                                                \
+	BT_MAIN(bt_setup, bt_teardown, __VA_ARGS__)
+
 #endif

@@ -249,18 +249,6 @@ static void test_drop_cache(void)
 	blobfs_unmount(fs);
 }
 
-static bool setup(void)
-{
-	ctrlr = bt_open(DEV);
-	ns = bt_ns(ctrlr);
-	return ns != NULL;
-}
-
-static void teardown(void)
-{
-	unvme_ctrlr_close(ctrlr);
-}
-
-BT_MAIN(setup, teardown,
+BT_DEVICE_MAIN(DEV,
 	TEST(test_readahead_sequential_only), TEST(test_retain_policy), TEST(test_direct_io),
 	TEST(test_small_cache_evicts), TEST(test_drop_cache))

@@ -405,19 +405,7 @@ static void test_read_only_and_second_mount(void)
 	blobfs_unmount(fs);
 }
 
-static bool setup(void)
-{
-	ctrlr = bt_open(DEV);
-	ns = bt_ns(ctrlr);
-	return ns != NULL;
-}
-
-static void teardown(void)
-{
-	unvme_ctrlr_close(ctrlr);
-}
-
-BT_MAIN(setup, teardown,
+BT_DEVICE_MAIN(DEV,
 	TEST(test_create_write_read), TEST(test_large_and_unaligned), TEST(test_holes_read_zero),
 	TEST(test_truncate), TEST(test_directories), TEST(test_names),
 	TEST(test_rename_over_and_open_unlink), TEST(test_symlink_setattr_lock),

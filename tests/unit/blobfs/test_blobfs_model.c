@@ -134,17 +134,5 @@ static void test_model_1m_clusters(void)
 	run_model(4, 1u << 20);
 }
 
-static bool setup(void)
-{
-	ctrlr = bt_open(DEV);
-	ns = bt_ns(ctrlr);
-	return ns != NULL;
-}
-
-static void teardown(void)
-{
-	unvme_ctrlr_close(ctrlr);
-}
-
-BT_MAIN(setup, teardown, TEST(test_model_4k_clusters), TEST(test_model_16k_clusters),
+BT_DEVICE_MAIN(DEV, TEST(test_model_4k_clusters), TEST(test_model_16k_clusters),
 	TEST(test_model_1m_clusters))

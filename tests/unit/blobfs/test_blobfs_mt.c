@@ -313,17 +313,5 @@ static void test_one_file_everyone_at_once(void)
 	CHECK_EQ(r.errors, 0);
 }
 
-static bool setup(void)
-{
-	ctrlr = bt_open(DEV);
-	ns = bt_ns(ctrlr);
-	return ns != NULL;
-}
-
-static void teardown(void)
-{
-	unvme_ctrlr_close(ctrlr);
-}
-
-BT_MAIN(setup, teardown, TEST(test_parallel_everything), TEST(test_threads_get_own_queue_pairs),
+BT_DEVICE_MAIN(DEV, TEST(test_parallel_everything), TEST(test_threads_get_own_queue_pairs),
 	TEST(test_concurrent_appends), TEST(test_one_file_everyone_at_once))

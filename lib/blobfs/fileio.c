@@ -222,6 +222,14 @@ static void release(struct blobfs *fs, struct bfs_inode *in, struct ustep *st, u
 	pthread_mutex_unlock(&in->cache_lock);
 }
 
+/* The thread's queue pair for a non-empty transfer (NULL with *rc set when it cannot have one,
+ * or 0 in *rc for an empty one). */
+static struct bfs_qctx *io_begin(struct blobfs *fs, size_t len, int *rc)
+{
+	*rc = 0;
+	return len ? bfs_qctx_get(fs, rc) : NULL;
+}
+
 ssize_t bfs_read(struct blobfs_file *f, void *buf, size_t len, uint64_t off)
 {
 	struct blobfs *fs = f->fs;
@@ -230,10 +238,8 @@ ssize_t bfs_read(struct blobfs_file *f, void *buf, size_t len, uint64_t off)
 		return bfs_err(-EISDIR, "cannot read a directory");
 	if ((f->flags & O_ACCMODE) == O_WRONLY)
 		return bfs_err(-EBADF, "the file was opened write-only");
-	if (len == 0)
-		return 0;
-	int rc = 0;
-	struct bfs_qctx *q = bfs_qctx_get(fs, &rc);
+	int rc;
+	struct bfs_qctx *q = io_begin(fs, len, &rc);
 	if (!q)
 		return rc;
 	if (bfs_file_direct_read(f))
@@ -321,10 +327,8 @@ ssize_t bfs_write(struct blobfs_file *f, const void *buf, size_t len, uint64_t o
 		return bfs_err(-EROFS, "the file system is mounted read-only");
 	if (fs->jnl_error)
 		return bfs_err(-EIO, "the file system stopped taking changes after a failed metadata write");
-	if (len == 0)
-		return 0;
-	int rc = 0;
-	struct bfs_qctx *q = bfs_qctx_get(fs, &rc);
+	int rc;
+	struct bfs_qctx *q = io_begin(fs, len, &rc);
 	if (!q)
 		return rc;
 	pthread_rwlock_wrlock(&in->rw);

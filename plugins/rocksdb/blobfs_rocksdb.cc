@@ -326,22 +326,12 @@ public:
 	IOStatus NewSequentialFile(const std::string &fname, const FileOptions &fo,
 				   std::unique_ptr<FSSequentialFile> *result, IODebugContext *) override
 	{
-		blobfs_file *f;
-		bool direct = fo.use_direct_reads || o_.direct_read;
-		IOStatus s = Open(fname, O_RDONLY | (direct ? O_DIRECT : 0), &f);
-		if (s.ok())
-			result->reset(new BlobSequentialFile(f, fname, direct));
-		return s;
+		return Readable<BlobSequentialFile>(fname, fo, result);
 	}
 	IOStatus NewRandomAccessFile(const std::string &fname, const FileOptions &fo,
 				     std::unique_ptr<FSRandomAccessFile> *result, IODebugContext *) override
 	{
-		blobfs_file *f;
-		bool direct = fo.use_direct_reads || o_.direct_read;
-		IOStatus s = Open(fname, O_RDONLY | (direct ? O_DIRECT : 0), &f);
-		if (s.ok())
-			result->reset(new BlobRandomAccessFile(f, fname, direct));
-		return s;
+		return Readable<BlobRandomAccessFile>(fname, fo, result);
 	}
 	IOStatus NewWritableFile(const std::string &fname, const FileOptions &fo,
 				 std::unique_ptr<FSWritableFile> *result, IODebugContext *) override
@@ -576,6 +566,17 @@ private:
 		if (rc)
 			return rc == -ENOENT ? IOStatus::PathNotFound(fname + ": " + blobfs_errmsg()) : Err(rc, "open " + fname);
 		return IOStatus::OK();
+	}
+
+	template <typename F, typename Base>
+	IOStatus Readable(const std::string &fname, const FileOptions &fo, std::unique_ptr<Base> *result)
+	{
+		blobfs_file *f;
+		bool direct = fo.use_direct_reads || o_.direct_read;
+		IOStatus s = Open(fname, O_RDONLY | (direct ? O_DIRECT : 0), &f);
+		if (s.ok())
+			result->reset(new F(f, fname, direct));
+		return s;
 	}
 
 	IOStatus Writable(const std::string &fname, const FileOptions &fo, int flags,

@@ -203,32 +203,30 @@ static void model_step(struct model *m, uint32_t op, struct step *s)
 	}
 }
 
-static int apply(struct blobfs *fs, const struct step *s, const struct model *m)
+/* Writes the step's bytes (from the model) into path, opened with flags. */
+static int write_step(struct blobfs *fs, const char *path, int flags, const struct step *s,
+		      const struct model *m)
 {
 	struct blobfs_file *f;
-	int rc = 0;
+	int rc = blobfs_open(fs, path, flags, 0644, &f);
+	if (rc)
+		return rc;
+	if (s->len && blobfs_pwrite(f, m->f[s->a].data + s->off, s->len, s->off) != (ssize_t)s->len)
+		rc = -EIO;
+	if (!rc && s->fsync)
+		rc = blobfs_fsync(f);
+	blobfs_close(f);
+	return rc;
+}
+
+static int apply(struct blobfs *fs, const struct step *s, const struct model *m)
+{
 	switch (s->k) {
 	case K_CREATE:
-		rc = blobfs_open(fs, s->to, O_RDWR | O_CREAT | O_EXCL, 0644, &f);
-		if (!rc) {
-			if (s->len && blobfs_pwrite(f, m->f[s->a].data, s->len, 0) != (ssize_t)s->len)
-				rc = -EIO;
-			if (!rc && s->fsync)
-				rc = blobfs_fsync(f);
-			blobfs_close(f);
-		}
-		return rc;
+		return write_step(fs, s->to, O_RDWR | O_CREAT | O_EXCL, s, m);
 	case K_APPEND:
 	case K_WRITE:
-		rc = blobfs_open(fs, s->from, O_RDWR, 0, &f);
-		if (!rc) {
-			if (s->len && blobfs_pwrite(f, m->f[s->a].data + s->off, s->len, s->off) != (ssize_t)s->len)
-				rc = -EIO;
-			if (!rc && s->fsync)
-				rc = blobfs_fsync(f);
-			blobfs_close(f);
-		}
-		return rc;
+		return write_step(fs, s->from, O_RDWR, s, m);
 	case K_TRUNC:
 		return blobfs_truncate(fs, s->from, s->len);
 	case K_UNLINK:

@@ -13,7 +13,6 @@ import signal
 import subprocess
 import time
 
-
 from blobfs_fixtures import shm  # noqa: F401 (a fixture)
 from conftest import TOOL, build_dir
 

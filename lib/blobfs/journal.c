@@ -150,6 +150,12 @@ static void committed(struct blobfs *fs, uint64_t seq, uint64_t head, uint64_t g
 	pthread_mutex_unlock(&fs->jlock);
 }
 
+/* commit_lock held: a commit failed before, nothing more goes to the journal. */
+static int failed_before(struct blobfs *fs)
+{
+	return bfs_err(fs->jnl_error, "the journal failed earlier; remount to recover");
+}
+
 int bfs_jnl_commit(struct blobfs *fs)
 {
 	if (fs->read_only)
@@ -165,7 +171,7 @@ int bfs_jnl_commit(struct blobfs *fs)
 
 	pthread_mutex_lock(&fs->commit_lock);
 	if (fs->jnl_error) {
-		rc = bfs_err(fs->jnl_error, "the journal failed earlier; remount to recover");
+		rc = failed_before(fs);
 		goto out;
 	}
 	pthread_mutex_lock(&fs->jlock);
@@ -228,8 +234,9 @@ int bfs_jnl_checkpoint(struct blobfs *fs, bool clean)
 		return rc;
 	pthread_mutex_lock(&fs->commit_lock);
 	if (fs->jnl_error) {
+		rc = failed_before(fs);
 		pthread_mutex_unlock(&fs->commit_lock);
-		return bfs_err(fs->jnl_error, "the journal failed earlier; remount to recover");
+		return rc;
 	}
 	pthread_mutex_lock(&fs->jlock);
 	uint64_t gen = atomic_load(&fs->write_gen);

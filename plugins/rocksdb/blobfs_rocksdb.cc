@@ -132,25 +132,26 @@ public:
 	blobfs_file *f_;
 };
 
+// A read's result (a byte count or an error) as a Slice and a status.
+static IOStatus Result(ssize_t r, char *scratch, Slice *result, const std::string &name)
+{
+	if (r < 0)
+		return Err((int)r, "read " + name);
+	*result = Slice(scratch, (size_t)r);
+	return IOStatus::OK();
+}
+
 class BlobSequentialFile : public FSSequentialFile {
 public:
 	BlobSequentialFile(blobfs_file *f, std::string name, bool direct) : h_(f), name_(std::move(name)), direct_(direct) {}
 	IOStatus Read(size_t n, const IOOptions &, Slice *result, char *scratch, IODebugContext *) override
 	{
-		ssize_t r = blobfs_read(h_.f_, scratch, n);
-		if (r < 0)
-			return Err((int)r, "read " + name_);
-		*result = Slice(scratch, (size_t)r);
-		return IOStatus::OK();
+		return Result(blobfs_read(h_.f_, scratch, n), scratch, result, name_);
 	}
 	IOStatus PositionedRead(uint64_t off, size_t n, const IOOptions &, Slice *result, char *scratch,
 				IODebugContext *) override
 	{
-		ssize_t r = blobfs_pread(h_.f_, scratch, n, off);
-		if (r < 0)
-			return Err((int)r, "read " + name_);
-		*result = Slice(scratch, (size_t)r);
-		return IOStatus::OK();
+		return Result(blobfs_pread(h_.f_, scratch, n, off), scratch, result, name_);
 	}
 	IOStatus Skip(uint64_t n) override
 	{
@@ -172,11 +173,7 @@ public:
 	IOStatus Read(uint64_t off, size_t n, const IOOptions &, Slice *result, char *scratch,
 		      IODebugContext *) const override
 	{
-		ssize_t r = blobfs_pread(h_.f_, scratch, n, off);
-		if (r < 0)
-			return Err((int)r, "read " + name_);
-		*result = Slice(scratch, (size_t)r);
-		return IOStatus::OK();
+		return Result(blobfs_pread(h_.f_, scratch, n, off), scratch, result, name_);
 	}
 	IOStatus Prefetch(uint64_t, size_t, const IOOptions &, IODebugContext *) override
 	{

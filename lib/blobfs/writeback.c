@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Write-back: dirty pages go to the device in ascending file order, all of a file's dirty
- * runs in flight at once on the writer's queue pair; then the file's new extents (MAP) and
+ * runs in flight at once on the writer's queue pair (runs adjacent on the device and in
+ * memory merged into one command, up to the controller's transfer size); then the file's new extents (MAP) and
  * size (SETSIZE) are logged. Logging only after the data is written, and committing only
  * after a Flush, is what keeps a file's durable size from covering unwritten blocks.
  *
@@ -92,6 +93,26 @@ int bfs_log_inode(struct blobfs *fs, struct bfs_inode *in)
 	return c.rc;
 }
 
+/* Pieces of a write-back that continue each other both on the device and in memory (units
+ * of one pool chunk lie side by side, as they do when a file was written into a growing
+ * cache) go out as one command: large sequential writes. */
+struct wb_run {
+	const uint8_t *buf;
+	uint64_t blk, nblk;
+};
+
+static int wb_piece(struct bfs_batch *b, struct wb_run *r, const uint8_t *buf, uint64_t blk, uint64_t nblk)
+{
+	if (r->nblk && r->buf + r->nblk * BFS_BLOCK == buf && r->blk + r->nblk == blk &&
+	    unvme_dma_contig(r->buf) >= (r->nblk + nblk) * BFS_BLOCK) {
+		r->nblk += nblk;
+		return 0;
+	}
+	int rc = r->nblk ? bfs_batch_write(b, r->buf, r->blk, r->nblk) : 0;
+	*r = (struct wb_run){ buf, blk, nblk };
+	return rc;
+}
+
 int bfs_writeback(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in)
 {
 	uint64_t us = fs->cache.unit_size;
@@ -114,6 +135,7 @@ int bfs_writeback(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in)
 		return rc;
 	if (k) {
 		struct bfs_batch b;
+		struct wb_run run = { NULL, 0, 0 };
 		bfs_io_lock(q);
 		bfs_batch_init(&b, q);
 		for (uint32_t i = 0; i < k && !rc; i++) {
@@ -135,13 +157,15 @@ int bfs_writeback(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in)
 					/* A dirty page in a hole cannot happen (writes allocate first);
 					 * nothing to write there if it did. */
 					if (!hole)
-						rc = bfs_batch_write(&b, src, blk, m / BFS_BLOCK);
+						rc = wb_piece(&b, &run, src, blk, m / BFS_BLOCK);
 					fo += m;
 					src += m;
 					left -= m;
 				}
 			}
 		}
+		if (!rc && run.nblk)
+			rc = bfs_batch_write(&b, run.buf, run.blk, run.nblk);
 		int w = bfs_batch_wait(&b, "write-back");
 		bfs_io_unlock(q);
 		if (!rc)

@@ -237,6 +237,8 @@ static int run_pass(const struct opts *o, struct blobfs *fs, struct pass_result 
 	r->st.prefetch_hits = b.prefetch_hits - a.prefetch_hits;
 	r->st.dev_read_bytes = b.dev_read_bytes - a.dev_read_bytes;
 	r->st.dev_write_bytes = b.dev_write_bytes - a.dev_write_bytes;
+	r->st.dev_reads = b.dev_reads - a.dev_reads;
+	r->st.dev_writes = b.dev_writes - a.dev_writes;
 	return r->errors || r->miscompares ? 1 : 0;
 }
 
@@ -281,6 +283,9 @@ static struct json_object *row_json(const struct pass_result *r)
 	json_object_object_add(j, "prefetch_pages", json_object_new_int64((int64_t)r->st.prefetch_pages));
 	json_object_object_add(j, "prefetch_hits", json_object_new_int64((int64_t)r->st.prefetch_hits));
 	json_object_object_add(j, "dev_read_bytes", json_object_new_int64((int64_t)r->st.dev_read_bytes));
+	json_object_object_add(j, "dev_reads", json_object_new_int64((int64_t)r->st.dev_reads));
+	json_object_object_add(j, "dev_write_bytes", json_object_new_int64((int64_t)r->st.dev_write_bytes));
+	json_object_object_add(j, "dev_writes", json_object_new_int64((int64_t)r->st.dev_writes));
 	json_object_object_add(j, "errors", json_object_new_int64((int64_t)r->errors));
 	json_object_object_add(j, "miscompares", json_object_new_int64((int64_t)r->miscompares));
 	return j;

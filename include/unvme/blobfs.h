@@ -283,7 +283,8 @@ UNVME_API void blobfs_closedir(struct blobfs_dir *d);
 /* ---- lock files (RocksDB's LOCK) ----
  * Creates the file if missing and locks it for this mount: a second lock of the same file
  * fails with -EAGAIN until blobfs_unlock_file(). Other processes cannot mount the namespace
- * at all while it is mounted, so the lock covers them too. */
+ * at all while it is mounted, so the lock covers them too. Unlock before blobfs_unmount():
+ * unmount closes the file under a lock still held, and the lock must not be used after. */
 struct blobfs_lock;
 UNVME_API int blobfs_lock_file(struct blobfs *fs, const char *path, struct blobfs_lock **out);
 UNVME_API int blobfs_unlock_file(struct blobfs_lock *l);

@@ -9,6 +9,7 @@ rounds times, and prints a markdown table of medians with their range and ratios
   qd         scripts/bench_qd.py          QD sweep: perf, our fio engine, tuned io_uring, memcpy limit
   kv         scripts/bench_kv.py          KV SDK against RocksDB; same core against separate cores
   devthread  scripts/bench_devthread.py   SSD latency model: QD curve and core-to-device layouts
+  blobfs     scripts/bench_blobfs.py      BlobFS: db_bench and direct reads against ext4 on a loop device
   zns        scripts/bench_zns.py         host FTL and host KV on zoned namespaces, WAF against its model
 
 Writes bench/results/<stamp>.md (the tables), <stamp>.json (every run of every figure) and the
@@ -35,6 +36,7 @@ SECTIONS = {
     "kv": ("KV SDK", bc.ROOT / "scripts" / "bench_kv.py"),
     "devthread": ("Device-thread mode: SSD latency model and core-to-device layouts",
                   bc.ROOT / "scripts" / "bench_devthread.py"),
+    "blobfs": ("BlobFS", bc.ROOT / "scripts" / "bench_blobfs.py"),
     "zns": ("Host-managed flash: FTL and KV on zoned namespaces", bc.ROOT / "scripts" / "bench_zns.py"),
 }
 

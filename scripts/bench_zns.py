@@ -185,7 +185,8 @@ def fmt_ratio(a, b):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--short", action="store_true", help="small devices and short runs")
+    ap.add_argument("--short", action="store_true", default=os.environ.get("BENCH_QUICK") == "1",
+                    help="small devices and short runs (default under BENCH_QUICK=1)")
     ap.add_argument("--json")
     ap.add_argument("--plot-dir")
     a = ap.parse_args()

@@ -76,13 +76,14 @@ if [ ! -e "$INITRD" ]; then
 	trap - EXIT
 fi
 
-# The guest userland from the host's Debian packages: fio, nvme-cli, and their libraries.
-SKEY=$( (dpkg-query -W -f='${Version}' fio nvme-cli libc6; cat "$0") | sha256sum | cut -c1-12)
+# The guest userland from the host's Debian packages: fio, nvme-cli, RocksDB's db_bench and ldb
+# (BlobFS's RocksDB tests), mkfs.ext4 (their kernel baseline), and their libraries.
+SKEY=$( (dpkg-query -W -f='${Version}' fio nvme-cli libc6 rocksdb-tools e2fsprogs 2>/dev/null; cat "$0") | sha256sum | cut -c1-12)
 STAGE="$CACHE/stage-$SKEY"
 if [ ! -e "$STAGE/.done" ]; then
-	log "staging fio and nvme-cli"
+	log "staging fio, nvme-cli, db_bench, ldb and mkfs.ext4"
 	rm -rf "$STAGE" && mkdir -p "$STAGE/bin" "$STAGE/lib"
-	for b in /usr/bin/fio /usr/sbin/nvme; do
+	for b in /usr/bin/fio /usr/sbin/nvme /usr/bin/db_bench /usr/bin/ldb /sbin/mkfs.ext4; do
 		[ -x "$b" ] || continue
 		cp -L "$b" "$STAGE/bin/"
 		ldd "$b" | awk '/=>/ {print $3} /ld-linux/ {print $1}' | while read -r l; do
@@ -90,7 +91,9 @@ if [ ! -e "$STAGE/.done" ]; then
 		done
 	done
 	# the libraries the project's own binaries link (json-c, ...)
-	for l in /lib/x86_64-linux-gnu/libjson-c.so.5 /lib/x86_64-linux-gnu/liburing.so.2; do
+	for l in /lib/x86_64-linux-gnu/libjson-c.so.5 /lib/x86_64-linux-gnu/liburing.so.2 \
+		/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libfuse3.so.3 \
+		/lib/x86_64-linux-gnu/libstdc++.so.6 /lib/x86_64-linux-gnu/libgcc_s.so.1; do
 		[ -e "$l" ] && cp -Ln "$l" "$STAGE/lib/" 2>/dev/null || true
 	done
 	touch "$STAGE/.done"

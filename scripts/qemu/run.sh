@@ -10,7 +10,8 @@
 #
 # Environment: BUILD (the meson build directory with the tools, default build),
 # UNVME_QEMU_TIMEOUT (seconds, default 600), UNVME_QEMU_LOG (serial log path),
-# BENCH_TIME (seconds per benchmark point, default 3), BENCH_QDS (default "1 2 4 8 16 32 64 128").
+# BENCH_TIME (seconds per benchmark point, default 3), BENCH_QDS (default "1 2 4 8 16 32 64 128"),
+# BENCH_DB_NUM (db_bench keys for the BlobFS-vs-ext4 comparison, default 20000).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,7 +49,7 @@ timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
 	-machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m 2G \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$KERNEL" -initrd "$INITRD" \
-	-append "console=ttyS0 panic=-1 intel_iommu=on iommu=pt iomem=relaxed quiet loglevel=4 UNVME_BUILD=$BUILD_REL UNVME_MODE=$MODE BENCH_TIME=${BENCH_TIME:-3} BENCH_QDS=${BENCH_QDS:-1,2,4,8,16,32,64,128}" \
+	-append "console=ttyS0 panic=-1 intel_iommu=on iommu=pt iomem=relaxed quiet loglevel=4 UNVME_BUILD=$BUILD_REL UNVME_MODE=$MODE BENCH_TIME=${BENCH_TIME:-3} BENCH_QDS=${BENCH_QDS:-1,2,4,8,16,32,64,128} BENCH_DB_NUM=${BENCH_DB_NUM:-20000}" \
 	-device intel-iommu,intremap=on \
 	-drive file="$T/n0.raw",if=none,id=d0,format=raw \
 	-device nvme,serial=unvme-n0,drive=d0,addr=0x4 \

@@ -102,6 +102,8 @@ cmp -s $W/rd3 $W/zero && pass vfio-format-erased || fail vfio-format-erased
 # perf --verify accepts only its own stamps or zeroes: after the format
 t vfio-perf-verify $UNVME perf $N0 -w randrw -V -q 32 -t 2
 t vfio-perf-qd128 $UNVME perf $N0 -w randread -q 128 -t 2
+# BlobFS through VFIO on this controller (tests/qemu/blobfs.sh, sharing these helpers)
+. /src/tests/qemu/blobfs.sh
 # Firmware: QEMU 7.2's controller has no Firmware Image Download/Commit; the tool must say so
 # with the device's status (exit 1), not hang or crash. A controller that has them passes too.
 head -c 16384 /dev/urandom > $W/fw.bin

@@ -123,6 +123,15 @@ struct cli_args {
 	bool zns_partial;
 	bool rae;
 
+	/* BlobFS: mkfs, fsck */
+	uint64_t fs_cluster;
+	uint64_t fs_journal;
+	uint64_t fs_meta;
+	const char *fs_label;
+	bool fs_discard;
+	bool fs_repair;
+	bool fs_verbose;
+
 	/* batch */
 	const char *batch_file;
 	bool keep_going;
@@ -182,6 +191,16 @@ struct cli_cmd {
 	enum cli_pos pos;
 	const char *details; /* extra paragraph for --help, may be NULL */
 };
+
+/* Commands with several positional words (fs, fuse) parse their argv themselves. */
+struct cli_raw_cmd {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv); /* argv[0] is the command name */
+	const char *details;               /* the whole --help text */
+};
+extern const struct cli_raw_cmd cli_raw_commands[];
+const struct cli_raw_cmd *cli_find_raw(const char *name);
 
 /* commands.c: the table */
 extern const struct cli_cmd cli_commands[];
@@ -298,6 +317,12 @@ int cmd_zns_reset_zone(struct cli_args *a);
 int cmd_zns_offline_zone(struct cli_args *a);
 int cmd_zns_zone_append(struct cli_args *a);
 int cmd_zns_changed_zone_list(struct cli_args *a);
+
+/* cmd_blobfs.c, cmd_fs.c: BlobFS on a namespace (mkfs, fsck, looking inside, FUSE) */
+int cmd_mkfs(struct cli_args *a);
+int cmd_fsck(struct cli_args *a);
+int cmd_fs_raw(int argc, char **argv);
+int cmd_fuse_raw(int argc, char **argv);
 int cmd_help(struct cli_args *a);
 int cmd_version(struct cli_args *a);
 

@@ -368,6 +368,60 @@ static const struct opt_def kv_close_it_opts[] = {
 	OPT_END,
 };
 
+static const struct opt_def mkfs_opts[] = {
+	OPT_NSID("0"),
+	OPT("cluster-size", 'c', OPT_SIZE, fs_cluster, "BYTES",
+	    "allocation unit: a power of two, 4k..64m (default 4k below 1 GiB, else 64k)"),
+	OPT("journal-size", 'j', OPT_SIZE, fs_journal, "BYTES",
+	    "metadata journal (default 1/64 of the namespace, 1m..64m)"),
+	OPT("meta-size", 'm', OPT_SIZE, fs_meta, "BYTES",
+	    "each of the two metadata checkpoint slots; bounds the number of files "
+	    "(default 1/64 of the namespace, 256k..256m)"),
+	OPT("label", 'L', OPT_STR, fs_label, "LABEL", "file system label, up to 31 bytes"),
+	OPT("force", 'f', OPT_FLAG, force, NULL, "overwrite an existing BlobFS"),
+	OPT("discard", 'd', OPT_FLAG, fs_discard, NULL, "deallocate the data area"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def fsck_opts[] = {
+	OPT_NSID("0"),
+	OPT("repair", 'r', OPT_FLAG, fs_repair, NULL,
+	    "fix what can be fixed and write a clean checkpoint"),
+	OPT("verbose", 'v', OPT_FLAG, fs_verbose, NULL, "list every file checked"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const char fs_details[] =
+	"A BlobFS (docs/blobfs.md) on namespace NSID (-n, default: the first). The device\n"
+	"must not be mounted read-write by another process (FUSE, RocksDB): the namespace lock\n"
+	"says which process holds it. Exit codes as below; fsck exits 1 when errors remain.\n";
+
+static const char fs_cmd_details[] =
+	"usage: unvme fs [<device>] <command> [args] [-n NSID] [-o json]\n"
+	"  ls [-l] [PATH]          list a directory (default /)\n"
+	"  tree [PATH]             every file below PATH\n"
+	"  stat PATH               one file's attributes\n"
+	"  cat PATH                write a file to stdout\n"
+	"  get PATH [LOCAL]        copy a file out (default: its name, '-' for stdout)\n"
+	"  put LOCAL [PATH]        copy a file in (default: /its name; '-' reads stdin)\n"
+	"  cp PATH PATH            copy inside the file system\n"
+	"  mv PATH PATH            rename (replaces an existing file)\n"
+	"  rm [-r] PATH...         remove files (-r: directories with everything in them)\n"
+	"  mkdir [-p] PATH...      make directories (-p: with parents, no error if present)\n"
+	"  df                      space and metadata use\n"
+	"Read-only commands mount read-only, so they can run next to another read-only user.\n";
+
+static const char fuse_details[] =
+	"usage: unvme fuse <device> <mountpoint> [-n NSID] [-f] [-o FUSEOPTS] [--cache-size BYTES]\n"
+	"       [--no-retain] [--no-prefetch] [--prefetch-threshold BYTES] [--direct-read]\n"
+	"       [--direct-write] [--threads N]\n"
+	"Mounts the BlobFS on the namespace through FUSE (multithreaded). Without -f it returns\n"
+	"once the mount is up and keeps serving in the background. Unmount with 'fusermount3 -u\n"
+	"<mountpoint>', or send the server SIGINT/SIGTERM (with -f: Ctrl-C): either way BlobFS\n"
+	"is unmounted cleanly (data written back, a clean checkpoint).\n";
+
 static const char kv_details[] =
 	"Key-value commands go through the KV SDK (kv_apis.h), started on the device for the rest\n"
 	"of the process. A device status is printed by name, e.g. 'KV_ERR_NOT_EXIST_KEY (0x10)',\n"
@@ -489,10 +543,30 @@ const struct cli_cmd cli_commands[] = {
 	  zns_changed_opts, POS_DEVICE, zns_details },
 	{ "batch", "run several commands in one process", cmd_batch, batch_opts, POS_DEVICE,
 	  batch_details },
+	{ "mkfs", "make a BlobFS file system on a namespace", cmd_mkfs, mkfs_opts, POS_DEVICE,
+	  fs_details },
+	{ "fsck", "check (and repair) a BlobFS file system", cmd_fsck, fsck_opts, POS_DEVICE,
+	  fs_details },
+
 	{ "help", "this help, or a command's", cmd_help, no_opts, POS_COMMAND, NULL },
 	{ "version", "print the version", cmd_version, no_opts, POS_NONE, NULL },
 	{ NULL, NULL, NULL, NULL, POS_NONE, NULL },
 };
+
+const struct cli_raw_cmd cli_raw_commands[] = {
+	{ "fs", "look inside a BlobFS without mounting it: ls, cat, put, get, rm, ...", cmd_fs_raw,
+	  fs_cmd_details },
+	{ "fuse", "mount a BlobFS with FUSE", cmd_fuse_raw, fuse_details },
+	{ NULL, NULL, NULL, NULL },
+};
+
+const struct cli_raw_cmd *cli_find_raw(const char *name)
+{
+	for (const struct cli_raw_cmd *r = cli_raw_commands; r->name; r++)
+		if (strcmp(r->name, name) == 0)
+			return r;
+	return NULL;
+}
 
 const struct cli_cmd *cli_find_command(const char *name)
 {
@@ -509,6 +583,8 @@ void cli_print_usage(FILE *f)
 		   "it defaults to %s.\n\ncommands:\n", CLI_DEFAULT_DEVICE);
 	for (const struct cli_cmd *c = cli_commands; c->name; c++)
 		fprintf(f, "  %-15s %s\n", c->name, c->summary);
+	for (const struct cli_raw_cmd *r = cli_raw_commands; r->name; r++)
+		fprintf(f, "  %-15s %s\n", r->name, r->summary);
 	fprintf(f, "\nexit codes:\n"
 		   "  0  success\n"
 		   "  1  the device returned an NVMe error status (printed by name)\n"

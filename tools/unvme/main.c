@@ -27,6 +27,14 @@ int cli_run(int argc, char **argv)
 	}
 	if (strcmp(name, "--version") == 0)
 		name = "version";
+	const struct cli_raw_cmd *r = cli_find_raw(name);
+	if (r) {
+		if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+			printf("unvme %s: %s\n\n%s", r->name, r->summary, r->details);
+			return EXIT_OK;
+		}
+		return r->run(argc, argv);
+	}
 	/* "zns report-zones ..." is "zns-report-zones ..." (nvme-cli's plugin form) */
 	char plugin_cmd[64];
 	char **args = argv;
@@ -61,6 +69,11 @@ int cmd_help(struct cli_args *a)
 {
 	if (!a->positional) {
 		cli_print_usage(stdout);
+		return EXIT_OK;
+	}
+	const struct cli_raw_cmd *r = cli_find_raw(a->positional);
+	if (r) {
+		printf("unvme %s: %s\n\n%s", r->name, r->summary, r->details);
 		return EXIT_OK;
 	}
 	const struct cli_cmd *c = cli_find_command(a->positional);

@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Namespace operations: stat, setattr, mkdir, rmdir, unlink, rename, symlinks, directory
+ * listings, and the file system's own statistics. Each change is checked first (so a
+ * refused operation changes nothing), then logged and applied as one record under jlock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfs.h"
+
+int bfs_ns_change(struct blobfs *fs, const struct bfs_rec *r, struct bfs_inode **dropped)
+{
+	struct bfs_inode *gone = NULL;
+	pthread_mutex_lock(&fs->jlock);
+	size_t mark = fs->j.len;
+	uint32_t nmark = fs->j.nrec;
+	int rc = bfs_jnl_append(fs, r);
+	if (!rc) {
+		rc = bfs_rec_apply_ns(fs, r, true, &gone);
+		if (rc) {
+			fs->j.len = mark;
+			fs->j.nrec = nmark;
+		}
+	}
+	pthread_mutex_unlock(&fs->jlock);
+	if (dropped)
+		*dropped = gone;
+	else if (gone)
+		bfs_inode_unref(fs, gone);
+	return rc;
+}
+
+static int check_writable(struct blobfs *fs)
+{
+	if (fs->read_only)
+		return bfs_err(-EROFS, "the file system is mounted read-only");
+	if (fs->jnl_error)
+		return bfs_err(-EIO, "the file system stopped taking changes after a failed metadata write");
+	return 0;
+}
+
+/* Takes ns_lock (for writing when write) and resolves path, which must exist when
+ * existing. On failure the lock is not held. */
+static int ns_begin(struct blobfs *fs, const char *path, bool write, bool existing, struct bfs_path *p)
+{
+	bfs_err_clear();
+	if (!fs)
+		return bfs_err(-EINVAL, "no file system given");
+	int rc = write ? check_writable(fs) : 0;
+	if (rc)
+		return rc;
+	if (write)
+		pthread_rwlock_wrlock(&fs->ns_lock);
+	else
+		pthread_rwlock_rdlock(&fs->ns_lock);
+	rc = bfs_path_resolve(fs, path, p);
+	if (!rc && existing && !p->inode)
+		rc = bfs_err(-ENOENT, "'%s' does not exist", path);
+	if (rc)
+		pthread_rwlock_unlock(&fs->ns_lock);
+	return rc;
+}
+
+void bfs_fill_stat(struct blobfs *fs, struct bfs_inode *in, struct blobfs_stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->ino = in->ino;
+	st->type = (enum blobfs_type)in->type;
+	st->mode = in->mode;
+	st->uid = in->uid;
+	st->gid = in->gid;
+	st->atime_ns = atomic_load(&in->atime_ns);
+	st->mtime_ns = atomic_load(&in->mtime_ns);
+	st->ctime_ns = atomic_load(&in->ctime_ns);
+	if (in->type == BLOBFS_TYPE_DIR) {
+		st->nlink = 2 + in->dir.nsubdirs;
+		st->size = in->dir.n;
+	} else {
+		st->nlink = in->linked ? 1 : 0;
+		st->size = bfs_load_size(in);
+		pthread_mutex_lock(&fs->jlock);
+		st->blocks = bfs_ext_clusters(&in->ext, 0, 0) * fs->g.blocks_per_cluster;
+		pthread_mutex_unlock(&fs->jlock);
+	}
+}
+
+int blobfs_stat(struct blobfs *fs, const char *path, struct blobfs_stat *st)
+{
+	if (!st)
+		return bfs_err(-EINVAL, "no stat buffer given");
+	struct bfs_path p;
+	int rc = ns_begin(fs, path, false, true, &p);
+	if (rc)
+		return rc;
+	bfs_fill_stat(fs, p.inode, st);
+	pthread_rwlock_unlock(&fs->ns_lock);
+	return 0;
+}
+
+static int setattr_inode(struct blobfs *fs, struct bfs_inode *in, const struct blobfs_stat *st,
+			 uint32_t mask)
+{
+	struct bfs_rec r = { .type = BFS_REC_SETATTR, .ino = in->ino, .mask = mask,
+			     .mode = st->mode & 07777, .uid = st->uid, .gid = st->gid,
+			     .atime = st->atime_ns, .mtime = st->mtime_ns, .ctime = bfs_now_ns() };
+	if (in->linked)
+		return bfs_ns_change(fs, &r, NULL);
+	/* An unlinked file: nothing to log, it is gone at the next mount anyway. */
+	if (mask & BLOBFS_SET_MODE)
+		in->mode = r.mode;
+	if (mask & BLOBFS_SET_UID)
+		in->uid = r.uid;
+	if (mask & BLOBFS_SET_GID)
+		in->gid = r.gid;
+	if (mask & BLOBFS_SET_ATIME)
+		atomic_store(&in->atime_ns, r.atime);
+	if (mask & BLOBFS_SET_MTIME)
+		atomic_store(&in->mtime_ns, r.mtime);
+	atomic_store(&in->ctime_ns, r.ctime);
+	return 0;
+}
+
+int blobfs_setattr(struct blobfs *fs, const char *path, const struct blobfs_stat *st, uint32_t mask)
+{
+	if (!st)
+		return bfs_err(-EINVAL, "no attributes given");
+	struct bfs_path p;
+	int rc = ns_begin(fs, path, true, true, &p);
+	if (rc)
+		return rc;
+	rc = setattr_inode(fs, p.inode, st, mask);
+	pthread_rwlock_unlock(&fs->ns_lock);
+	return rc;
+}
+
+int blobfs_fsetattr(struct blobfs_file *f, const struct blobfs_stat *st, uint32_t mask)
+{
+	bfs_err_clear();
+	if (!f || !st)
+		return bfs_err(-EINVAL, "no file or attributes given");
+	struct blobfs *fs = f->fs;
+	int rc = check_writable(fs);
+	if (rc)
+		return rc;
+	pthread_rwlock_wrlock(&fs->ns_lock);
+	rc = setattr_inode(fs, f->in, st, mask);
+	pthread_rwlock_unlock(&fs->ns_lock);
+	return rc;
+}
+
+static int make_node(struct blobfs *fs, const char *path, uint8_t type, uint32_t mode, const char *link)
+{
+	if (link && strlen(link) > BLOBFS_PATH_MAX)
+		return bfs_err(-ENAMETOOLONG, "symlink target is longer than %u bytes", BLOBFS_PATH_MAX);
+	struct bfs_path p;
+	int rc = ns_begin(fs, path, true, false, &p);
+	if (rc)
+		return rc;
+	if (!p.parent)
+		rc = bfs_err(-EEXIST, "the root directory exists");
+	else if (p.inode)
+		rc = bfs_err(-EEXIST, "'%s' exists already", path);
+	else
+		rc = bfs_create(fs, &p, type, mode, link);
+	pthread_rwlock_unlock(&fs->ns_lock);
+	return rc;
+}
+
+int blobfs_mkdir(struct blobfs *fs, const char *path, uint32_t mode)
+{
+	return make_node(fs, path, BLOBFS_TYPE_DIR, mode, NULL);
+}
+
+int blobfs_symlink(struct blobfs *fs, const char *target, const char *path)
+{
+	if (!target || !*target)
+		return bfs_err(-EINVAL, "empty symlink target");
+	return make_node(fs, path, BLOBFS_TYPE_SYMLINK, 0777, target);
+}
+
+ssize_t blobfs_readlink(struct blobfs *fs, const char *path, char *buf, size_t len)
+{
+	if (!buf || !len)
+		return bfs_err(-EINVAL, "no buffer given");
+	struct bfs_path p;
+	ssize_t rc = ns_begin(fs, path, false, true, &p);
+	if (rc)
+		return rc;
+	if (p.inode->type != BLOBFS_TYPE_SYMLINK)
+		rc = bfs_err(-EINVAL, "'%s' is not a symbolic link", path);
+	if (!rc) {
+		size_t n = strlen(p.inode->link);
+		size_t c = n < len - 1 ? n : len - 1;
+		memcpy(buf, p.inode->link, c);
+		buf[c] = '\0';
+		rc = (ssize_t)n;
+	}
+	pthread_rwlock_unlock(&fs->ns_lock);
+	return rc;
+}
+
+static int remove_node(struct blobfs *fs, const char *path, bool dir)
+{
+	struct bfs_path p;
+	int rc = ns_begin(fs, path, true, true, &p);
+	if (rc)
+		return rc;
+	if (!p.parent)
+		rc = bfs_err(-EBUSY, "the root directory cannot be removed");
+	else if (dir && p.inode->type != BLOBFS_TYPE_DIR)
+		rc = bfs_err(-ENOTDIR, "'%s' is not a directory", path);
+	else if (!dir && p.inode->type == BLOBFS_TYPE_DIR)
+		rc = bfs_err(-EISDIR, "'%s' is a directory (use rmdir)", path);
+	else if (dir && p.inode->dir.n)
+		rc = bfs_err(-ENOTEMPTY, "directory '%s' is not empty", path);
+	struct bfs_inode *gone = NULL;
+	if (!rc) {
+		struct bfs_rec r = { .type = BFS_REC_UNLINK, .parent = p.parent->ino, .name = p.name,
+				     .name_len = (uint16_t)p.name_len, .ctime = bfs_now_ns() };
+		rc = bfs_ns_change(fs, &r, &gone);
+	}
+	pthread_rwlock_unlock(&fs->ns_lock);
+	if (gone)
+		bfs_inode_unref(fs, gone);
+	return rc;
+}
+
+int blobfs_unlink(struct blobfs *fs, const char *path)
+{
+	return remove_node(fs, path, false);
+}
+
+int blobfs_rmdir(struct blobfs *fs, const char *path)
+{
+	return remove_node(fs, path, true);
+}
+
+int blobfs_rename(struct blobfs *fs, const char *from, const char *to, uint32_t flags)
+{
+	bfs_err_clear();
+	if (!fs)
+		return bfs_err(-EINVAL, "no file system given");
+	if (flags & ~BLOBFS_RENAME_NOREPLACE)
+		return bfs_err(-EINVAL, "unknown rename flags 0x%x", flags);
+	int rc = check_writable(fs);
+	if (rc)
+		return rc;
+	pthread_rwlock_wrlock(&fs->ns_lock);
+	struct bfs_path s, d;
+	struct bfs_inode *gone = NULL;
+	rc = bfs_path_resolve(fs, from, &s);
+	if (!rc && !s.inode)
+		rc = bfs_err(-ENOENT, "'%s' does not exist", from);
+	else if (!rc && !s.parent)
+		rc = bfs_err(-EBUSY, "the root directory cannot be renamed");
+	if (!rc)
+		rc = bfs_path_resolve(fs, to, &d);
+	if (!rc && !d.parent)
+		rc = bfs_err(-EBUSY, "cannot rename over the root directory");
+	if (!rc && s.inode->type == BLOBFS_TYPE_DIR) {
+		for (struct bfs_inode *a = d.parent; a; a = a->parent)
+			if (a == s.inode) {
+				rc = bfs_err(-EINVAL, "cannot move directory '%s' into itself ('%s')", from, to);
+				break;
+			}
+	}
+	if (!rc && d.inode && d.inode != s.inode) {
+		if (flags & BLOBFS_RENAME_NOREPLACE)
+			rc = bfs_err(-EEXIST, "'%s' exists already", to);
+		else if (s.inode->type == BLOBFS_TYPE_DIR && d.inode->type != BLOBFS_TYPE_DIR)
+			rc = bfs_err(-ENOTDIR, "cannot replace file '%s' with a directory", to);
+		else if (s.inode->type != BLOBFS_TYPE_DIR && d.inode->type == BLOBFS_TYPE_DIR)
+			rc = bfs_err(-EISDIR, "cannot replace directory '%s' with a file", to);
+		else if (d.inode->type == BLOBFS_TYPE_DIR && d.inode->dir.n)
+			rc = bfs_err(-ENOTEMPTY, "directory '%s' is not empty", to);
+	}
+	if (!rc && d.inode != s.inode) {
+		struct bfs_rec r = { .type = BFS_REC_RENAME, .parent = s.parent->ino,
+				     .parent2 = d.parent->ino, .name = s.name,
+				     .name_len = (uint16_t)s.name_len, .name2 = d.name,
+				     .name2_len = (uint16_t)d.name_len, .ctime = bfs_now_ns() };
+		rc = bfs_ns_change(fs, &r, &gone);
+	}
+	pthread_rwlock_unlock(&fs->ns_lock);
+	if (gone)
+		bfs_inode_unref(fs, gone);
+	return rc;
+}
+
+/* ---- listings ---- */
+
+struct blobfs_dir {
+	struct blobfs_dirent *e;
+	uint32_t n, next;
+};
+
+struct collect {
+	struct blobfs_dirent *e;
+	uint32_t n;
+};
+
+static void collect_one(void *arg, const char *name, size_t len, struct bfs_inode *child)
+{
+	struct collect *c = arg;
+	struct blobfs_dirent *d = &c->e[c->n++];
+	memcpy(d->name, name, len);
+	d->name[len] = '\0';
+	d->ino = child->ino;
+	d->type = (enum blobfs_type)child->type;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(((const struct blobfs_dirent *)a)->name, ((const struct blobfs_dirent *)b)->name);
+}
+
+int blobfs_opendir(struct blobfs *fs, const char *path, struct blobfs_dir **out)
+{
+	if (!out)
+		return bfs_err(-EINVAL, "no handle pointer given");
+	struct bfs_path p;
+	int rc = ns_begin(fs, path, false, true, &p);
+	if (rc)
+		return rc;
+	if (p.inode->type != BLOBFS_TYPE_DIR)
+		rc = bfs_err(-ENOTDIR, "'%s' is not a directory", path);
+	struct blobfs_dir *d = NULL;
+	if (!rc) {
+		d = calloc(1, sizeof(*d));
+		struct collect c = { calloc(p.inode->dir.n ? p.inode->dir.n : 1, sizeof(*c.e)), 0 };
+		if (!d || !c.e) {
+			free(d);
+			free(c.e);
+			rc = bfs_err(-ENOMEM, "out of memory listing '%s'", path);
+		} else {
+			bfs_dir_each(p.inode, collect_one, &c);
+			d->e = c.e;
+			d->n = c.n;
+		}
+	}
+	pthread_rwlock_unlock(&fs->ns_lock);
+	if (rc)
+		return rc;
+	qsort(d->e, d->n, sizeof(*d->e), cmp_name);
+	*out = d;
+	return 0;
+}
+
+int blobfs_readdir(struct blobfs_dir *d, struct blobfs_dirent *ent)
+{
+	if (!d || !ent)
+		return bfs_err(-EINVAL, "no directory handle or entry given");
+	if (d->next >= d->n)
+		return 0;
+	*ent = d->e[d->next++];
+	return 1;
+}
+
+void blobfs_closedir(struct blobfs_dir *d)
+{
+	if (!d)
+		return;
+	free(d->e);
+	free(d);
+}
+
+int blobfs_statfs(struct blobfs *fs, struct blobfs_statfs *out)
+{
+	bfs_err_clear();
+	if (!fs || !out)
+		return bfs_err(-EINVAL, "no file system or buffer given");
+	memset(out, 0, sizeof(*out));
+	out->block_size = BFS_BLOCK;
+	out->cluster_size = fs->g.cluster_size;
+	out->clusters = fs->g.nclusters;
+	out->free_clusters = bfs_alloc_nfree(&fs->alloc);
+	pthread_rwlock_rdlock(&fs->ns_lock);
+	out->files = fs->itab_n;
+	pthread_rwlock_unlock(&fs->ns_lock);
+	out->meta_bytes = atomic_load(&fs->meta_bytes);
+	out->meta_capacity = (fs->g.ckpt_blocks - 1) * BFS_BLOCK;
+	out->journal_size = fs->g.jnl_blocks * BFS_BLOCK;
+	memcpy(out->label, fs->sb.label, sizeof(out->label));
+	out->label[sizeof(out->label) - 1] = '\0';
+	memcpy(out->uuid, fs->sb.uuid, 16);
+	return 0;
+}
+
+void blobfs_get_stats(struct blobfs *fs, struct blobfs_stats *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (!fs)
+		return;
+	o->cache_hits = atomic_load(&fs->st.cache_hits);
+	o->cache_misses = atomic_load(&fs->st.cache_misses);
+	o->prefetch_pages = atomic_load(&fs->st.prefetch_pages);
+	o->prefetch_hits = atomic_load(&fs->st.prefetch_hits);
+	o->evictions = atomic_load(&fs->st.evictions);
+	o->dev_read_bytes = atomic_load(&fs->st.dev_read_bytes);
+	o->dev_write_bytes = atomic_load(&fs->st.dev_write_bytes);
+	o->dev_reads = atomic_load(&fs->st.dev_reads);
+	o->dev_writes = atomic_load(&fs->st.dev_writes);
+	o->dev_flushes = atomic_load(&fs->st.dev_flushes);
+	o->commits = atomic_load(&fs->st.commits);
+	o->checkpoints = atomic_load(&fs->st.checkpoints);
+	o->replayed = atomic_load(&fs->st.replayed);
+	o->cache_bytes = (uint64_t)atomic_load(&fs->cache.nalloc) * fs->cache.unit_size;
+	o->dirty_bytes = atomic_load(&fs->cache.dirty_pages) * BFS_PAGE;
+	pthread_mutex_lock(&fs->ctx_lock);
+	o->qpairs = fs->nctx;
+	pthread_mutex_unlock(&fs->ctx_lock);
+}

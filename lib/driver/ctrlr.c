@@ -96,6 +96,8 @@ bool ctrlr_fatal_now(struct unvme_ctrlr *c)
 
 int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 {
+	if (c->ops->qp_connect)
+		return c->ops->qp_connect(qp); /* a fabric: the queue is a connection */
 	struct nvme_sqe cmd = {0};
 	cmd.opc = NVME_ADM_CREATE_CQ;
 	cmd.prp1 = qp->cq_iova;
@@ -127,6 +129,10 @@ int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 
 int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 {
+	if (c->ops->qp_disconnect) {
+		c->ops->qp_disconnect(qp);
+		return 0;
+	}
 	struct nvme_sqe cmd = {0};
 	cmd.opc = NVME_ADM_DELETE_SQ;
 	cmd.cdw10 = qp->qid;
@@ -150,6 +156,12 @@ static int ctrlr_configure(struct unvme_ctrlr *c)
 	/* One PRP list page per command bounds a transfer at page_size / 8 pages. */
 	uint64_t list_bytes = (uint64_t)c->page_size * (c->page_size / sizeof(uint64_t));
 	c->max_xfer = (uint32_t)(mdts_bytes < list_bytes ? mdts_bytes : list_bytes);
+	if (c->id.cntrltype == NVME_CTRL_TYPE_DISCOVERY) {
+		/* a discovery controller has an admin queue and log pages, nothing more */
+		if (!c->qid_used)
+			c->qid_used = calloc(1, 1);
+		return c->qid_used ? 0 : -ENOMEM;
+	}
 	rc = ctrlr_set_num_queues(c);
 	return rc ? rc : ns_scan(c);
 }
@@ -276,6 +288,8 @@ UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *c)
 {
 	if (!c)
 		return;
+	if (c->ops->quiesce)
+		c->ops->quiesce(c);
 	while (c->qpairs)
 		unvme_qpair_destroy(c->qpairs);
 	if (!c->failed) {

@@ -20,6 +20,7 @@
 #include "unvme/unvme.h"
 #include "devid.h"
 #include "errmsg.h"
+#include "tcp_params.h"
 
 #define MAX_ALIAS_DEPTH 8
 
@@ -225,7 +226,7 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 	char cur[PATH_MAX + 256], next[PATH_MAX + 256];
 	snprintf(cur, sizeof(cur), "%s", devid);
 	for (int depth = 0; depth < MAX_ALIAS_DEPTH; depth++) {
-		if (unvme_addr_is_emu(cur)) {
+		if (unvme_addr_is_emu(cur) || unvme_addr_is_tcp(cur)) {
 			snprintf(out, outlen, "%s", cur);
 			return 0;
 		}
@@ -243,7 +244,7 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 			return 0;
 		}
 		if (strstr(cur, "://"))
-			return unvme_fail(-EINVAL, "device id '%s': unknown scheme (known: emu://)", cur);
+			return unvme_fail(-EINVAL, "device id '%s': unknown scheme (known: emu://, nvme-tcp://)", cur);
 		return unvme_fail(-ENOENT, "device id '%s' is not a URI, a PCI address or a known alias "
 				  "(aliases come from $UNVME_DEVICES, the devices file %s, and the built-in "
 				  "emu0)", cur,

@@ -127,6 +127,20 @@ uint64_t dma_translate(const void *vaddr, size_t *contig)
 	return c->iova + off;
 }
 
+void *dma_iova_to_va(uint64_t iova, size_t *contig)
+{
+	const struct chunk_table *t = atomic_load_explicit(&table, memory_order_acquire);
+	for (size_t i = 0; t && i < t->n; i++) {
+		const struct dma_chunk *c = t->chunk[i];
+		if (iova >= c->iova && iova < c->iova + c->len) {
+			if (contig)
+				*contig = c->len - (size_t)(iova - c->iova);
+			return c->va + (iova - c->iova);
+		}
+	}
+	return NULL;
+}
+
 static void *map_memory(size_t len, bool *huge)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,

@@ -9,6 +9,7 @@
 static const struct unvme_transport_ops *const transports[] = {
 	&unvme_transport_emu,
 	&unvme_transport_vfio, /* PCI addresses that are no alias of an emulated device */
+	&unvme_transport_tcp,  /* nvme-tcp:// */
 };
 
 const struct unvme_transport_ops *unvme_transport_find(const char *address)

@@ -306,3 +306,80 @@ UNVME_API int unvme_devid_list(void (*fn)(void *arg, const char *name, const cha
 		fn(arg, "emu0", addr);
 	return 0;
 }
+
+/* Where aliases are written: $UNVME_CONFIG, else the file that is read, else the user's. */
+static int writable_devices_file(char *out, size_t len)
+{
+	char buf[PATH_MAX];
+	const char *path = devices_file(buf, sizeof(buf));
+	if (path) {
+		snprintf(out, len, "%s", path);
+		return 0;
+	}
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	if (xdg && *xdg)
+		snprintf(out, len, "%s/unvme/devices.json", xdg);
+	else if (home && *home)
+		snprintf(out, len, "%s/.config/unvme/devices.json", home);
+	else
+		return unvme_fail(-ENOENT, "no devices file to write: set $UNVME_CONFIG or $HOME");
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", out);
+	char *slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = '\0';
+		int rc = mkdir_p(dir);
+		if (rc)
+			return unvme_fail(rc, "cannot create %s: %s", dir, strerror(-rc));
+	}
+	return 0;
+}
+
+/* Adds, replaces (address) or removes (address NULL) one alias, rewriting the file
+ * atomically (temporary file, rename). */
+static int edit_alias(const char *name, const char *address)
+{
+	if (!name || !*name || strchr(name, '/') || strstr(name, "://"))
+		return unvme_fail(-EINVAL, "alias '%s': a name without '/' or '://'", name ? name : "");
+	char path[PATH_MAX];
+	int rc = writable_devices_file(path, sizeof(path));
+	if (rc)
+		return rc;
+	json_object *root, *devs;
+	const char *rpath;
+	rc = load_devices_file(&root, &devs, &rpath);
+	if (rc)
+		return rc;
+	if (!root) {
+		root = json_object_new_object();
+		devs = json_object_new_object();
+		json_object_object_add(root, "devices", devs);
+	}
+	bool had = json_object_object_get_ex(devs, name, NULL);
+	if (address)
+		json_object_object_add(devs, name, json_object_new_string(address));
+	else
+		json_object_object_del(devs, name);
+	char tmp[PATH_MAX + 8];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	rc = json_object_to_file_ext(tmp, root, JSON_C_TO_STRING_PRETTY) == 0 && rename(tmp, path) == 0
+		     ? 0
+		     : unvme_fail(-EIO, "cannot write the devices file %s: %s", path, strerror(errno));
+	json_object_put(root);
+	if (rc == 0 && !address && !had)
+		return unvme_fail(-ENOENT, "alias '%s' is not in %s", name, path);
+	return rc;
+}
+
+UNVME_API int unvme_devid_save(const char *name, const char *address)
+{
+	if (!address || !*address)
+		return unvme_fail(-EINVAL, "alias '%s': empty device id", name ? name : "");
+	return edit_alias(name, address);
+}
+
+UNVME_API int unvme_devid_forget(const char *name)
+{
+	return edit_alias(name, NULL);
+}

@@ -259,7 +259,7 @@ static int tcp_attach(struct unvme_ctrlr *c, const char *address)
 	pthread_mutex_unlock(&tc->lock);
 	if (rc) {
 		tcp_free(tc);
-		return rc < 0 ? rc : unvme_fail(-ECONNREFUSED, "%s", unvme_errmsg());
+		return rc < 0 ? rc : -ECONNREFUSED; /* refused with an NVMe status: the message says which */
 	}
 	c->transport_ctx = tc;
 	tcp_keepalive_start(tc);

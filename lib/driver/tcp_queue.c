@@ -28,10 +28,12 @@ int tcp_queue_init(struct tcp_queue *q, struct tcp_ctrlr *tc, uint16_t qid, uint
 	q->qid = qid;
 	q->nreqs = nreqs;
 	q->h2c_size = nreqs + 1;
-	q->rxbuf = malloc(TCP_RX_BUF);
+	int rc = tcp_rxq_init(&q->rx);
+	if (rc == 0)
+		rc = tcp_txq_init(&q->tx, TCP_TX_SLOTS);
 	q->reqs = nreqs ? calloc(nreqs, sizeof(*q->reqs)) : NULL;
 	q->h2c = calloc(q->h2c_size, sizeof(*q->h2c));
-	if (!q->rxbuf || (nreqs && !q->reqs) || !q->h2c) {
+	if (rc || (nreqs && !q->reqs) || !q->h2c) {
 		tcp_queue_fini(q);
 		return unvme_fail(-ENOMEM, "no memory for an NVMe/TCP queue");
 	}
@@ -42,10 +44,10 @@ int tcp_queue_init(struct tcp_queue *q, struct tcp_ctrlr *tc, uint16_t qid, uint
 void tcp_queue_fini(struct tcp_queue *q)
 {
 	tcp_conn_close(&q->conn);
-	free(q->rxbuf);
+	tcp_rxq_fini(&q->rx);
+	tcp_txq_fini(&q->tx);
 	free(q->reqs);
 	free(q->h2c);
-	q->rxbuf = NULL;
 	q->reqs = NULL;
 	q->h2c = NULL;
 }
@@ -273,10 +275,9 @@ void tcp_queue_protocol_error(struct tcp_queue *q, uint16_t fes, uint32_t fei, c
 	struct unvme_qpair *qp = q->qp;
 	bool owned = !(qp && qp->split) ||
 		     !atomic_flag_test_and_set_explicit(&qp->ring_lock, memory_order_acquire);
-	if (owned && q->tx_off == 0 && q->conn.fd >= 0) {
+	if (owned && q->tx.off == 0 && q->conn.fd >= 0) {
 		uint8_t term[sizeof(struct nvme_tcp_term) + NVME_TCP_TERM_MAX_DATA];
-		size_t hl = q->rx_have < sizeof(q->rx_hdr) ? q->rx_have : sizeof(q->rx_hdr);
-		size_t n = tcp_pdu_term(term, false, fes, fei, q->rx_hdr, hl);
+		size_t n = tcp_pdu_term(term, false, fes, fei, q->rx.hdr, q->rx.have);
 		(void)!send(q->conn.fd, term, n, MSG_DONTWAIT | MSG_NOSIGNAL);
 	}
 	if (owned && qp && qp->split)
@@ -293,7 +294,7 @@ static void wait_io(struct tcp_queue *q, uint64_t deadline)
 	if (now >= deadline)
 		return;
 	struct pollfd pfd = {.fd = q->conn.fd,
-			     .events = (short)(POLLIN | (q->tx_tail != q->tx_head ? POLLOUT : 0))};
+			     .events = (short)(POLLIN | (tcp_txq_count(&q->tx) ? POLLOUT : 0))};
 	uint64_t left = deadline - now;
 	poll(&pfd, 1, left > 10 ? 10 : (int)left);
 }
@@ -312,11 +313,11 @@ int tcp_queue_exec(struct tcp_queue *q, struct nvme_sqe *cmd, void *data, uint32
 		return rc;
 	q->sync_active = true;
 	q->sync_done = false;
-	while (tcp_tx_full(q) && !atomic_load(&q->dead) && unvme_now_ms() < deadline) {
+	while (tcp_txq_full(&q->tx) && !atomic_load(&q->dead) && unvme_now_ms() < deadline) {
 		tcp_tx_flush(q);
 		wait_io(q, deadline);
 	}
-	if (!tcp_tx_full(q))
+	if (!tcp_txq_full(&q->tx))
 		tcp_tx_capsule(q, cmd, &q->sync);
 	while (!q->sync_done && !atomic_load(&q->dead)) {
 		tcp_tx_flush(q);

@@ -29,14 +29,13 @@
 #include "unvme/spec/tcp.h"
 #include "tcp_conn.h"
 #include "tcp_pdu.h"
+#include "tcp_stream.h"
 
 struct unvme_qpair;
 struct tcp_ctrlr;
 
 #define TCP_SYNC_CID 0xfff0u     /* the transport's own synchronous commands */
 #define TCP_TX_SLOTS 64u         /* PDUs queued for the socket at once */
-#define TCP_RX_BUF (64u * 1024)  /* receive staging; larger data goes straight to the buffer */
-#define TCP_RX_HDR_MAX 256u      /* a header with digest and padding (PDO is one byte) */
 
 /* Per command id. */
 struct tcp_req {
@@ -53,29 +52,12 @@ struct tcp_req {
 	_Atomic uint8_t h2c_busy; /* an R2T's data is not yet all handed to the socket */
 };
 
-/* One PDU on its way out: header (+ digest + padding), data from the caller's buffer, extra
- * bytes after the data (alignment padding and a long KV key), data digest. */
-struct tcp_txpdu {
-	uint8_t hdr[128];
-	uint16_t hdr_len;
-	uint16_t extra_len;
-	uint32_t data_len;
-	const uint8_t *data;
-	uint8_t extra[4 + 256];
-	uint8_t ddgst[4];
-	bool has_ddgst;
-	bool h2c_last;            /* the last PDU of an R2T's transfer */
-	uint16_t cid;
-};
-
 struct tcp_h2c {
 	uint16_t cid;
 	uint16_t ttag;
 	uint32_t off;
 	uint32_t len;
 };
-
-enum tcp_rx_state { RX_HDR, RX_DATA, RX_DDGST };
 
 struct tcp_queue {
 	struct tcp_conn conn;
@@ -99,9 +81,7 @@ struct tcp_queue {
 	struct nvme_cqe sync_cqe;
 
 	/* transmit */
-	struct tcp_txpdu tx[TCP_TX_SLOTS];
-	uint32_t tx_head, tx_tail; /* free-running; tail - head PDUs queued */
-	size_t tx_off;            /* bytes of the head PDU already sent */
+	struct tcp_txq tx;
 	uint16_t sq_sent;         /* SQ entries up to here became capsules */
 	uint16_t sq_rung;         /* the latest tail announced */
 	struct tcp_h2c *h2c;      /* FIFO of R2Ts to answer, nreqs + 1 entries */
@@ -111,17 +91,8 @@ struct tcp_queue {
 	uint32_t h2c_off;         /* bytes of the head transfer made into PDUs */
 
 	/* receive */
-	uint8_t *rxbuf;
-	uint32_t rx_start, rx_end;
-	enum tcp_rx_state rx_state;
-	uint8_t rx_hdr[TCP_RX_HDR_MAX + 8];
-	uint32_t rx_have;         /* header bytes gathered */
-	struct tcp_pdu_info rx_info;
-	uint8_t *rx_dst;          /* where the current data goes */
-	uint32_t rx_left;         /* data bytes still to come */
-	uint32_t rx_crc;
-	uint8_t rx_dg[4];
-	uint32_t rx_dg_have;
+	struct tcp_rxq rx;
+	bool rx_in_data;          /* C2HData's data is coming */
 	struct tcp_req *rx_req;
 	uint16_t rx_cid;
 	uint16_t cq_tail;         /* where the next completion goes in the CQ ring */
@@ -158,7 +129,6 @@ void tcp_queue_mark_dead(struct tcp_queue *q, const char *why);
 /* tcp_tx.c */
 void tcp_tx_flush(struct tcp_queue *q);
 int tcp_tx_capsule(struct tcp_queue *q, const struct nvme_sqe *sqe, struct tcp_req *r);
-bool tcp_tx_full(const struct tcp_queue *q);
 void tcp_tx_reset(struct tcp_queue *q);
 
 /* tcp_rx.c */

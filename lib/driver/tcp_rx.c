@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Host receive path: a byte stream from the controller parsed PDU by PDU without blocking.
- * Headers are gathered in rx_hdr and checked before use; C2HData goes to the command's buffer,
- * copied from the staging buffer when it arrived with other PDUs, else received straight into
- * place; R2Ts are queued for the transmitter; responses become CQ entries.
+ * Host receive path: the controller's byte stream parsed PDU by PDU without blocking
+ * (tcp_stream.c gathers and checks headers and moves data). C2HData goes to the command's
+ * buffer, R2Ts are queued for the transmitter, responses become CQ entries.
  *
  * Everything the controller says is checked against what the host knows: a response, data or
  * R2T for a command that is not outstanding, data beyond the command's buffer or out of order,
@@ -15,62 +14,16 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 
-#include "lib/util/crc.h"
 #include "ctrlr.h"
 #include "tcp_ctrlr.h"
 #include "tcp_queue.h"
 
-#define RX_DIRECT_MIN 4096u /* data this large with nothing staged is received in place */
-
 void tcp_rx_reset(struct tcp_queue *q)
 {
-	q->rx_start = q->rx_end = 0;
-	q->rx_state = RX_HDR;
-	q->rx_have = 0;
-	q->rx_dst = NULL;
-	q->rx_left = 0;
+	tcp_rxq_reset(&q->rx);
+	q->rx_in_data = false;
 	q->rx_req = NULL;
-	q->rx_dg_have = 0;
-}
-
-/* recv into the staging buffer. >0 bytes, 0 nothing now, <0 the connection failed. */
-static int fill(struct tcp_queue *q)
-{
-	if (q->rx_start == q->rx_end)
-		q->rx_start = q->rx_end = 0;
-	if (q->rx_end == TCP_RX_BUF)
-		return 0; /* unreachable: the parser always consumes before refilling */
-	ssize_t n = recv(q->conn.fd, q->rxbuf + q->rx_end, TCP_RX_BUF - q->rx_end, MSG_DONTWAIT);
-	if (n > 0) {
-		q->rx_end += (uint32_t)n;
-		return (int)n;
-	}
-	if (n == 0) {
-		tcp_queue_mark_dead(q, "connection closed by the target");
-		return -ECONNRESET;
-	}
-	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-		return 0;
-	tcp_queue_mark_dead(q, "receive failed");
-	return -errno;
-}
-
-static uint32_t staged(const struct tcp_queue *q)
-{
-	return q->rx_end - q->rx_start;
-}
-
-/* Takes up to want bytes from staging into dst. */
-static uint32_t take(struct tcp_queue *q, void *dst, uint32_t want)
-{
-	uint32_t n = staged(q);
-	if (n > want)
-		n = want;
-	memcpy(dst, q->rxbuf + q->rx_start, n);
-	q->rx_start += n;
-	return n;
 }
 
 /* Is cid a command the controller may talk about now? */
@@ -89,7 +42,7 @@ static struct tcp_req *live_req(struct tcp_queue *q, uint16_t cid)
 
 static void on_response(struct tcp_queue *q)
 {
-	const struct nvme_tcp_rsp *h = (const void *)q->rx_hdr;
+	const struct nvme_tcp_rsp *h = (const void *)q->rx.hdr;
 	struct nvme_cqe cqe = h->cqe;
 	struct tcp_req *r = live_req(q, cqe.cid);
 	if (!r) {
@@ -107,7 +60,7 @@ static void on_response(struct tcp_queue *q)
 
 static void on_c2h_data(struct tcp_queue *q)
 {
-	const struct nvme_tcp_data *h = (const void *)q->rx_hdr;
+	const struct nvme_tcp_data *h = (const void *)q->rx.hdr;
 	struct tcp_req *r = live_req(q, h->cccid);
 	if (!r || r->incapsule) {
 		tcp_queue_protocol_error(q, NVME_TCP_FES_INVALID_HEADER, offsetof(struct nvme_tcp_data, cccid),
@@ -119,7 +72,7 @@ static void on_c2h_data(struct tcp_queue *q)
 					 "C2HData out of order");
 		return;
 	}
-	if ((uint64_t)h->datao + h->datal > r->len || h->datal != q->rx_info.data_len) {
+	if ((uint64_t)h->datao + h->datal > r->len || h->datal != q->rx.info.data_len) {
 		tcp_queue_protocol_error(q, NVME_TCP_FES_DATA_RANGE, offsetof(struct nvme_tcp_data, datal),
 					 "C2HData beyond the command's buffer");
 		return;
@@ -132,16 +85,13 @@ static void on_c2h_data(struct tcp_queue *q)
 	r->c2h_next = h->datao + h->datal;
 	q->rx_req = r;
 	q->rx_cid = h->cccid;
-	q->rx_dst = r->buf + h->datao;
-	q->rx_left = h->datal;
-	q->rx_crc = 0;
-	q->rx_dg_have = 0;
-	q->rx_state = RX_DATA;
+	q->rx_in_data = true;
+	tcp_rxq_data_begin(&q->rx, r->buf + h->datao, h->datal, h->hdr.flags & NVME_TCP_F_DDGST);
 }
 
 static void on_r2t(struct tcp_queue *q)
 {
-	const struct nvme_tcp_data *h = (const void *)q->rx_hdr;
+	const struct nvme_tcp_data *h = (const void *)q->rx.hdr;
 	struct tcp_req *r = live_req(q, h->cccid);
 	if (!r || r->incapsule) {
 		tcp_queue_protocol_error(q, NVME_TCP_FES_INVALID_HEADER, offsetof(struct nvme_tcp_data, cccid),
@@ -149,8 +99,8 @@ static void on_r2t(struct tcp_queue *q)
 		return;
 	}
 	if (atomic_load_explicit(&r->h2c_busy, memory_order_acquire)) {
-		tcp_queue_protocol_error(q, NVME_TCP_FES_DATA_LIMIT, 0, "R2T while one is being answered "
-					 "(MAXR2T is 1)");
+		tcp_queue_protocol_error(q, NVME_TCP_FES_DATA_LIMIT, 0,
+					 "R2T while one is being answered (MAXR2T is 1)");
 		return;
 	}
 	if (h->datao != r->r2t_next) {
@@ -176,7 +126,7 @@ static void on_r2t(struct tcp_queue *q)
 
 static void on_term(struct tcp_queue *q)
 {
-	const struct nvme_tcp_term *t = (const void *)q->rx_hdr;
+	const struct nvme_tcp_term *t = (const void *)q->rx.hdr;
 	uint32_t fei = (uint32_t)t->fei[0] | (uint32_t)t->fei[1] << 8 | (uint32_t)t->fei[2] << 16 |
 		       (uint32_t)t->fei[3] << 24;
 	static __thread char why[160];
@@ -185,147 +135,79 @@ static void on_term(struct tcp_queue *q)
 	tcp_queue_mark_dead(q, why);
 }
 
-/* A whole header is in rx_hdr: check its digest and act on it. */
-static void on_header(struct tcp_queue *q)
-{
-	const struct nvme_tcp_hdr *h = (const void *)q->rx_hdr;
-	if (h->flags & NVME_TCP_F_HDGST) {
-		uint32_t want = tcp_hdgst(q->rx_hdr, h->hlen), got;
-		memcpy(&got, q->rx_hdr + h->hlen, 4);
-		if (want != got) {
-			tcp_queue_protocol_error(q, NVME_TCP_FES_HDR_DIGEST, got, "header digest mismatch");
-			return;
-		}
-	}
-	q->rx_state = RX_HDR;
-	q->rx_have = 0;
-	switch (h->type) {
-	case NVME_TCP_CAPSULE_RESP:
-		on_response(q);
-		break;
-	case NVME_TCP_C2H_DATA:
-		on_c2h_data(q);
-		break;
-	case NVME_TCP_R2T:
-		on_r2t(q);
-		break;
-	default: /* C2HTermReq: handled by the caller */
-		break;
-	}
-}
-
 /* The data of a C2HData PDU (and its digest) arrived. */
-static void data_done(struct tcp_queue *q)
+static void data_done(struct tcp_queue *q, bool digest_ok)
 {
-	const struct nvme_tcp_data *h = (const void *)q->rx_hdr;
-	struct tcp_req *r = q->rx_req;
-	if (h->hdr.flags & NVME_TCP_F_DDGST) {
-		uint32_t got;
-		memcpy(&got, q->rx_dg, 4);
-		if (got != q->rx_crc)
-			r->data_error = true;
-	}
-	q->rx_state = RX_HDR;
-	q->rx_have = 0;
+	const struct nvme_tcp_data *h = (const void *)q->rx.hdr;
+	if (!digest_ok)
+		q->rx_req->data_error = true;
+	uint8_t flags = h->hdr.flags;
+	uint16_t cid = q->rx_cid;
+	q->rx_in_data = false;
 	q->rx_req = NULL;
-	if (h->hdr.flags & NVME_TCP_F_SUCCESS) {
-		struct nvme_cqe cqe = {.cid = q->rx_cid, .sqid = q->qid};
-		tcp_queue_complete(q, q->rx_cid, &cqe);
+	tcp_rxq_next(&q->rx);
+	if (flags & NVME_TCP_F_SUCCESS) {
+		struct nvme_cqe cqe = {.cid = cid, .sqid = q->qid};
+		tcp_queue_complete(q, cid, &cqe);
 	}
 }
 
-/* Gathers header bytes; returns true when the PDU header (with digest and padding) is whole. */
-static bool gather_header(struct tcp_queue *q)
+static void lost(struct tcp_queue *q, int err)
 {
-	if (q->rx_have < sizeof(struct nvme_tcp_hdr)) {
-		q->rx_have += take(q, q->rx_hdr + q->rx_have, sizeof(struct nvme_tcp_hdr) - q->rx_have);
-		if (q->rx_have < sizeof(struct nvme_tcp_hdr))
-			return false;
-		struct tcp_pdu_rules rules = {.controller = false, .hdgst = q->conn.hdgst,
-					      .ddgst = q->conn.ddgst, .pda = q->conn.hpda};
-		enum tcp_pdu_verdict v = tcp_pdu_check((const void *)q->rx_hdr, &rules, &q->rx_info);
-		if (v == TCP_PDU_DROP) {
-			tcp_queue_mark_dead(q, q->rx_info.why);
-			return false;
-		}
-		if (v == TCP_PDU_FATAL) {
-			tcp_queue_protocol_error(q, q->rx_info.fes, q->rx_info.fei, q->rx_info.why);
-			return false;
-		}
-	}
-	uint32_t need = q->rx_info.hdr_bytes;
-	if (q->rx_hdr[0] == NVME_TCP_C2H_TERM)
-		need = q->rx_info.plen; /* the header and the echoed bytes, at most 152 */
-	if (q->rx_have < need)
-		q->rx_have += take(q, q->rx_hdr + q->rx_have, need - q->rx_have);
-	return q->rx_have == need;
-}
-
-/* Moves C2HData bytes into place. Returns false when it must wait for the socket. */
-static bool move_data(struct tcp_queue *q)
-{
-	if (staged(q)) {
-		uint32_t n = take(q, q->rx_dst, q->rx_left);
-		if (q->conn.ddgst)
-			q->rx_crc = crc32c(q->rx_crc, q->rx_dst, n);
-		q->rx_dst += n;
-		q->rx_left -= n;
-		return true;
-	}
-	if (q->rx_left < RX_DIRECT_MIN)
-		return fill(q) > 0;
-	ssize_t n = recv(q->conn.fd, q->rx_dst, q->rx_left, MSG_DONTWAIT);
-	if (n > 0) {
-		if (q->conn.ddgst)
-			q->rx_crc = crc32c(q->rx_crc, q->rx_dst, (size_t)n);
-		q->rx_dst += n;
-		q->rx_left -= (uint32_t)n;
-		return true;
-	}
-	if (n == 0)
-		tcp_queue_mark_dead(q, "connection closed by the target");
-	else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-		tcp_queue_mark_dead(q, "receive failed");
-	return false;
+	tcp_queue_mark_dead(q, err == -ECONNRESET ? "connection closed by the target" : "receive failed");
 }
 
 int tcp_rx_pump(struct tcp_queue *q)
 {
 	int events = 0;
+	struct tcp_pdu_rules rules = {.controller = false, .hdgst = q->conn.hdgst,
+				      .ddgst = q->conn.ddgst, .pda = q->conn.hpda};
 	while (!atomic_load_explicit(&q->dead, memory_order_relaxed)) {
-		switch (q->rx_state) {
-		case RX_HDR:
-			if (!staged(q) && fill(q) <= 0)
+		if (q->rx_in_data) {
+			bool ok;
+			int err;
+			enum tcp_rxq_step st = tcp_rxq_data(&q->rx, q->conn.fd, &ok, &err);
+			if (st == RXQ_ERROR)
+				lost(q, err);
+			if (st != RXQ_DONE)
 				return events;
-			if (gather_header(q)) {
-				events++;
-				if (q->rx_hdr[0] == NVME_TCP_C2H_TERM)
-					on_term(q);
-				else
-					on_header(q);
-			}
+			data_done(q, ok);
+			events++;
+			continue;
+		}
+		if (!tcp_rxq_staged(&q->rx)) {
+			int f = tcp_rxq_fill(&q->rx, q->conn.fd);
+			if (f < 0)
+				lost(q, f);
+			if (f <= 0)
+				return events;
+		}
+		enum tcp_pdu_verdict v;
+		enum tcp_rxq_step st = tcp_rxq_header(&q->rx, &rules, &v);
+		if (st == RXQ_MORE)
+			continue;
+		if (st == RXQ_ERROR) {
+			if (v == TCP_PDU_DROP)
+				tcp_queue_mark_dead(q, q->rx.info.why);
+			else
+				tcp_queue_protocol_error(q, q->rx.info.fes, q->rx.info.fei, q->rx.info.why);
+			return events;
+		}
+		events++;
+		switch (q->rx.hdr[0]) {
+		case NVME_TCP_CAPSULE_RESP:
+			on_response(q);
+			tcp_rxq_next(&q->rx);
 			break;
-		case RX_DATA:
-			if (q->rx_left == 0) {
-				if (q->rx_info.plen > q->rx_info.hdr_bytes + q->rx_info.data_len) {
-					q->rx_state = RX_DDGST;
-				} else {
-					data_done(q);
-					events++;
-				}
-				break;
-			}
-			if (!move_data(q))
-				return events;
+		case NVME_TCP_C2H_DATA:
+			on_c2h_data(q); /* the data follows (rx_in_data) */
 			break;
-		case RX_DDGST:
-			if (!staged(q) && fill(q) <= 0)
-				return events;
-			q->rx_dg_have += take(q, q->rx_dg + q->rx_dg_have, 4 - q->rx_dg_have);
-			if (q->rx_dg_have == 4) {
-				data_done(q);
-				events++;
-			}
+		case NVME_TCP_R2T:
+			on_r2t(q);
+			tcp_rxq_next(&q->rx);
+			break;
+		default: /* C2HTermReq (the only other type the check lets through) */
+			on_term(q);
 			break;
 		}
 	}

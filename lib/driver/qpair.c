@@ -332,8 +332,13 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 		void *arg = req->arg;
 		release_req(qp, cid);
 		moved = true;
-		if (cb)
+		if (cb) {
 			cb(arg, &cpl);
+			/* the callback may have rebuilt the queue (a submit after a reset rewinds
+			 * the rings): go on from where the queue is now */
+			head = qp->cq_head;
+			phase = qp->phase;
+		}
 		if (++n == max)
 			break;
 	}
@@ -345,6 +350,13 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 		uint64_t now = unvme_now_ms();
 		if (now - qp->last_scan_ms >= SCAN_INTERVAL_MS)
 			scan_timeouts(qp, now);
+	} else if (unlikely(qp->fabric != NULL) && qp->qid != 0 &&
+		   unlikely(atomic_load_explicit(&qp->ctrlr->failed, memory_order_relaxed))) {
+		/* a connection of the association failed (the pump said so and delivered its
+		 * commands' errors above): reconnect from here, as after a fatal status */
+		struct unvme_ctrlr *c = qp->ctrlr;
+		if (!atomic_load(&c->gave_up) && !atomic_load(&c->resetting))
+			ctrlr_recover_fatal(c);
 	}
 	if (unlikely(atomic_load_explicit(&qp->failed, memory_order_relaxed))) {
 		int rc = qp->split ? split_failed(qp) : qpair_rebuild(qp);

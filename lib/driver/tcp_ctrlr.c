@@ -33,6 +33,14 @@ static struct tcp_ctrlr *ctx_of(void *ctx)
 	return ctx;
 }
 
+void tcp_ctrlr_break(struct tcp_ctrlr *tc)
+{
+	int live = ASSOC_LIVE;
+	if (atomic_compare_exchange_strong(&tc->assoc, &live, ASSOC_BROKEN))
+		tcp_conn_shutdown(&tc->admin.conn); /* anyone on it sees the end at once */
+	tc->c->failed = 1;
+}
+
 void tcp_ctrlr_connection_lost(struct tcp_ctrlr *tc, struct tcp_queue *q)
 {
 	if (q != &tc->admin)
@@ -415,18 +423,17 @@ static void tcp_qp_pump(struct unvme_qpair *qp)
 		pthread_mutex_unlock(&q->tc->lock);
 		return; /* the admin path holds locks recovery needs: keep alive or I/O recovers */
 	}
-	struct unvme_ctrlr *c = qp->ctrlr;
 	/* A reset by another thread: this queue's connection belongs to the old association. */
 	if (atomic_load_explicit(&qp->failed, memory_order_relaxed) &&
 	    !atomic_load_explicit(&q->dead, memory_order_relaxed))
 		tcp_queue_mark_dead(q, "the controller is being reset");
 	if (tcp_queue_pump(q) && !atomic_load(&qp->failed)) {
+		/* As Linux's host: a queue that fails takes the association with it; the poll
+		 * reconnects everything once this queue's commands are given back. */
 		tcp_report(q->tc, "queue %u: %s", qp->qid, q->dead_why ? q->dead_why : "connection lost");
-		atomic_store(&qp->failed, 1);
-		c->failed = 1;
+		tcp_ctrlr_break(q->tc);
+		qp->ctrlr->failed = 1;
 	}
-	if (c->failed && !c->gave_up && !atomic_load(&c->resetting))
-		ctrlr_recover_fatal(c);
 }
 
 const struct unvme_transport_ops unvme_transport_tcp = {

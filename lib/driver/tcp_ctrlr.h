@@ -77,8 +77,11 @@ int tcp_auth_host(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid);
 void tcp_keepalive_start(struct tcp_ctrlr *tc);
 void tcp_keepalive_stop(struct tcp_ctrlr *tc);
 
-/* tcp_ctrlr.c: a connection failed; the association is broken (admin) or the queue's owner
- * will see it (I/O). */
+/* tcp_ctrlr.c: the association is broken (an I/O connection failed): registers read a fatal
+ * status until the driver's recovery reconnects. Any thread. */
+void tcp_ctrlr_break(struct tcp_ctrlr *tc);
+/* A connection failed; the association is broken (admin) or the queue's owner will see it
+ * (I/O). */
 void tcp_ctrlr_connection_lost(struct tcp_ctrlr *tc, struct tcp_queue *q);
 /* Prints a line about the association on stderr unless UNVME_QUIET is set. */
 void tcp_report(const struct tcp_ctrlr *tc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

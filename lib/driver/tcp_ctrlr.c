@@ -288,6 +288,8 @@ static void tcp_detach(struct unvme_ctrlr *c)
 	pthread_mutex_lock(&tc->lock);
 	assoc_end(tc);
 	pthread_mutex_unlock(&tc->lock);
+	if (c->admin)
+		c->admin->bus = NULL; /* its transport queue was tc's: freed with it */
 	tcp_free(tc);
 	c->transport_ctx = NULL;
 }

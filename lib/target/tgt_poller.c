@@ -35,7 +35,7 @@ void tgt_poller_adopt(struct unvme_target *t, struct tgt_conn *c)
 	c->p = p;
 	pthread_mutex_lock(&p->inbox_lock);
 	c->next = p->inbox;
-	p->inbox = c;
+	__atomic_store_n(&p->inbox, c, __ATOMIC_RELEASE); /* the poller peeks without the lock */
 	pthread_mutex_unlock(&p->inbox_lock);
 	uint64_t one = 1;
 	(void)!write(p->evfd, &one, sizeof(one));
@@ -45,7 +45,7 @@ static void take_inbox(struct tgt_poller *p)
 {
 	pthread_mutex_lock(&p->inbox_lock);
 	struct tgt_conn *c = p->inbox;
-	p->inbox = NULL;
+	__atomic_store_n(&p->inbox, NULL, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&p->inbox_lock);
 	while (c) {
 		struct tgt_conn *next = c->next;

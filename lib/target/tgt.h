@@ -255,8 +255,9 @@ struct unvme_target {
 	_Atomic uint64_t genctr;  /* discovery log generation */
 };
 
-/* tgt_log.c */
+/* tgt_main.c: refusals and errors always reach stderr; tgt_info (connections) unless quiet. */
 void tgt_log(const struct unvme_target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tgt_info(const struct unvme_target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* tgt_config.c */
 struct tgt_subsys *tgt_find_subsys(struct unvme_target *t, const char *nqn);

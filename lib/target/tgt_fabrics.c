@@ -115,7 +115,7 @@ static void connect_admin(struct tgt_cmd *cmd, struct tgt_subsys *ss, const stru
 	c->connected = true;
 	c->auth_needed = host && host->has_key;
 	tgt_auth_reset(c);
-	tgt_log(c->t, "host %s (%s) connected to %s: controller %u%s", c->peer, ctrl->hostnqn, ss->nqn,
+	tgt_info(c->t, "host %s (%s) connected to %s: controller %u%s", c->peer, ctrl->hostnqn, ss->nqn,
 		ctrl->cntlid, c->auth_needed ? ", authentication required" : "");
 	reply(cmd, 0, 0, ctrl->cntlid | (c->auth_needed ? NVMF_CONNECT_AUTHREQ_ATR : 0));
 }

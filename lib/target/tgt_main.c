@@ -16,21 +16,34 @@
 #include "lib/driver/ctrlr.h"
 #include "tgt.h"
 
-void tgt_log(const struct unvme_target *t, const char *fmt, ...)
+static void vlog(const char *fmt, va_list ap)
 {
-	if (t->cfg->quiet)
-		return;
 	char msg[600];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	struct tm tm;
 	localtime_r(&ts.tv_sec, &tm);
 	fprintf(stderr, "unvme-target %02d:%02d:%02d.%03ld %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
 		ts.tv_nsec / 1000000, msg);
+}
+
+void tgt_log(const struct unvme_target *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlog(fmt, ap);
+	va_end(ap);
+}
+
+void tgt_info(const struct unvme_target *t, const char *fmt, ...)
+{
+	if (t->cfg->quiet)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vlog(fmt, ap);
+	va_end(ap);
 }
 
 static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

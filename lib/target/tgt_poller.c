@@ -54,7 +54,7 @@ static void take_inbox(struct tgt_poller *p)
 		c->next = p->conns;
 		p->conns = c;
 		p->nconns++;
-		tgt_log(p->t, "connection from %s (poller %d)", c->peer, p->idx);
+		tgt_info(p->t, "connection from %s (poller %d)", c->peer, p->idx);
 		c = next;
 	}
 }
@@ -65,7 +65,7 @@ static void drop(struct tgt_poller *p, struct tgt_conn **pp)
 	*pp = c->next;
 	p->nconns--;
 	epoll_ctl(p->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-	tgt_log(p->t, "connection from %s closed: %s", c->peer, c->why[0] ? c->why : "done");
+	tgt_info(p->t, "connection from %s closed: %s", c->peer, c->why[0] ? c->why : "done");
 	tgt_conn_free(c);
 }
 

@@ -217,10 +217,20 @@ struct tgt_conn {
 	struct tgt_cmd *free_cmds;
 	uint32_t in_backing;      /* commands at the backing devices */
 
-	/* DMA buffer cache, by power-of-two size class from 4 KiB */
-	void *bufs[11];
+	struct tgt_bufcache *cache; /* its poller's DMA buffers */
 	struct tgt_conn *next;
 };
+
+/* DMA buffers by power-of-two size class from 4 KiB, kept by a poller for its connections:
+ * buffers are not allocated per command, and a connection that ends gives them to the next
+ * instead of back to the allocator (whose chunk table is built for few changes). */
+#define TGT_BUF_CLASSES 11
+struct tgt_bufcache {
+	void *bufs[TGT_BUF_CLASSES];
+	uint64_t bytes;           /* kept, free */
+	uint64_t limit;           /* above this, buffers go back to the allocator */
+};
+void tgt_bufcache_free(struct tgt_bufcache *bc);
 
 struct tgt_poller {
 	struct unvme_target *t;
@@ -233,6 +243,7 @@ struct tgt_poller {
 	struct tgt_conn *inbox;
 	struct tgt_conn *conns;
 	int nconns;
+	struct tgt_bufcache cache;
 };
 
 struct unvme_target {

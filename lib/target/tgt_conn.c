@@ -25,9 +25,6 @@
 
 enum { PDU_PLAIN = 0, PDU_RELEASE, PDU_CLOSE };
 
-#define BUF_MIN_SHIFT 12
-#define BUF_CLASSES 11 /* 4 KiB .. 4 MiB */
-
 static void addr_str(const struct sockaddr_storage *ss, char *host, size_t hl, char *port, size_t pl)
 {
 	uint16_t p = 0;
@@ -92,12 +89,14 @@ int tgt_conn_size(struct tgt_conn *c, uint32_t slots)
 	return tcp_txq_grow(&c->tx, 2 * slots + 8);
 }
 
-/* ---- DMA buffers, cached per connection by size class ---- */
+/* ---- DMA buffers (the poller's cache, tgt.h) ---- */
+
+#define BUF_MIN_SHIFT 12
 
 static int buf_class(uint32_t len)
 {
 	int cls = 0;
-	while (cls < BUF_CLASSES - 1 && (1u << (BUF_MIN_SHIFT + cls)) < len)
+	while (cls < TGT_BUF_CLASSES - 1 && (1u << (BUF_MIN_SHIFT + cls)) < len)
 		cls++;
 	return (1u << (BUF_MIN_SHIFT + cls)) >= len ? cls : -1;
 }
@@ -108,9 +107,11 @@ void *tgt_buf_get(struct tgt_conn *c, uint32_t len, uint32_t *cap)
 	if (cls < 0)
 		return NULL;
 	*cap = 1u << (BUF_MIN_SHIFT + cls);
-	void *b = c->bufs[cls];
+	struct tgt_bufcache *bc = c->cache;
+	void *b = bc ? bc->bufs[cls] : NULL;
 	if (b) {
-		memcpy(&c->bufs[cls], b, sizeof(void *)); /* a free buffer holds the next one */
+		memcpy(&bc->bufs[cls], b, sizeof(void *)); /* a free buffer holds the next one */
+		bc->bytes -= *cap;
 		return b;
 	}
 	return unvme_dma_alloc(*cap, 4096);
@@ -120,23 +121,30 @@ void tgt_buf_put(struct tgt_conn *c, void *buf, uint32_t cap)
 {
 	if (!buf)
 		return;
+	struct tgt_bufcache *bc = c->cache;
+	if (!bc || bc->bytes + cap > bc->limit) {
+		unvme_dma_free(buf);
+		return;
+	}
 	int cls = buf_class(cap);
-	memcpy(buf, &c->bufs[cls], sizeof(void *));
-	c->bufs[cls] = buf;
+	memcpy(buf, &bc->bufs[cls], sizeof(void *));
+	bc->bufs[cls] = buf;
+	bc->bytes += cap;
 }
 
-static void bufs_free(struct tgt_conn *c)
+void tgt_bufcache_free(struct tgt_bufcache *bc)
 {
-	for (int i = 0; i < BUF_CLASSES; i++) {
-		void *b = c->bufs[i];
+	for (int i = 0; i < TGT_BUF_CLASSES; i++) {
+		void *b = bc->bufs[i];
 		while (b) {
 			void *next;
 			memcpy(&next, b, sizeof(next));
 			unvme_dma_free(b);
 			b = next;
 		}
-		c->bufs[i] = NULL;
+		bc->bufs[i] = NULL;
 	}
+	bc->bytes = 0;
 }
 
 /* ---- commands ---- */
@@ -657,12 +665,10 @@ void tgt_conn_free(struct tgt_conn *c)
 	tgt_auth_reset(c);
 	for (uint32_t i = 0; i < c->ncmds; i++) {
 		struct tgt_cmd *cmd = c->cmds[i];
-		if (cmd->buf)
-			unvme_dma_free(cmd->buf);
+		tgt_buf_put(c, cmd->buf, cmd->buf_cap);
 		free(cmd);
 	}
 	free(c->cmds);
-	bufs_free(c);
 	tcp_rxq_fini(&c->rx);
 	tcp_txq_fini(&c->tx);
 	if (c->fd >= 0)

@@ -33,6 +33,7 @@ void tgt_poller_adopt(struct unvme_target *t, struct tgt_conn *c)
 	uint32_t i = atomic_fetch_add(&t->next_poller, 1) % (uint32_t)t->npollers;
 	struct tgt_poller *p = &t->pollers[i];
 	c->p = p;
+	c->cache = &p->cache;
 	pthread_mutex_lock(&p->inbox_lock);
 	c->next = p->inbox;
 	__atomic_store_n(&p->inbox, c, __ATOMIC_RELEASE); /* the poller peeks without the lock */
@@ -126,6 +127,7 @@ static void *poller_main(void *arg)
 		tgt_conn_close(p->conns, "the target stops");
 		drop(p, &p->conns);
 	}
+	tgt_bufcache_free(&p->cache);
 	return NULL;
 }
 
@@ -139,6 +141,7 @@ int tgt_pollers_start(struct unvme_target *t)
 		struct tgt_poller *p = &t->pollers[i];
 		p->t = t;
 		p->idx = i;
+		p->cache.limit = 256u << 20; /* free buffers a poller keeps */
 		pthread_mutex_init(&p->inbox_lock, NULL);
 		p->evfd = -1;
 		p->epfd = epoll_create1(EPOLL_CLOEXEC);

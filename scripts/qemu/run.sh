@@ -26,10 +26,11 @@ case "$BUILD_ABS" in "$ROOT"/*) ;; *) log "BUILD must be inside the source tree 
 BUILD_REL=${BUILD_ABS#"$ROOT"/}
 [ -x "$BUILD_ABS/tools/unvme/unvme" ] || { log "$BUILD_ABS/tools/unvme/unvme missing: build first (make build)"; exit 1; }
 
-# The guest test program, linked statically against the library (libjson-c comes from the stage).
+# The guest test program, linked statically against the library (libjson-c and libcrypto come
+# from the stage).
 mkdir -p "$BUILD_ABS/qemu"
 cc -O2 -g -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$ROOT/include" \
-	"$ROOT/tests/qemu/vfio_guest_test.c" "$BUILD_ABS/libunvme.a" -ljson-c -lpthread -lm \
+	"$ROOT/tests/qemu/vfio_guest_test.c" "$BUILD_ABS/libunvme.a" -ljson-c -lcrypto -lpthread -lm \
 	-o "$BUILD_ABS/qemu/vfio_guest_test" || { log "building the guest test program failed"; exit 1; }
 
 eval "$("$ROOT/scripts/qemu/build.sh")" || { log "building the guest artifacts failed"; exit 1; }

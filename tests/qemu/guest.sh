@@ -129,4 +129,7 @@ if [ -n "$D0" ]; then
 	cmp -s $W/k $W/exp && pass kernel-io-after-vfio || fail kernel-io-after-vfio
 fi
 $SETUP status | sed 's/^/    /'
+
+# ---- NVMe/TCP: Linux's host against our target, our host against Linux's target ----
+. /src/tests/qemu/tcp_guest.sh
 exit 0

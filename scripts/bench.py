@@ -84,13 +84,14 @@ def main():
                           ("fio engine", ROOT / "plugins" / "fio" / "bench_fio.py"),
                           ("KV SDK", ROOT / "scripts" / "bench_kv.py"),
                           ("Device-thread mode: SSD latency model and core-to-device layouts",
-                           ROOT / "scripts" / "bench_devthread.py")):
+                           ROOT / "scripts" / "bench_devthread.py"),
+                          ("NVMe over TCP: local against remote over 127.0.0.1", ROOT / "scripts" / "bench_tcp.py")):
         if not script.exists():
             continue
         jpath = BUILD / f"bench-{script.stem}.json"
         # fio's null comparison moves by a tenth between runs: best of three for both sides
         args = {"bench_fio": ["--rounds", "3"], "bench_qd": ["--plot-dir", str(plots)],
-                "bench_devthread": ["--plot-dir", str(plots)]}.get(script.stem, [])
+                "bench_devthread": ["--plot-dir", str(plots)], "bench_tcp": ["--plot-dir", str(plots)]}.get(script.stem, [])
         p = subprocess.run([sys.executable, str(script), "--json", str(jpath), *args], capture_output=True,
                            text=True, env=dict(ENV, BUILD=str(BUILD)))
         lines += ["", f"## {title}", "", p.stdout.strip() if p.returncode == 0 else

@@ -50,8 +50,9 @@ t kernel-nvme-cli-id-ctrl nvme id-ctrl /dev/nvme0
 [ -d /sys/kernel/iommu_groups/0 ] && pass iommu-groups || fail iommu-groups "no IOMMU groups: intel-iommu missing?"
 
 if [ "${UNVME_MODE:-test}" = bench ]; then
-	sh /src/tests/qemu/bench.sh
-	exit $?
+	sh /src/tests/qemu/bench.sh; rc=$?
+	sh /src/tests/qemu/bench_tcp.sh || rc=1
+	exit $rc
 fi
 
 # ---- setup.sh ----

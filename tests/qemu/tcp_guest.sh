@@ -18,38 +18,11 @@ HN=nqn.2014-08.org.nvmexpress:uuid:$HUUID
 KEY='DHHC-1:00:QH1FKOt525UX4Tjtw7N6MRy/KmFCzTsukXIQJ7FDnjVkKI+m:'
 BADKEY='DHHC-1:00:QTkdhv9Qoc69KBnvV2E9cGCBBZ2NtsQ8Lo9qd7WbzLK89oly:'
 
-ifconfig lo 127.0.0.1 up 2>/dev/null || ip link set lo up
+. /src/tests/qemu/tcp_lib.sh
+tcp_lo_up
 mkdir -p /etc/nvme /mnt/t
 echo $HN > /etc/nvme/hostnqn
 echo $HUUID > /etc/nvme/hostid
-
-start_target() { # NAME PORT ARGS...: our target in the background, waits until it serves
-	n=$1 p=$2; shift 2
-	rm -f $W/$n.port
-	$UNVME target --listen 127.0.0.1:$p --port-file $W/$n.port "$@" > $W/$n.out 2> $W/$n.log &
-	i=0
-	while [ ! -e $W/$n.port ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
-	[ -e $W/$n.port ]
-}
-
-subsys_dev() { # NQN: the block device Linux made for the subsystem's namespace 1
-	for s in /sys/class/nvme-subsystem/nvme-subsys*; do
-		[ "$(cat $s/subsysnqn 2>/dev/null)" = "$1" ] || continue
-		for b in $s/nvme*n1 $s/nvme*/nvme*n1; do
-			[ -e "$b" ] && { echo /dev/$(basename $b); return; }
-		done
-	done
-}
-
-wait_dev() {
-	i=0
-	while [ $i -lt 50 ]; do
-		d=$(subsys_dev $1)
-		[ -n "$d" ] && [ -b "$d" ] && { echo $d; return; }
-		sleep 0.2
-		i=$((i + 1))
-	done
-}
 
 # ---- (a) Linux's host against our target ----
 truncate -s 128M /tmp/tcpg.img
@@ -111,15 +84,8 @@ if start_target sec 4422 --nqn $SN -d "emu://gsec?ns=mem:16M" --allow-host $HN -
 fi
 
 # ---- (b) our host against Linux's target ----
-mount -t configfs none /sys/kernel/config 2>/dev/null
 truncate -s 128M /tmp/nvmet.img
-N=/sys/kernel/config/nvmet
-if [ -d $N ] && mkdir $N/subsystems/$KN && echo 1 > $N/subsystems/$KN/attr_allow_any_host &&
-	mkdir $N/subsystems/$KN/namespaces/1 && echo -n /tmp/nvmet.img > $N/subsystems/$KN/namespaces/1/device_path &&
-	echo 1 > $N/subsystems/$KN/namespaces/1/buffered_io && echo 1 > $N/subsystems/$KN/namespaces/1/enable &&
-	mkdir $N/ports/1 && echo tcp > $N/ports/1/addr_trtype && echo ipv4 > $N/ports/1/addr_adrfam &&
-	echo 127.0.0.1 > $N/ports/1/addr_traddr && echo 4421 > $N/ports/1/addr_trsvcid &&
-	ln -s $N/subsystems/$KN $N/ports/1/subsystems/$KN; then
+if nvmet_export $KN /tmp/nvmet.img 4421; then
 	pass tcp-nvmet-configured
 else
 	fail tcp-nvmet-configured "configfs setup of nvmet-tcp failed"
@@ -139,8 +105,6 @@ t tcp-ourhost-nvmet-perf-verify $UNVME perf $D -w randrw -V -q 16 -t 2
 t tcp-ourhost-nvmet-perf-digests $UNVME perf "$D?hdgst=1&ddgst=1" -w randrw -b 64k -V -q 4 -t 2
 
 # cleanup: the bench and later tests find a clean guest
-rm -f $N/ports/1/subsystems/$KN 2>/dev/null
-echo 0 > $N/subsystems/$KN/namespaces/1/enable 2>/dev/null
-rmdir $N/ports/1 $N/subsystems/$KN/namespaces/1 $N/subsystems/$KN 2>/dev/null
+nvmet_remove $KN
 kill $(jobs -p) 2>/dev/null
 wait 2>/dev/null

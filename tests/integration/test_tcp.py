@@ -104,6 +104,21 @@ def test_fio_kv_engine_remote(quiet_env, kv_target, tmp_path):
         assert p.returncode == 0 and " err= 0" in p.stdout, p.stdout + p.stderr
 
 
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+def test_fio_block_engine_remote(quiet_env, block_target, tmp_path):
+    """fio's block jobs through the engine on a remote namespace named by an alias: written in one
+    process, verified in another (the data crossed the fabric twice and sits on the target)."""
+    assert ENGINE.exists()
+    env = dict(quiet_env, UNVME_DEVICES=f"remoteblk={block_target.devid(NQN)}")
+    args = ["fio", f"--ioengine=external:{ENGINE}", "--filename=remoteblk", "--thread=1",
+            "--size=8M", "--iodepth=16", "--bsrange=4k-128k", "--rw=randwrite", "--verify=crc32c",
+            "--randrepeat=1"]
+    for phase in (["--name=w", "--do_verify=0"], ["--name=v", "--verify_only=1"]):
+        p = subprocess.run(args + phase, capture_output=True, text=True, env=env, timeout=300,
+                           cwd=tmp_path)
+        assert p.returncode == 0 and " err= 0" in p.stdout, p.stdout + p.stderr
+
+
 def test_discover_connect_and_names(unvme, quiet_env, block_target):
     unvme.env = quiet_env
     port = block_target.port

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lib/common/clock.h"
 #include "ctrlr.h"
 #include "errmsg.h"
 #include "tcp_conn.h"
@@ -25,7 +26,7 @@
 int tcp_io_wait(int fd, bool for_write, uint64_t deadline_ms)
 {
 	for (;;) {
-		uint64_t now = unvme_now_ms();
+		uint64_t now = mono_ms_coarse();
 		if (now >= deadline_ms)
 			return 0;
 		uint64_t left = deadline_ms - now;
@@ -153,7 +154,7 @@ int tcp_conn_open(struct tcp_conn *c, const struct tcp_params *p, uint32_t timeo
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 	snprintf(c->peer, sizeof(c->peer), "%s:%s", p->host, p->port);
-	uint64_t deadline = unvme_now_ms() + timeout_ms;
+	uint64_t deadline = mono_ms_coarse() + timeout_ms;
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_ADDRCONFIG | AI_NUMERICSERV};
 	struct addrinfo *res = NULL;

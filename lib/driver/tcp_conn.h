@@ -31,7 +31,7 @@ void tcp_conn_close(struct tcp_conn *c);
  * inside send or recv on it. */
 void tcp_conn_shutdown(struct tcp_conn *c);
 
-/* Blocking transfer of exactly len bytes before the deadline (ms, unvme_now_ms clock).
+/* Blocking transfer of exactly len bytes before the deadline (ms, mono_ms_coarse clock).
  * 0, -ETIMEDOUT, -ECONNRESET (peer closed) or another negative errno. */
 int tcp_io_send_all(int fd, const void *buf, size_t len, uint64_t deadline_ms);
 int tcp_io_recv_all(int fd, void *buf, size_t len, uint64_t deadline_ms);

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/common/clock.h"
+#include "lib/common/env.h"
 #include "ctrlr.h"
 #include "errmsg.h"
 #include "tcp_ctrlr.h"
@@ -18,7 +20,7 @@
 
 void tcp_report(const struct tcp_ctrlr *tc, const char *fmt, ...)
 {
-	if (getenv("UNVME_QUIET"))
+	if (unvme_env_quiet())
 		return;
 	char msg[512];
 	va_list ap;
@@ -85,16 +87,10 @@ static void assoc_end(struct tcp_ctrlr *tc)
 	atomic_store(&tc->assoc, ASSOC_DOWN);
 }
 
-static void sleep_ms(uint32_t ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-	nanosleep(&ts, NULL);
-}
-
 /* Reconnects after a loss, trying for ctrl_loss_tmo. */
 static int assoc_reconnect(struct tcp_ctrlr *tc)
 {
-	uint64_t until = unvme_now_ms() + tc->p.ctrl_loss_tmo_ms;
+	uint64_t until = mono_ms_coarse() + tc->p.ctrl_loss_tmo_ms;
 	int attempts = 0;
 	for (;;) {
 		attempts++;
@@ -107,14 +103,14 @@ static int assoc_reconnect(struct tcp_ctrlr *tc)
 		}
 		/* a refusal (NVMe status: unknown subsystem, host not allowed, authentication)
 		 * will not change by waiting */
-		if (rc > 0 || rc == -EACCES || atomic_load(&tc->closing) || unvme_now_ms() >= until) {
+		if (rc > 0 || rc == -EACCES || atomic_load(&tc->closing) || mono_ms_coarse() >= until) {
 			char why[512];
 			snprintf(why, sizeof(why), "%s", unvme_errmsg());
 			tcp_report(tc, "reconnecting failed after %d attempt%s: %s", attempts,
 				   attempts == 1 ? "" : "s", why);
 			return unvme_fail(rc < 0 ? rc : -EIO, "%s", why);
 		}
-		sleep_ms(tc->p.reconnect_delay_ms ? tc->p.reconnect_delay_ms : 100);
+		sleep_us((uint64_t)(tc->p.reconnect_delay_ms ? tc->p.reconnect_delay_ms : 100) * 1000);
 	}
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "lib/common/clock.h"
 #include "unvme/spec/fabrics.h"
 #include "ctrlr.h"
 #include "dma.h"
@@ -114,7 +115,7 @@ static int prepare(struct tcp_queue *q, struct tcp_req *r, struct nvme_sqe *sqe,
 	r->key = NULL;
 	r->klen = 0;
 	atomic_store_explicit(&r->h2c_busy, 0, memory_order_relaxed);
-	r->start_ms = unvme_now_ms();
+	r->start_ms = mono_ms_coarse();
 	uint32_t room = q->icd_max;
 	if (long_kv_key(sqe)) {
 		uint64_t iova = (uint64_t)sqe->cdw12 | (uint64_t)sqe->cdw13 << 32;
@@ -200,7 +201,7 @@ void tcp_queue_complete(struct tcp_queue *q, uint16_t cid, const struct nvme_cqe
 static void fail_in_flight(struct tcp_queue *q)
 {
 	q->fail_done = true;
-	uint64_t now = unvme_now_ms();
+	uint64_t now = mono_ms_coarse();
 	struct nvme_cqe cqe = {0};
 	for (uint32_t cid = 0; q->qp && cid < q->nreqs; cid++) {
 		if (atomic_load_explicit(&q->qp->reqs[cid].state, memory_order_acquire) == REQ_FREE ||
@@ -257,7 +258,7 @@ int tcp_queue_pump(struct tcp_queue *q)
 	if (!atomic_load_explicit(&q->dead, memory_order_relaxed)) {
 		tcp_rx_pump(q);
 		flush_shared(q);
-		uint64_t now = unvme_now_ms();
+		uint64_t now = mono_ms_coarse();
 		if (now - q->last_scan_ms >= SCAN_INTERVAL_MS)
 			scan_timeouts(q, now);
 	}
@@ -290,7 +291,7 @@ void tcp_queue_protocol_error(struct tcp_queue *q, uint16_t fes, uint32_t fei, c
 /* Waits for the socket to have something to read, or room to write while we have data. */
 static void wait_io(struct tcp_queue *q, uint64_t deadline)
 {
-	uint64_t now = unvme_now_ms();
+	uint64_t now = mono_ms_coarse();
 	if (now >= deadline)
 		return;
 	struct pollfd pfd = {.fd = q->conn.fd,
@@ -305,7 +306,7 @@ int tcp_queue_exec(struct tcp_queue *q, struct nvme_sqe *cmd, void *data, uint32
 	if (atomic_load(&q->dead) || q->conn.fd < 0)
 		return unvme_fail(-ENOTCONN, "%s: not connected%s%s", q->conn.peer,
 				  q->dead_why ? ": " : "", q->dead_why ? q->dead_why : "");
-	uint64_t deadline = unvme_now_ms() + (timeout_ms ? timeout_ms : 10000);
+	uint64_t deadline = mono_ms_coarse() + (timeout_ms ? timeout_ms : 10000);
 	cmd->cid = TCP_SYNC_CID;
 	/* the direction of fabrics commands is not in their opcode: the caller says it */
 	int rc = prepare(q, &q->sync, cmd, data, len, to_ctrl);
@@ -313,7 +314,7 @@ int tcp_queue_exec(struct tcp_queue *q, struct nvme_sqe *cmd, void *data, uint32
 		return rc;
 	q->sync_active = true;
 	q->sync_done = false;
-	while (tcp_txq_full(&q->tx) && !atomic_load(&q->dead) && unvme_now_ms() < deadline) {
+	while (tcp_txq_full(&q->tx) && !atomic_load(&q->dead) && mono_ms_coarse() < deadline) {
 		tcp_tx_flush(q);
 		wait_io(q, deadline);
 	}
@@ -323,7 +324,7 @@ int tcp_queue_exec(struct tcp_queue *q, struct nvme_sqe *cmd, void *data, uint32
 		tcp_tx_flush(q);
 		if (tcp_rx_pump(q) > 0)
 			continue;
-		if (unvme_now_ms() >= deadline) {
+		if (mono_ms_coarse() >= deadline) {
 			static __thread char why[96];
 			snprintf(why, sizeof(why), "fabrics command (type %#x) got no answer within %u ms",
 				 ((struct nvmf_cmd *)cmd)->fctype, timeout_ms);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Transports: how the driver reaches a controller. A transport is a table of functions
- * registered by name. The register-based transports (the emulated PCIe slot, VFIO) fill
- * register access and DMA mapping and share the memory-ring queue pairs of qpair.c.
+ * registered by name. The register-based transports, the emulated PCIe slot
+ * (pcie_emu_slot.c) and VFIO (pcie_vfio.c), fill register access and DMA mapping and share
+ * the memory-ring queue pairs of qpair.c.
  *
  * NVMe over Fabrics transports (NVMe/TCP) keep the same queue pairs as the host's view of
  * each queue (trackers, command ids, split ownership, recovery) and add the qp_* operations,

@@ -3,6 +3,7 @@
  * Which way a command's data flows, and where a command whose data is in goes: fabrics
  * commands, then (once connected, enabled and authenticated) admin or I/O.
  */
+#include "lib/common/clock.h"
 #include "unvme/spec/fabrics.h"
 #include "lib/driver/ctrlr.h"
 #include "tgt.h"
@@ -73,7 +74,7 @@ void tgt_exec(struct tgt_cmd *cmd)
 		return;
 	}
 	struct tgt_ctrl *ctrl = c->ctrl;
-	atomic_store_explicit(&ctrl->last_ms, unvme_now_ms(), memory_order_relaxed);
+	atomic_store_explicit(&ctrl->last_ms, mono_ms_coarse(), memory_order_relaxed);
 	if (!(atomic_load(&ctrl->csts) & NVME_CSTS_RDY)) {
 		tgt_complete(cmd, NVME_SCT_GENERIC, NVME_SC_CMD_SEQ_ERROR); /* not enabled */
 		return;

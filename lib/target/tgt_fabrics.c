@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/common/clock.h"
 #include "unvme/spec/fabrics.h"
 #include "lib/driver/ctrlr.h"
 #include "tgt.h"
@@ -65,7 +66,7 @@ static struct tgt_ctrl *ctrl_new(struct tgt_subsys *ss, const struct nvmf_connec
 	ctrl->nr_io = maxq;
 	ctrl->feat_vwc = ss->vwc & 1u;
 	atomic_store(&ctrl->refs, 1);
-	atomic_store(&ctrl->last_ms, unvme_now_ms());
+	atomic_store(&ctrl->last_ms, mono_ms_coarse());
 	pthread_mutex_lock(&ss->lock);
 	/* dynamic controller model: a fresh id from 1..FFEFh */
 	for (int tries = 0; tries < 0xffef; tries++) {
@@ -268,7 +269,7 @@ static void property(struct tgt_cmd *cmd, bool set)
 		return;
 	}
 	struct tgt_ctrl *ctrl = c->ctrl;
-	atomic_store_explicit(&ctrl->last_ms, unvme_now_ms(), memory_order_relaxed);
+	atomic_store_explicit(&ctrl->last_ms, mono_ms_coarse(), memory_order_relaxed);
 	uint64_t v = 0;
 	bool ok = true;
 	switch (p->ofst) {

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/common/clock.h"
 #include "lib/driver/ctrlr.h"
 #include "tgt.h"
 
@@ -24,13 +25,6 @@
 #define NAP_NS 5000           /* ... this long at a time, letting a device thread on this core run */
 #define SLEEP_MS 100          /* epoll timeout: how soon stop and keep alive are noticed */
 #define CLOSE_GRACE_MS 2000   /* a closing connection gets this long to send what is queued */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 void tgt_poller_adopt(struct unvme_target *t, struct tgt_conn *c)
 {
@@ -82,14 +76,14 @@ static void *poller_main(void *arg)
 	snprintf(name, sizeof(name), "unvme-tgt%d", p->idx);
 	pthread_setname_np(pthread_self(), name);
 	struct unvme_target *t = p->t;
-	uint64_t last_work = now_ns(), last_ka = 0;
+	uint64_t last_work = mono_ns(), last_ka = 0;
 	struct epoll_event evs[16];
 	while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
 		if (__atomic_load_n(&p->inbox, __ATOMIC_RELAXED))
 			take_inbox(p);
 		int work = 0;
 		bool busy = false;
-		uint64_t now_ms = unvme_now_ms();
+		uint64_t now_ms = mono_ms_coarse();
 		for (struct tgt_conn **pp = &p->conns; *pp;) {
 			struct tgt_conn *c = *pp;
 			if (!c->closing)
@@ -114,7 +108,7 @@ static void *poller_main(void *arg)
 			for (struct tgt_conn *c = p->conns; c; c = c->next)
 				tgt_keepalive_check(c, now_ms);
 		}
-		uint64_t now = now_ns();
+		uint64_t now = mono_ns();
 		if (work) {
 			last_work = now;
 			continue;
@@ -139,7 +133,7 @@ static void *poller_main(void *arg)
 				(void)!read(p->evfd, &v, sizeof(v));
 			}
 		}
-		last_work = now_ns();
+		last_work = mono_ns();
 	}
 	take_inbox(p);
 	while (p->conns) {

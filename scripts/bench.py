@@ -9,6 +9,7 @@ rounds times, and prints a markdown table of medians with their range and ratios
   qd         scripts/bench_qd.py          QD sweep: perf, our fio engine, tuned io_uring, memcpy limit
   kv         scripts/bench_kv.py          KV SDK against RocksDB; same core against separate cores
   devthread  scripts/bench_devthread.py   SSD latency model: QD curve and core-to-device layouts
+  tcp        scripts/bench_tcp.py         NVMe/TCP: local against remote over 127.0.0.1, with its floor
 
 Writes bench/results/<stamp>.md (the tables), <stamp>.json (every run of every figure) and the
 plots in <stamp>-plots/. `make bench-doc` (scripts/bench_doc.py) puts the newest results into
@@ -34,6 +35,7 @@ SECTIONS = {
     "kv": ("KV SDK", bc.ROOT / "scripts" / "bench_kv.py"),
     "devthread": ("Device-thread mode: SSD latency model and core-to-device layouts",
                   bc.ROOT / "scripts" / "bench_devthread.py"),
+    "tcp": ("NVMe over TCP: local against remote over 127.0.0.1", bc.ROOT / "scripts" / "bench_tcp.py"),
 }
 
 

@@ -271,6 +271,9 @@ void tgt_log(const struct unvme_target *t, const char *fmt, ...) __attribute__((
 void tgt_info(const struct unvme_target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* tgt_config.c */
+/* Formats an error into err (errlen bytes) and returns rc: the configuration's and start-up's
+ * way of saying what was wrong. */
+int tgt_fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 struct tgt_subsys *tgt_find_subsys(struct unvme_target *t, const char *nqn);
 const struct tgt_host *tgt_host_allowed(const struct tgt_subsys *ss, const char *hostnqn,
 					bool *allowed);

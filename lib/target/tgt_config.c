@@ -13,9 +13,7 @@
 #include "lib/driver/tcp_params.h"
 #include "tgt.h"
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+int tgt_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -75,7 +73,7 @@ int tgt_config_add_listen(struct tgt_config *cfg, const char *spec, char *err, s
 	if (spec[0] == '[') {
 		const char *close = strchr(spec, ']');
 		if (!close || close[1] != ':')
-			return fail(err, errlen, -EINVAL, "listen address '%s': expected [IPV6]:PORT", spec);
+			return tgt_fail(err, errlen, -EINVAL, "listen address '%s': expected [IPV6]:PORT", spec);
 		snprintf(l.addr, sizeof(l.addr), "%.*s", (int)(close - spec - 1), spec + 1);
 		port = close + 2;
 	} else if (strchr(spec, ':')) {
@@ -89,7 +87,7 @@ int tgt_config_add_listen(struct tgt_config *cfg, const char *spec, char *err, s
 	char *end;
 	long p = strtol(port, &end, 10);
 	if (!*port || *end || p < 0 || p > 65535)
-		return fail(err, errlen, -EINVAL, "listen address '%s': port must be 0..65535", spec);
+		return tgt_fail(err, errlen, -EINVAL, "listen address '%s': port must be 0..65535", spec);
 	snprintf(l.port, sizeof(l.port), "%ld", p);
 	struct tgt_listen_cfg *n = realloc(cfg->listen, (size_t)(cfg->nlisten + 1) * sizeof(*n));
 	if (!n)
@@ -102,13 +100,13 @@ int tgt_config_add_listen(struct tgt_config *cfg, const char *spec, char *err, s
 int tgt_config_add_subsys(struct tgt_config *cfg, const char *nqn, char *err, size_t errlen)
 {
 	if (!tcp_nqn_valid(nqn))
-		return fail(err, errlen, -EINVAL, "subsystem NQN '%s' is not valid (1..223 printable "
+		return tgt_fail(err, errlen, -EINVAL, "subsystem NQN '%s' is not valid (1..223 printable "
 			    "characters)", nqn);
 	if (!strcmp(nqn, NVMF_DISCOVERY_NQN))
-		return fail(err, errlen, -EINVAL, "subsystem NQN '%s' is the discovery subsystem's", nqn);
+		return tgt_fail(err, errlen, -EINVAL, "subsystem NQN '%s' is the discovery subsystem's", nqn);
 	for (int i = 0; i < cfg->nsubsys; i++)
 		if (!strcmp(cfg->subsys[i].nqn, nqn))
-			return fail(err, errlen, -EEXIST, "subsystem '%s' is configured twice", nqn);
+			return tgt_fail(err, errlen, -EEXIST, "subsystem '%s' is configured twice", nqn);
 	struct tgt_subsys_cfg *n = realloc(cfg->subsys, (size_t)(cfg->nsubsys + 1) * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
@@ -124,10 +122,10 @@ int tgt_config_add_ns(struct tgt_config *cfg, int subsys, const char *device, ui
 {
 	struct tgt_subsys_cfg *s = &cfg->subsys[subsys];
 	if (!device || !*device || strlen(device) >= sizeof(s->ns[0].device))
-		return fail(err, errlen, -EINVAL, "subsystem '%s': namespace device id empty or too long",
+		return tgt_fail(err, errlen, -EINVAL, "subsystem '%s': namespace device id empty or too long",
 			    s->nqn);
 	if (nsid > TGT_MAX_NS)
-		return fail(err, errlen, -EINVAL, "subsystem '%s': nsid %u is above %u", s->nqn, nsid,
+		return tgt_fail(err, errlen, -EINVAL, "subsystem '%s': nsid %u is above %u", s->nqn, nsid,
 			    TGT_MAX_NS);
 	struct tgt_ns_cfg *n = realloc(s->ns, (size_t)(s->nns + 1) * sizeof(*n));
 	if (!n)
@@ -147,29 +145,29 @@ int tgt_config_add_host(struct tgt_config *cfg, int subsys, const char *nqn, con
 {
 	struct tgt_subsys_cfg *s = &cfg->subsys[subsys];
 	if (!tcp_nqn_valid(nqn))
-		return fail(err, errlen, -EINVAL, "subsystem '%s': host NQN '%s' is not valid", s->nqn, nqn);
+		return tgt_fail(err, errlen, -EINVAL, "subsystem '%s': host NQN '%s' is not valid", s->nqn, nqn);
 	struct tgt_host h = {0};
 	snprintf(h.nqn, sizeof(h.nqn), "%s", nqn);
 	char why[160];
 	if (secret && *secret) {
 		if (dhchap_key_parse(secret, &h.key, why, sizeof(why)))
-			return fail(err, errlen, -EINVAL, "host '%s': dhchap_secret: %s", nqn, why);
+			return tgt_fail(err, errlen, -EINVAL, "host '%s': dhchap_secret: %s", nqn, why);
 		h.has_key = true;
 	}
 	if (ctrl_secret && *ctrl_secret) {
 		if (!h.has_key)
-			return fail(err, errlen, -EINVAL, "host '%s': dhchap_ctrl_secret needs dhchap_secret", nqn);
+			return tgt_fail(err, errlen, -EINVAL, "host '%s': dhchap_ctrl_secret needs dhchap_secret", nqn);
 		if (dhchap_key_parse(ctrl_secret, &h.ckey, why, sizeof(why)))
-			return fail(err, errlen, -EINVAL, "host '%s': dhchap_ctrl_secret: %s", nqn, why);
+			return tgt_fail(err, errlen, -EINVAL, "host '%s': dhchap_ctrl_secret: %s", nqn, why);
 		h.has_ckey = true;
 	}
 	int hid = dhchap_hash_id(hash ? hash : "sha256");
 	if (hid < 0)
-		return fail(err, errlen, -EINVAL, "host '%s': dhchap_hash '%s' unknown (sha256, sha384, "
+		return tgt_fail(err, errlen, -EINVAL, "host '%s': dhchap_hash '%s' unknown (sha256, sha384, "
 			    "sha512)", nqn, hash);
 	int gid = dhchap_group_id(dhgroup ? dhgroup : "null");
 	if (gid < 0)
-		return fail(err, errlen, -EINVAL, "host '%s': dhchap_dhgroup '%s' unknown (null, "
+		return tgt_fail(err, errlen, -EINVAL, "host '%s': dhchap_dhgroup '%s' unknown (null, "
 			    "ffdhe2048, ffdhe3072, ffdhe4096, ffdhe6144, ffdhe8192)", nqn, dhgroup);
 	h.hash = (uint8_t)hid;
 	h.dhgroup = (uint8_t)gid;
@@ -198,7 +196,7 @@ static int check_keys(json_object *o, const char *where, const char *const *know
 		for (int i = 0; known[i]; i++)
 			ok |= !strcmp(key, known[i]);
 		if (!ok)
-			return fail(err, errlen, -EINVAL, "%s: unknown key \"%s\"", where, key);
+			return tgt_fail(err, errlen, -EINVAL, "%s: unknown key \"%s\"", where, key);
 	}
 	return 0;
 }
@@ -210,7 +208,7 @@ static int load_host(struct tgt_config *cfg, int si, json_object *h, char *err, 
 	static const char *const known[] = {"nqn", "dhchap_secret", "dhchap_ctrl_secret",
 					    "dhchap_hash", "dhchap_dhgroup", NULL};
 	if (!json_object_is_type(h, json_type_object))
-		return fail(err, errlen, -EINVAL, "subsystem '%s': a host is a NQN string or an object",
+		return tgt_fail(err, errlen, -EINVAL, "subsystem '%s': a host is a NQN string or an object",
 			    cfg->subsys[si].nqn);
 	int rc = check_keys(h, "host", known, err, errlen);
 	if (rc)
@@ -218,7 +216,7 @@ static int load_host(struct tgt_config *cfg, int si, json_object *h, char *err, 
 	json_object *v;
 	const char *nqn = json_object_object_get_ex(h, "nqn", &v) ? str_of(v) : NULL;
 	if (!nqn)
-		return fail(err, errlen, -EINVAL, "subsystem '%s': a host needs \"nqn\"", cfg->subsys[si].nqn);
+		return tgt_fail(err, errlen, -EINVAL, "subsystem '%s': a host needs \"nqn\"", cfg->subsys[si].nqn);
 	const char *f[4] = {0};
 	const char *names[4] = {"dhchap_secret", "dhchap_ctrl_secret", "dhchap_hash", "dhchap_dhgroup"};
 	for (int i = 0; i < 4; i++) {
@@ -226,7 +224,7 @@ static int load_host(struct tgt_config *cfg, int si, json_object *h, char *err, 
 			continue;
 		f[i] = str_of(v);
 		if (!f[i])
-			return fail(err, errlen, -EINVAL, "host '%s': \"%s\" must be a string", nqn, names[i]);
+			return tgt_fail(err, errlen, -EINVAL, "host '%s': \"%s\" must be a string", nqn, names[i]);
 	}
 	return tgt_config_add_host(cfg, si, nqn, f[0], f[1], f[2], f[3], err, errlen);
 }
@@ -237,7 +235,7 @@ static int load_ns(struct tgt_config *cfg, int si, json_object *n, char *err, si
 		return tgt_config_add_ns(cfg, si, str_of(n), 0, 0, err, errlen);
 	static const char *const known[] = {"device", "nsid", "device_nsid", NULL};
 	if (!json_object_is_type(n, json_type_object))
-		return fail(err, errlen, -EINVAL, "subsystem '%s': a namespace is a device id string or "
+		return tgt_fail(err, errlen, -EINVAL, "subsystem '%s': a namespace is a device id string or "
 			    "an object", cfg->subsys[si].nqn);
 	int rc = check_keys(n, "namespace", known, err, errlen);
 	if (rc)
@@ -245,7 +243,7 @@ static int load_ns(struct tgt_config *cfg, int si, json_object *n, char *err, si
 	json_object *v;
 	const char *dev = json_object_object_get_ex(n, "device", &v) ? str_of(v) : NULL;
 	if (!dev)
-		return fail(err, errlen, -EINVAL, "subsystem '%s': a namespace needs \"device\"",
+		return tgt_fail(err, errlen, -EINVAL, "subsystem '%s': a namespace needs \"device\"",
 			    cfg->subsys[si].nqn);
 	uint32_t nums[2] = {0, 0};
 	const char *names[2] = {"nsid", "device_nsid"};
@@ -254,7 +252,7 @@ static int load_ns(struct tgt_config *cfg, int si, json_object *n, char *err, si
 			continue;
 		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 1 ||
 		    json_object_get_int64(v) > 0xfffffffe)
-			return fail(err, errlen, -EINVAL, "namespace of '%s': \"%s\" must be a number >= 1",
+			return tgt_fail(err, errlen, -EINVAL, "namespace of '%s': \"%s\" must be a number >= 1",
 				    dev, names[i]);
 		nums[i] = (uint32_t)json_object_get_int64(v);
 	}
@@ -266,14 +264,14 @@ static int load_subsys(struct tgt_config *cfg, json_object *s, char *err, size_t
 	static const char *const known[] = {"nqn", "serial", "model", "allow_any_host", "hosts",
 					    "namespaces", NULL};
 	if (!json_object_is_type(s, json_type_object))
-		return fail(err, errlen, -EINVAL, "\"subsystems\" must hold objects");
+		return tgt_fail(err, errlen, -EINVAL, "\"subsystems\" must hold objects");
 	int rc = check_keys(s, "subsystem", known, err, errlen);
 	if (rc)
 		return rc;
 	json_object *v;
 	const char *nqn = json_object_object_get_ex(s, "nqn", &v) ? str_of(v) : NULL;
 	if (!nqn)
-		return fail(err, errlen, -EINVAL, "a subsystem needs \"nqn\"");
+		return tgt_fail(err, errlen, -EINVAL, "a subsystem needs \"nqn\"");
 	int si = tgt_config_add_subsys(cfg, nqn, err, errlen);
 	if (si < 0)
 		return si;
@@ -284,20 +282,20 @@ static int load_subsys(struct tgt_config *cfg, json_object *s, char *err, size_t
 		snprintf(sc->model, sizeof(sc->model), "%s", str_of(v) ? str_of(v) : "");
 	if (json_object_object_get_ex(s, "allow_any_host", &v)) {
 		if (!json_object_is_type(v, json_type_boolean))
-			return fail(err, errlen, -EINVAL, "subsystem '%s': \"allow_any_host\" must be true or "
+			return tgt_fail(err, errlen, -EINVAL, "subsystem '%s': \"allow_any_host\" must be true or "
 				    "false", nqn);
 		sc->allow_any_host = json_object_get_boolean(v);
 	}
 	if (json_object_object_get_ex(s, "hosts", &v)) {
 		if (!json_object_is_type(v, json_type_array))
-			return fail(err, errlen, -EINVAL, "subsystem '%s': \"hosts\" must be an array", nqn);
+			return tgt_fail(err, errlen, -EINVAL, "subsystem '%s': \"hosts\" must be an array", nqn);
 		for (size_t i = 0; i < json_object_array_length(v); i++)
 			if ((rc = load_host(cfg, si, json_object_array_get_idx(v, i), err, errlen)))
 				return rc;
 	}
 	if (!json_object_object_get_ex(s, "namespaces", &v) || !json_object_is_type(v, json_type_array) ||
 	    json_object_array_length(v) == 0)
-		return fail(err, errlen, -EINVAL, "subsystem '%s': \"namespaces\" must be a non-empty array",
+		return tgt_fail(err, errlen, -EINVAL, "subsystem '%s': \"namespaces\" must be a non-empty array",
 			    nqn);
 	for (size_t i = 0; i < json_object_array_length(v); i++)
 		if ((rc = load_ns(cfg, si, json_object_array_get_idx(v, i), err, errlen)))
@@ -310,7 +308,7 @@ static int load(struct tgt_config *cfg, json_object *root, char *err, size_t err
 	static const char *const known[] = {"listen", "threads", "discovery", "max_io_queues",
 					    "subsystems", NULL};
 	if (!json_object_is_type(root, json_type_object))
-		return fail(err, errlen, -EINVAL, "the configuration must be a JSON object");
+		return tgt_fail(err, errlen, -EINVAL, "the configuration must be a JSON object");
 	int rc = check_keys(root, "configuration", known, err, errlen);
 	if (rc)
 		return rc;
@@ -322,10 +320,10 @@ static int load(struct tgt_config *cfg, json_object *root, char *err, size_t err
 			for (size_t i = 0; i < json_object_array_length(v) && !rc; i++) {
 				const char *l = str_of(json_object_array_get_idx(v, i));
 				rc = l ? tgt_config_add_listen(cfg, l, err, errlen)
-				       : fail(err, errlen, -EINVAL, "\"listen\" entries are \"ADDRESS:PORT\" strings");
+				       : tgt_fail(err, errlen, -EINVAL, "\"listen\" entries are \"ADDRESS:PORT\" strings");
 			}
 		} else {
-			rc = fail(err, errlen, -EINVAL, "\"listen\" is \"ADDRESS:PORT\" or an array of them");
+			rc = tgt_fail(err, errlen, -EINVAL, "\"listen\" is \"ADDRESS:PORT\" or an array of them");
 		}
 		if (rc)
 			return rc;
@@ -333,22 +331,22 @@ static int load(struct tgt_config *cfg, json_object *root, char *err, size_t err
 	if (json_object_object_get_ex(root, "threads", &v)) {
 		if (!json_object_is_type(v, json_type_int) || json_object_get_int(v) < 1 ||
 		    json_object_get_int(v) > 64)
-			return fail(err, errlen, -EINVAL, "\"threads\" must be 1..64");
+			return tgt_fail(err, errlen, -EINVAL, "\"threads\" must be 1..64");
 		cfg->threads = json_object_get_int(v);
 	}
 	if (json_object_object_get_ex(root, "max_io_queues", &v)) {
 		if (!json_object_is_type(v, json_type_int) || json_object_get_int(v) < 1 ||
 		    json_object_get_int(v) > 1024)
-			return fail(err, errlen, -EINVAL, "\"max_io_queues\" must be 1..1024");
+			return tgt_fail(err, errlen, -EINVAL, "\"max_io_queues\" must be 1..1024");
 		cfg->max_io_queues = (uint32_t)json_object_get_int(v);
 	}
 	if (json_object_object_get_ex(root, "discovery", &v)) {
 		if (!json_object_is_type(v, json_type_boolean))
-			return fail(err, errlen, -EINVAL, "\"discovery\" must be true or false");
+			return tgt_fail(err, errlen, -EINVAL, "\"discovery\" must be true or false");
 		cfg->discovery = json_object_get_boolean(v);
 	}
 	if (!json_object_object_get_ex(root, "subsystems", &v) || !json_object_is_type(v, json_type_array))
-		return fail(err, errlen, -EINVAL, "\"subsystems\" (an array) is required");
+		return tgt_fail(err, errlen, -EINVAL, "\"subsystems\" (an array) is required");
 	for (size_t i = 0; i < json_object_array_length(v); i++)
 		if ((rc = load_subsys(cfg, json_object_array_get_idx(v, i), err, errlen)))
 			return rc;
@@ -360,7 +358,7 @@ int tgt_config_load(const char *path, struct tgt_config **out, char *err, size_t
 	*out = NULL;
 	json_object *root = json_object_from_file(path);
 	if (!root)
-		return fail(err, errlen, -EINVAL, "%s: %s", path, json_util_get_last_err());
+		return tgt_fail(err, errlen, -EINVAL, "%s: %s", path, json_util_get_last_err());
 	struct tgt_config *cfg = tgt_config_new();
 	if (!cfg) {
 		json_object_put(root);
@@ -371,7 +369,7 @@ int tgt_config_load(const char *path, struct tgt_config **out, char *err, size_t
 	json_object_put(root);
 	if (rc) {
 		tgt_config_free(cfg);
-		return fail(err, errlen, rc, "%s: %s", path, why);
+		return tgt_fail(err, errlen, rc, "%s: %s", path, why);
 	}
 	*out = cfg;
 	return 0;

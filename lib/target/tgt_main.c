@@ -46,15 +46,6 @@ void tgt_info(const struct unvme_target *t, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return rc;
-}
 
 static struct tgt_backing *backing(struct unvme_target *t, const char *devid, char *err, size_t errlen)
 {
@@ -65,7 +56,7 @@ static struct tgt_backing *backing(struct unvme_target *t, const char *devid, ch
 	snprintf(b->devid, sizeof(b->devid), "%s", devid);
 	int rc = unvme_ctrlr_open(devid, NULL, &b->ctrlr);
 	if (rc) {
-		fail(err, errlen, rc, "device %s: %s", devid, unvme_errmsg());
+		tgt_fail(err, errlen, rc, "device %s: %s", devid, unvme_errmsg());
 		return NULL;
 	}
 	t->nbacks++;
@@ -85,15 +76,15 @@ static int add_ns(struct tgt_subsys *ss, struct tgt_backing *b, uint32_t nsid, u
 {
 	struct unvme_ns *bns = unvme_ctrlr_ns(b->ctrlr, bnsid);
 	if (!bns)
-		return fail(err, errlen, -ENOENT, "subsystem %s: device %s has no active namespace %u",
+		return tgt_fail(err, errlen, -ENOENT, "subsystem %s: device %s has no active namespace %u",
 			    ss->nqn, b->devid, bnsid);
 	if (ss->nns >= (int)TGT_MAX_NS)
-		return fail(err, errlen, -E2BIG, "subsystem %s: more than %u namespaces", ss->nqn, TGT_MAX_NS);
+		return tgt_fail(err, errlen, -E2BIG, "subsystem %s: more than %u namespaces", ss->nqn, TGT_MAX_NS);
 	if (nsid == 0)
 		for (nsid = 1; nsid_used(ss, nsid); nsid++)
 			;
 	else if (nsid_used(ss, nsid))
-		return fail(err, errlen, -EEXIST, "subsystem %s: nsid %u is given twice", ss->nqn, nsid);
+		return tgt_fail(err, errlen, -EEXIST, "subsystem %s: nsid %u is given twice", ss->nqn, nsid);
 	int bi = -1;
 	for (int i = 0; i < ss->nbacks; i++)
 		if (ss->backs[i] == b)
@@ -151,7 +142,7 @@ static int setup_subsys(struct unvme_target *t, struct tgt_subsys *ss, const str
 			return rc;
 	}
 	if (ss->nns == 0)
-		return fail(err, errlen, -ENOENT, "subsystem %s: no namespace to export", ss->nqn);
+		return tgt_fail(err, errlen, -ENOENT, "subsystem %s: no namespace to export", ss->nqn);
 	ss->mdts_bytes = 2u << 20;
 	for (int i = 0; i < ss->nbacks; i++) {
 		uint32_t mx = unvme_ctrlr_max_xfer(ss->backs[i]->ctrlr);
@@ -172,7 +163,7 @@ int unvme_target_start(struct tgt_config *cfg, struct unvme_target **out, char *
 	if (cfg->nlisten == 0 && tgt_config_add_listen(cfg, "0.0.0.0:4420", err, errlen))
 		return -EINVAL;
 	if (cfg->nsubsys == 0 && !cfg->discovery)
-		return fail(err, errlen, -EINVAL, "nothing to serve: no subsystem and no discovery");
+		return tgt_fail(err, errlen, -EINVAL, "nothing to serve: no subsystem and no discovery");
 	struct unvme_target *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
@@ -196,12 +187,12 @@ int unvme_target_start(struct tgt_config *cfg, struct unvme_target **out, char *
 		pthread_mutex_init(&t->disc.lock, NULL);
 		rc = tgt_pollers_start(t);
 		if (rc)
-			fail(err, errlen, rc, "cannot start the pollers: %s", strerror(-rc));
+			tgt_fail(err, errlen, rc, "cannot start the pollers: %s", strerror(-rc));
 	}
 	if (rc == 0) {
 		rc = tgt_listen_start(t);
 		if (rc)
-			fail(err, errlen, rc, "cannot listen (see above)");
+			tgt_fail(err, errlen, rc, "cannot listen (see above)");
 	}
 	if (rc) {
 		unvme_target_stop(t);

@@ -149,21 +149,31 @@ static int open_discovery(struct cli_args *a, char *addr, size_t len, struct unv
 	return EXIT_OK;
 }
 
-int cmd_discover(struct cli_args *a)
+/* The discovery log of the controller the arguments name: EXIT_OK with its records, or the
+ * exit code after the message. */
+static int fetch_log(struct cli_args *a, char *addr, size_t len, uint8_t **log, uint64_t *n)
 {
-	char addr[2048];
 	struct unvme_ctrlr *c;
-	int rc = open_discovery(a, addr, sizeof(addr), &c);
+	int rc = open_discovery(a, addr, len, &c);
 	if (rc)
 		return rc;
-	uint8_t *log = NULL;
-	uint64_t n = 0;
-	rc = read_log(c, &log, &n);
+	rc = read_log(c, log, n);
 	unvme_ctrlr_close(c);
 	if (rc == -EAGAIN)
 		return cli_fail(a->cmd, EXIT_HOST, "the discovery log kept changing while it was read");
 	if (rc)
 		return cli_result(a->cmd, rc, 0);
+	return EXIT_OK;
+}
+
+int cmd_discover(struct cli_args *a)
+{
+	char addr[2048];
+	uint8_t *log = NULL;
+	uint64_t n = 0;
+	int rc = fetch_log(a, addr, sizeof(addr), &log, &n);
+	if (rc)
+		return rc;
 	const struct nvmf_disc_log_hdr *h = (const void *)log;
 	const struct nvmf_disc_log_entry *e = (const void *)(log + sizeof(*h));
 	if (a->fmt == UNVME_FMT_JSON) {
@@ -272,16 +282,11 @@ int cmd_connect(struct cli_args *a)
 int cmd_connect_all(struct cli_args *a)
 {
 	char addr[2048];
-	struct unvme_ctrlr *c;
-	int rc = open_discovery(a, addr, sizeof(addr), &c);
-	if (rc)
-		return rc;
 	uint8_t *log = NULL;
 	uint64_t n = 0;
-	rc = read_log(c, &log, &n);
-	unvme_ctrlr_close(c);
+	int rc = fetch_log(a, addr, sizeof(addr), &log, &n);
 	if (rc)
-		return cli_result(a->cmd, rc, 0);
+		return rc;
 	const struct nvmf_disc_log_entry *e = (const void *)(log + sizeof(struct nvmf_disc_log_hdr));
 	int worst = EXIT_OK, k = 0;
 	for (uint64_t i = 0; i < n; i++) {

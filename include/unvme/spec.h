@@ -11,6 +11,7 @@
 #include "spec/features.h"
 #include "spec/kv.h"
 #include "spec/zns.h"
+#include "spec/fabrics.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "uNVMe's spec structures assume a little-endian host"

@@ -35,7 +35,8 @@
  *     the same controller (see unvme_ctrlr_open).
  *
  * Device ids: "emu://..." names an emulated controller (see docs/devices.md), a PCI address
- * ("0000:02:00.0") names a PCIe controller, and any other word is looked up as an alias in
+ * ("0000:02:00.0") names a PCIe controller, "nvme-tcp://HOST:PORT/NQN" a subsystem over NVMe/TCP
+ * (docs/nvme-tcp.md), and any other word is looked up as an alias in
  * $UNVME_DEVICES ("name=devid;name=devid") and the devices file ($UNVME_CONFIG, else
  * ~/.config/unvme/devices.json, else /etc/unvme/devices.json). "emu0" is built in.
  *
@@ -341,6 +342,12 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen);
  * once per (name, address). */
 UNVME_API int unvme_devid_list(void (*fn)(void *arg, const char *name, const char *address),
 			       void *arg);
+/* Records name as an alias of address in the devices file ($UNVME_CONFIG, else the file in
+ * use, else ~/.config/unvme/devices.json), replacing an alias of that name. `unvme connect
+ * --alias` uses it. 0 or a negative errno with a message. */
+UNVME_API int unvme_devid_save(const char *name, const char *address);
+/* Removes an alias from the devices file; -ENOENT if it was not there. */
+UNVME_API int unvme_devid_forget(const char *name);
 
 #ifdef __cplusplus
 }

@@ -135,6 +135,8 @@ bool ctrlr_fatal_now(struct unvme_ctrlr *c)
 
 int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 {
+	if (c->ops->qp_connect)
+		return c->ops->qp_connect(qp); /* a fabric: the queue is a connection */
 	struct nvme_sqe cmd = {0};
 	cmd.opc = NVME_ADM_CREATE_CQ;
 	cmd.prp1 = qp->cq_iova;
@@ -166,6 +168,10 @@ int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 
 int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 {
+	if (c->ops->qp_disconnect) {
+		c->ops->qp_disconnect(qp);
+		return 0;
+	}
 	struct nvme_sqe cmd = {0};
 	cmd.opc = NVME_ADM_DELETE_SQ;
 	cmd.cdw10 = qp->qid;
@@ -199,6 +205,12 @@ static int ctrlr_configure(struct unvme_ctrlr *c)
 					   unvme_status_str(rc, 0))
 			      : rc;
 	c->max_xfer = ctrlr_max_xfer_for(c->page_size, c->id.mdts);
+	if (c->id.cntrltype == NVME_CTRL_TYPE_DISCOVERY) {
+		/* a discovery controller has an admin queue and log pages, nothing more */
+		if (!c->qid_used)
+			c->qid_used = calloc(1, 1);
+		return c->qid_used ? 0 : -ENOMEM;
+	}
 	rc = ctrlr_set_num_queues(c);
 	return rc ? rc : ns_scan(c);
 }
@@ -384,6 +396,8 @@ UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *c)
 
 static void ctrlr_detach(struct unvme_ctrlr *c)
 {
+	if (c->ops->quiesce)
+		c->ops->quiesce(c);
 	while (c->qpairs)
 		unvme_qpair_destroy(c->qpairs);
 	if (!c->failed) {

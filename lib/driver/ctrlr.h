@@ -49,6 +49,8 @@ struct unvme_qpair {
 	uint16_t depth;         /* ring entries; depth - 1 commands may be outstanding */
 	bool split;
 	_Atomic uint8_t failed;
+	/* a fabrics transport's queue operations (transport.h), NULL for PCIe */
+	const struct unvme_transport_ops *fabric;
 
 	/* The submitter's, on a line of its own so that a split queue's poller does not pull it
 	 * away on every command. nsubmitted and ncompleted are each written by one side only

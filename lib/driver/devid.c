@@ -20,6 +20,7 @@
 #include "unvme/unvme.h"
 #include "devid.h"
 #include "errmsg.h"
+#include "tcp_params.h"
 
 #define MAX_ALIAS_DEPTH 8
 /* The longest device id or alias target: a path (PATH_MAX) and room for URI keys. Longer ones
@@ -259,7 +260,7 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 		return too_long("device id", devid, dlen, DEVID_MAX);
 	memcpy(cur, devid, dlen + 1);
 	for (int depth = 0; depth < MAX_ALIAS_DEPTH; depth++) {
-		if (unvme_addr_is_emu(cur) || unvme_addr_is_target(cur)) {
+		if (unvme_addr_is_emu(cur) || unvme_addr_is_target(cur) || unvme_addr_is_tcp(cur)) {
 			size_t clen = strlen(cur);
 			if (clen >= outlen)
 				return too_long("device address", cur, clen, outlen - 1);
@@ -280,8 +281,8 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 			return 0;
 		}
 		if (strstr(cur, "://"))
-			return unvme_fail(-EINVAL, "device id '%.*s': unknown scheme (known: emu://, ftl://, "
-					  "hostkv://)", ECHO_MAX * 2, cur);
+			return unvme_fail(-EINVAL, "device id '%.*s': unknown scheme (known: emu://, "
+					  "nvme-tcp://, ftl://, hostkv://)", ECHO_MAX * 2, cur);
 		return unvme_fail(-ENOENT, "device id '%.*s' is not a URI, a PCI address or a known alias "
 				  "(aliases come from $UNVME_DEVICES, the devices file %s, and the built-in "
 				  "emu0)", ECHO_MAX * 2, cur,
@@ -353,4 +354,81 @@ UNVME_API int unvme_devid_list(void (*fn)(void *arg, const char *name, const cha
 	if (!have_emu0 && builtin_emu0(addr, sizeof(addr)) == 0)
 		fn(arg, "emu0", addr);
 	return 0;
+}
+
+/* Where aliases are written: $UNVME_CONFIG, else the file that is read, else the user's. */
+static int writable_devices_file(char *out, size_t len)
+{
+	char buf[PATH_MAX];
+	const char *path = devices_file(buf, sizeof(buf));
+	if (path) {
+		snprintf(out, len, "%s", path);
+		return 0;
+	}
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	if (xdg && *xdg)
+		snprintf(out, len, "%s/unvme/devices.json", xdg);
+	else if (home && *home)
+		snprintf(out, len, "%s/.config/unvme/devices.json", home);
+	else
+		return unvme_fail(-ENOENT, "no devices file to write: set $UNVME_CONFIG or $HOME");
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", out);
+	char *slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = '\0';
+		int rc = mkdir_p(dir);
+		if (rc)
+			return unvme_fail(rc, "cannot create %s: %s", dir, strerror(-rc));
+	}
+	return 0;
+}
+
+/* Adds, replaces (address) or removes (address NULL) one alias, rewriting the file
+ * atomically (temporary file, rename). */
+static int edit_alias(const char *name, const char *address)
+{
+	if (!name || !*name || strchr(name, '/') || strstr(name, "://"))
+		return unvme_fail(-EINVAL, "alias '%s': a name without '/' or '://'", name ? name : "");
+	char path[PATH_MAX];
+	int rc = writable_devices_file(path, sizeof(path));
+	if (rc)
+		return rc;
+	json_object *root, *devs;
+	const char *rpath;
+	rc = load_devices_file(&root, &devs, &rpath);
+	if (rc)
+		return rc;
+	if (!root) {
+		root = json_object_new_object();
+		devs = json_object_new_object();
+		json_object_object_add(root, "devices", devs);
+	}
+	bool had = json_object_object_get_ex(devs, name, NULL);
+	if (address)
+		json_object_object_add(devs, name, json_object_new_string(address));
+	else
+		json_object_object_del(devs, name);
+	char tmp[PATH_MAX + 8];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	rc = json_object_to_file_ext(tmp, root, JSON_C_TO_STRING_PRETTY) == 0 && rename(tmp, path) == 0
+		     ? 0
+		     : unvme_fail(-EIO, "cannot write the devices file %s: %s", path, strerror(errno));
+	json_object_put(root);
+	if (rc == 0 && !address && !had)
+		return unvme_fail(-ENOENT, "alias '%s' is not in %s", name, path);
+	return rc;
+}
+
+UNVME_API int unvme_devid_save(const char *name, const char *address)
+{
+	if (!address || !*address)
+		return unvme_fail(-EINVAL, "alias '%s': empty device id", name ? name : "");
+	return edit_alias(name, address);
+}
+
+UNVME_API int unvme_devid_forget(const char *name)
+{
+	return edit_alias(name, NULL);
 }

@@ -242,6 +242,26 @@ static bool regular_memory_left(size_t len)
 /* Why the last chunk could not be made (dma_lock held). */
 static enum { WHY_NONE, WHY_NO_MEMORY, WHY_MACHINE_FULL, WHY_IOVA } why;
 
+/* Walks the live chunks under dma_lock: only NVMe/TCP's KV commands with a key in host memory
+ * come here, once per command. */
+void *dma_iova_to_va(uint64_t iova, size_t *contig)
+{
+	void *va = NULL;
+	pthread_mutex_lock(&dma_lock);
+	for (const struct dma_chunk *c = live; c; c = c->next) {
+		uint64_t base = atomic_load_explicit(&c->iova, memory_order_relaxed);
+		size_t len = atomic_load_explicit(&c->len, memory_order_relaxed);
+		if (iova >= base && iova - base < len) {
+			if (contig)
+				*contig = len - (size_t)(iova - base);
+			va = (void *)(atomic_load_explicit(&c->va, memory_order_relaxed) + (uintptr_t)(iova - base));
+			break;
+		}
+	}
+	pthread_mutex_unlock(&dma_lock);
+	return va;
+}
+
 static void *map_memory(size_t len, bool *huge)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,

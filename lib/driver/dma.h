@@ -31,6 +31,10 @@ void dma_mapper_unregister(const struct dma_mapper *m);
 /* The IOVA of vaddr and how many bytes from vaddr on are contiguous in IOVA space (to the
  * end of its allocation's chunk). Returns UINT64_MAX when vaddr is not DMA memory. Lock free. */
 uint64_t dma_translate(const void *vaddr, size_t *contig);
+/* The reverse: the address of the DMA memory at iova and how many bytes from it are
+ * contiguous, or NULL. For transports that carry data themselves (NVMe/TCP) when a command
+ * holds a bus address (a KV key pointer). Takes the allocator lock; linear in the chunks. */
+void *dma_iova_to_va(uint64_t iova, size_t *contig);
 
 /* The allocator's own bookkeeping, for tests: live chunks and their bytes, descriptors kept
  * for reuse, leaves of the slot table. */

@@ -128,6 +128,8 @@ void qpair_reset_rings(struct unvme_qpair *qp)
 	atomic_flag_clear_explicit(&qp->ring_lock, memory_order_relaxed);
 	/* A stale entry whose phase bit happens to be 1 would look new after the rewind. */
 	memset((void *)qp->cq, 0, (size_t)qp->depth * sizeof(struct nvme_cqe));
+	if (qp->fabric)
+		qp->fabric->qp_reset(qp);
 }
 
 int qpair_alloc(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint32_t timeout_ms,
@@ -166,6 +168,15 @@ int qpair_alloc(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint32_t ti
 	}
 	qp->sq_iova = unvme_dma_iova(qp->sq);
 	qp->cq_iova = unvme_dma_iova((void *)qp->cq);
+	if (c->ops->qp_init) {
+		/* a fabrics queue: the transport takes over the doorbell (qp->write32, qp->bus) */
+		int rc = c->ops->qp_init(qp);
+		if (rc) {
+			qpair_free(qp);
+			return rc;
+		}
+		qp->fabric = c->ops;
+	}
 	/* the free list, lowest command id first */
 	qp->free_head = REQ_NONE;
 	for (uint32_t i = depth - 1; i-- > 0;) {
@@ -181,6 +192,8 @@ void qpair_free(struct unvme_qpair *qp)
 {
 	if (!qp)
 		return;
+	if (qp->fabric)
+		qp->fabric->qp_fini(qp);
 	if (qp->reqs) {
 		for (uint32_t i = 0; i < qp->depth; i++)
 			unvme_dma_free(qp->reqs[i].prp_list);
@@ -208,8 +221,10 @@ UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *
 	*sqe = *cmd;
 	sqe->cid = cid;
 	sqe->flags &= 0x3u; /* keep FUSE; PSDT 0 = PRPs */
-	if (len) {
-		int rc = len > qp->ctrlr->max_xfer ? -E2BIG : prp_build(qp, req, sqe, buf, len);
+	if (len || qp->fabric) {
+		int rc = len > qp->ctrlr->max_xfer ? -E2BIG
+			 : qp->fabric	    ? qp->fabric->qp_map(qp, cid, sqe, buf, len)
+					    : prp_build(qp, req, sqe, buf, len);
 		if (unlikely(rc)) {
 			unclaim_req(qp, cid);
 			if (rc == -E2BIG)
@@ -291,6 +306,8 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 		return poll_refused(qp);
 	qp->poll_depth++;
 	unvme_qpair_ring(qp);
+	if (qp->fabric)
+		qp->fabric->qp_pump(qp); /* completions that arrived go into the CQ ring */
 	uint32_t n = 0;
 	for (;;) {
 		uint16_t head = qp->cq_head;
@@ -334,10 +351,21 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 	int rc = (int)n;
 	/* Timeouts and recovery belong to the outermost poll, not to one inside a callback. */
 	if (qp->poll_depth == 1) {
-		if (unlikely((++qp->poll_count & 255u) == 0) && qp->timeout_ms) {
+		/* a fabrics transport times its commands out itself (a command that outlives its
+		 * timeout ends the connection; Abort and Delete SQ do not reach a fabric's lost
+		 * command) */
+		if (unlikely((++qp->poll_count & 255u) == 0) && qp->timeout_ms && !qp->fabric) {
 			uint64_t now = mono_ms_coarse();
 			if (now - qp->last_scan_ms >= SCAN_INTERVAL_MS)
 				qpair_scan_timeouts(qp, now);
+		} else if (unlikely(qp->fabric != NULL) && qp->qid != 0 &&
+			   unlikely(atomic_load_explicit(&qp->ctrlr->failed, memory_order_relaxed))) {
+			/* a connection of the association failed (the pump said so and delivered
+			 * its commands' errors above): reconnect from here, as after a fatal
+			 * status */
+			struct unvme_ctrlr *c = qp->ctrlr;
+			if (!atomic_load(&c->gave_up) && !atomic_load(&c->resetting))
+				ctrlr_recover_fatal(c);
 		}
 		if (unlikely(atomic_load_explicit(&qp->failed, memory_order_relaxed))) {
 			int frc;
@@ -437,11 +465,11 @@ int qpair_wait(struct unvme_qpair *qp, volatile int *done, uint32_t timeout_ms)
 			last_check = waited;
 			/* I/O queues notice a fatal status in their timeout scan; the admin
 			 * queue's caller must not sit out its whole timeout on a controller that
-			 * stopped */
-			if (qp->qid == 0 && ctrlr_fatal_now(qp->ctrlr))
+			 * stopped (a fabric's connection ends its commands itself) */
+			if (qp->qid == 0 && !qp->fabric && ctrlr_fatal_now(qp->ctrlr))
 				return unvme_fail(-EIO, "%s: controller fatal status (CSTS.CFS) while "
 						  "waiting for an admin command", qp->ctrlr->devid);
-			if (qp->timeout_ms && qp->poll_depth == 0) {
+			if (qp->timeout_ms && qp->poll_depth == 0 && !qp->fabric) {
 				uint64_t now = mono_ms_coarse();
 				if (now - qp->last_scan_ms >= SCAN_INTERVAL_MS)
 					qpair_scan_timeouts(qp, now);

@@ -11,6 +11,7 @@ static const struct unvme_transport_ops *const transports[] = {
 	&unvme_transport_ftl,
 	&unvme_transport_hostkv,
 	&unvme_transport_vfio, /* PCI addresses that are no alias of an emulated device */
+	&unvme_transport_tcp,  /* nvme-tcp:// */
 };
 
 const struct unvme_transport_ops *unvme_transport_find(const char *address)

@@ -3,8 +3,14 @@
  * Transports: how the driver reaches a controller. A transport is a table of functions
  * registered by name. The register-based transports, the emulated PCIe slot
  * (pcie_emu_slot.c) and VFIO (pcie_vfio.c), fill register access and DMA mapping and share
- * the memory-ring queue pairs of qpair.c; message-based transports (io_uring passthrough,
- * NVMe/TCP) add queue-pair operations to this table, which stays NULL for the ring-based ones.
+ * the memory-ring queue pairs of qpair.c.
+ *
+ * NVMe over Fabrics transports (NVMe/TCP) keep the same queue pairs as the host's view of
+ * each queue (trackers, command ids, split ownership, recovery) and add the qp_* operations,
+ * NULL for PCIe: the transport carries what a PCIe device would read from the SQ ring (the
+ * qpair's doorbell write sends the new entries) and writes completions into the CQ ring
+ * (qp_pump, at the start of every poll), so the generic submit and poll paths are unchanged.
+ * Registers are properties (Property Get/Set), reached through read32/write32 as before.
  */
 #ifndef UNVME_DRIVER_TRANSPORT_H
 #define UNVME_DRIVER_TRANSPORT_H
@@ -13,6 +19,8 @@
 #include <stdint.h>
 
 struct unvme_ctrlr;
+struct unvme_qpair;
+struct nvme_sqe;
 
 struct unvme_transport_ops {
 	const char *name;
@@ -34,6 +42,22 @@ struct unvme_transport_ops {
 	/* Makes a DMA region addressable by the device at iova (IOMMU programming). */
 	int (*dma_map)(void *ctx, void *vaddr, uint64_t iova, size_t len);
 	void (*dma_unmap)(void *ctx, uint64_t iova, size_t len);
+
+	/* Optional: unvme_ctrlr_close is starting (stop background threads). */
+	void (*quiesce)(struct unvme_ctrlr *ctrlr);
+
+	/* Fabrics queue pairs (NULL for PCIe). qp_init runs when a queue pair is allocated and
+	 * sets qp->bus / qp->write32 to the transport's queue and doorbell; qp_reset when its
+	 * rings are rewound. qp_connect / qp_disconnect replace Create / Delete I/O SQ and CQ.
+	 * qp_map sets the command's data pointer (for every command, also without data).
+	 * qp_pump moves what arrived into the CQ ring and sends what is pending. */
+	int (*qp_init)(struct unvme_qpair *qp);
+	void (*qp_fini)(struct unvme_qpair *qp);
+	void (*qp_reset)(struct unvme_qpair *qp);
+	int (*qp_connect)(struct unvme_qpair *qp);
+	void (*qp_disconnect)(struct unvme_qpair *qp);
+	int (*qp_map)(struct unvme_qpair *qp, uint16_t cid, struct nvme_sqe *sqe, void *buf, size_t len);
+	void (*qp_pump)(struct unvme_qpair *qp);
 };
 
 /* The transport serving a resolved address, or NULL with a message naming the address. */
@@ -43,5 +67,6 @@ extern const struct unvme_transport_ops unvme_transport_emu;
 extern const struct unvme_transport_ops unvme_transport_vfio;
 extern const struct unvme_transport_ops unvme_transport_ftl;    /* host FTL (lib/ftl) */
 extern const struct unvme_transport_ops unvme_transport_hostkv; /* host KV engine (lib/hostkv) */
+extern const struct unvme_transport_ops unvme_transport_tcp;
 
 #endif

@@ -3,10 +3,12 @@
 # Builds the QEMU guest's artifacts from Debian packages, cached and keyed by package versions:
 #   $CACHE/kernel-<ver>/vmlinuz              the Debian 6.1 kernel (apt-get download + dpkg -x)
 #   $CACHE/kernel-<ver>/initramfs-<key>.gz   busybox-static, the kernel modules the tests need
-#                                            (nvme, vfio-pci, vfio_iommu_type1, 9p, ext4 and
-#                                            their dependency closure) and /init
-#   $CACHE/stage-<key>/                      guest userland shared read-only over 9p: fio and
-#                                            nvme-cli with the shared libraries ldd lists
+#                                            (nvme, vfio-pci, vfio_iommu_type1, 9p, ext4,
+#                                            nvme-tcp, nvmet, nvmet-tcp and their dependency
+#                                            closure) and /init
+#   $CACHE/stage-<key>/                      guest userland shared read-only over 9p: fio,
+#                                            nvme-cli and mkfs.ext4 with the shared libraries
+#                                            ldd lists
 # The project's own binaries and scripts are not copied: the guest mounts the source tree
 # read-only over 9p and runs them from the build directory.
 # Prints the paths as shell assignments (KERNEL=... INITRD=... STAGE=...).
@@ -60,7 +62,7 @@ if [ ! -e "$INITRD" ]; then
 	mkdir -p "$T"/{bin,dev,proc,sys,tmp,src,stage,lib64,mnt,lib/modules/"$KVER"}
 	cp /bin/busybox "$T/bin/busybox"
 	: > "$T/modules.list"
-	for m in virtio_pci 9pnet_virtio 9p nvme vfio-pci vfio_iommu_type1 ext4; do
+	for m in virtio_pci 9pnet_virtio 9p nvme vfio-pci vfio_iommu_type1 ext4 nvme-tcp nvmet nvmet-tcp; do
 		modprobe -d "$KDIR/root" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
 	done | awk '!seen[$0]++' | while read -r ko; do
 		rel=${ko#"$KDIR/root"}
@@ -93,7 +95,8 @@ if [ ! -e "$STAGE/.done" ]; then
 	# the libraries the project's own binaries link (json-c, ...)
 	for l in /lib/x86_64-linux-gnu/libjson-c.so.5 /lib/x86_64-linux-gnu/liburing.so.2 \
 		/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libfuse3.so.3 \
-		/lib/x86_64-linux-gnu/libstdc++.so.6 /lib/x86_64-linux-gnu/libgcc_s.so.1; do
+		/lib/x86_64-linux-gnu/libstdc++.so.6 /lib/x86_64-linux-gnu/libgcc_s.so.1 \
+		/lib/x86_64-linux-gnu/libcrypto.so.3; do
 		[ -e "$l" ] && cp -Ln "$l" "$STAGE/lib/" 2>/dev/null || true
 	done
 	touch "$STAGE/.done"

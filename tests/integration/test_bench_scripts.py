@@ -50,11 +50,11 @@ def test_every_section_runs(quick_bench):
     out, path, res, p = quick_bench
     assert p.returncode == 0, p.stderr + p.stdout
     assert not res["failed"]
-    assert set(res["sections"]) == {"per_io", "fio", "qd", "kv", "devthread"}
+    assert set(res["sections"]) == {"per_io", "fio", "qd", "kv", "devthread", "tcp"}
     assert res["meta"]["quick"] and res["meta"]["rounds"] == QUICK_ROUNDS
     md = path.with_suffix(".md").read_text()
     for title in ("Driver + emulated device per I/O", "fio with our engine", "Queue-depth sweep",
-                  "KV SDK", "Device-thread mode"):
+                  "KV SDK", "Device-thread mode", "NVMe over TCP"):
         assert f"## {title}" in md
 
 
@@ -130,6 +130,31 @@ def test_devthread_fills_and_follows_the_model(quick_bench):
 
 
 @needs_tools
+def test_tcp_local_and_remote_with_the_floor(quick_bench):
+    tcp = quick_bench[2]["sections"]["tcp"]
+    assert set(tcp["qd1"]) == {"latency model", "memory namespace"}
+    for res in tcp["qd1"].values():
+        for wl in ("randread", "randwrite"):
+            r = res[wl]
+            for side in ("local", "remote"):
+                check_stat(r[side]["iops"])
+                assert len(r["runs"][side]) == QUICK_ROUNDS
+            check_stat(r["added_p50_us"])
+    # reads of the SSD model take at least its 80 us on both sides
+    lat = tcp["qd1"]["latency model"]["randread"]
+    assert lat["local"]["p50_us"]["median"] >= 80 and lat["remote"]["p50_us"]["median"] >= 80
+    for sweep in tcp["sweep"].values():
+        assert [r["qd"] for r in sweep] == [1, 32]
+        for r in sweep:
+            check_stat(r["local"]["iops"])
+            check_stat(r["remote"]["iops"])
+            check_stat(r["ratio"])
+    # the floor: a loopback round trip takes time, and the report names it
+    assert all(tcp["floor"][wl]["p50_us"] > 0 for wl in ("randread", "randwrite"))
+    assert "Floor (tcp_pingpong" in quick_bench[1].with_suffix(".md").read_text()
+
+
+@needs_tools
 def test_bench_doc_regenerates_the_tables(quick_bench, tmp_path):
     out, path, res, _ = quick_bench
     doc = tmp_path / "performance.md"
@@ -141,7 +166,7 @@ def test_bench_doc_regenerates_the_tables(quick_bench, tmp_path):
     assert "BENCH_QUICK" in p.stderr  # says these are not figures to publish
     text = doc.read_text()
     assert "Pending the first full run" not in text
-    for name in ("meta", "per_io", "fio", "qd", "kv", "devthread"):
+    for name in ("meta", "per_io", "fio", "qd", "kv", "devthread", "tcp"):
         start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
         assert text.count(start) == 1 and text.count(end) == 1
         assert len(text[text.index(start):text.index(end)]) > 100
@@ -157,7 +182,7 @@ def test_bench_doc_regenerates_the_tables(quick_bench, tmp_path):
 
 def test_performance_md_has_every_marker():
     text = (REPO / "docs" / "performance.md").read_text()
-    for name in ("meta", "per_io", "fio", "qd", "kv", "devthread"):
+    for name in ("meta", "per_io", "fio", "qd", "kv", "devthread", "tcp"):
         assert text.count(f"<!-- bench:{name} -->") == 1 and text.count(f"<!-- /bench:{name} -->") == 1
 
 

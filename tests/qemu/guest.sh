@@ -50,8 +50,9 @@ t kernel-nvme-cli-id-ctrl nvme id-ctrl /dev/nvme0
 [ -d /sys/kernel/iommu_groups/0 ] && pass iommu-groups || fail iommu-groups "no IOMMU groups: intel-iommu missing?"
 
 if [ "${UNVME_MODE:-test}" = bench ]; then
-	sh /src/tests/qemu/bench.sh
-	exit $?
+	sh /src/tests/qemu/bench.sh; rc=$?
+	sh /src/tests/qemu/bench_tcp.sh || rc=1
+	exit $rc
 fi
 
 # ---- setup.sh ----
@@ -123,6 +124,28 @@ t fault-controller-fatal-status $VT cfs $N1
 t fault-unbind-with-io-in-flight $VT unbind $N1
 t vfio-works-after-unbind-rebind $UNVME id-ctrl $N1
 
+# ---- NVMe/TCP: our target serving a VFIO controller, to our host and to Linux's ----
+. /src/tests/qemu/tcp_lib.sh
+tcp_lo_up
+VN=nqn.2024-01.io.unvme:guest-vfio
+VH=nqn.2014-08.io.unvme:guest-vfio-host
+if start_target vtgt 4425 --nqn $VN -d $N0; then
+	pass tcp-target-serves-vfio
+	t tcp-ourhost-vfio-target-perf-verify $UNVME perf "nvme-tcp://127.0.0.1:4425/$VN" -w randrw -V -q 16 -t 2
+	if nvme connect -t tcp -a 127.0.0.1 -s 4425 -n $VN --hostnqn=$VH > $W/out 2>&1 && D=$(wait_dev $VN) && [ -n "$D" ]; then
+		t tcp-linux-vfio-target-fio-verify fio --name=tv --filename=$D --ioengine=libaio --direct=1 \
+			--rw=randwrite --bs=4k --size=8M --iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1
+		nvme disconnect -n $VN > /dev/null 2>&1
+	else
+		fail tcp-linux-vfio-target-connect "$(tail -n 3 $W/out)"
+	fi
+	kill $(jobs -p) 2>/dev/null
+	wait 2>/dev/null
+	grep -q "ERROR\|AddressSanitizer" $W/vtgt.log && fail tcp-vfio-target-log "$(tail -n 3 $W/vtgt.log)"
+else
+	fail tcp-target-serves-vfio "$(tail -n 3 $W/vtgt.log)"
+fi
+
 # ---- back to the kernel: the device must be clean for the next user ----
 t setup-reset $SETUP reset "$N0 $N1 $NZ"
 sleep 1
@@ -136,4 +159,7 @@ if [ -n "$D0" ]; then
 	cmp -s $W/k $W/exp && pass kernel-io-after-vfio || fail kernel-io-after-vfio
 fi
 $SETUP status | sed 's/^/    /'
+
+# ---- NVMe/TCP: Linux's host against our target, our host against Linux's target ----
+. /src/tests/qemu/tcp_guest.sh
 exit 0

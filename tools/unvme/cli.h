@@ -136,6 +136,24 @@ struct cli_args {
 	const char *batch_file;
 	bool keep_going;
 
+	/* NVMe over Fabrics: target, discover, connect (target devices: perf_devs, -d) */
+	const char *config_file;
+	const char *listen;
+	const char *nqn;
+	const char *hosts;
+	const char *dhchap_secret;
+	const char *dhchap_ctrl_secret;
+	const char *dhchap_hash;
+	const char *dhchap_dhgroup;
+	const char *port_file;
+	const char *alias;
+	const char *hostnqn;
+	const char *traddr;
+	const char *trsvcid;
+	uint32_t threads;
+	bool quiet;
+	bool no_discovery;
+
 	/* which options were given on the command line (long names) */
 	const char *given[64];
 	unsigned ngiven;
@@ -181,6 +199,7 @@ enum cli_pos {
 	POS_NONE,
 	POS_FILE,    /* an optional file (fw-image payload, batch script) */
 	POS_COMMAND, /* help: an optional command name */
+	POS_ADDRESS, /* an optional nvme-tcp:// address or alias (fabrics commands) */
 };
 
 struct cli_cmd {
@@ -323,6 +342,13 @@ int cmd_mkfs(struct cli_args *a);
 int cmd_fsck(struct cli_args *a);
 int cmd_fs_raw(int argc, char **argv);
 int cmd_fuse_raw(int argc, char **argv);
+
+/* cmd_target.c, cmd_fabrics.c: NVMe/TCP target and host connections */
+int cmd_target(struct cli_args *a);
+int cmd_discover(struct cli_args *a);
+int cmd_connect(struct cli_args *a);
+int cmd_connect_all(struct cli_args *a);
+int cmd_disconnect(struct cli_args *a);
 int cmd_help(struct cli_args *a);
 int cmd_version(struct cli_args *a);
 

@@ -457,6 +457,69 @@ static const char batch_details[] =
 	"none. Lines are split on blanks; quote with ' or \", '#' starts a comment. Stops at the\n"
 	"first failing line unless --keep-going; the exit code is that of the first failure.\n";
 
+#define OPT_FABRICS_HOST                                                                          \
+	OPT("traddr", 'a', OPT_STR, traddr, "ADDRESS", "target address (instead of the nvme-tcp:// id)"), \
+	OPT("trsvcid", 's', OPT_STR, trsvcid, "PORT", "target port with --traddr (default 4420)"),       \
+	OPT("hostnqn", 'q', OPT_STR, hostnqn, "NQN", "this host's NQN (default: $UNVME_HOSTNQN, "        \
+	    "/etc/nvme/hostnqn, else derived from /etc/machine-id)"),                                     \
+	OPT("dhchap-secret", 'S', OPT_STR, dhchap_secret, "KEY",                                          \
+	    "DH-HMAC-CHAP host key (DHHC-1:xx:...:, as nvme gen-dhchap-key prints it)"),                 \
+	OPT("dhchap-ctrl-secret", 'C', OPT_STR, dhchap_ctrl_secret, "KEY",                                \
+	    "the controller's key: authenticate the controller too"),                                     \
+	OPT_OUTPUT_FORMAT
+
+static const struct opt_def discover_opts[] = {
+	OPT_FABRICS_HOST,
+	OPT_END,
+};
+
+static const struct opt_def connect_opts[] = {
+	OPT("nqn", 'n', OPT_STR, nqn, "NQN", "subsystem NQN (instead of the one in the address)"),
+	OPT("alias", 0, OPT_STR, alias, "NAME", "record the device id under NAME in the devices file"),
+	OPT_FABRICS_HOST,
+	OPT_END,
+};
+
+static const struct opt_def connect_all_opts[] = {
+	OPT("alias", 0, OPT_STR, alias, "PREFIX",
+	    "record each subsystem as PREFIX0, PREFIX1, ... in the devices file"),
+	OPT_FABRICS_HOST,
+	OPT_END,
+};
+
+static const struct opt_def target_opts[] = {
+	OPT("config", 'c', OPT_STR, config_file, "FILE", "JSON configuration (docs/nvme-tcp.md)"),
+	OPT("listen", 'l', OPT_STR, listen, "ADDR:PORT[,...]",
+	    "where to listen (port 0: any free port) [default 0.0.0.0:4420]"),
+	OPT("device", 'd', OPT_STR_LIST, perf_devs, "DEVICE",
+	    "export every namespace of DEVICE (repeatable; without --config)"),
+	OPT("nqn", 'n', OPT_STR, nqn, "NQN", "the subsystem's NQN [default nqn.2014-08.io.unvme:target]"),
+	OPT("allow-host", 0, OPT_STR, hosts, "NQN[,NQN...]",
+	    "only these hosts may connect (default: any host)"),
+	OPT("dhchap-secret", 'S', OPT_STR, dhchap_secret, "KEY",
+	    "the allowed hosts' DH-HMAC-CHAP key: they must authenticate"),
+	OPT("dhchap-ctrl-secret", 'C', OPT_STR, dhchap_ctrl_secret, "KEY",
+	    "the controller key, for hosts that authenticate the controller"),
+	OPT("dhchap-hash", 0, OPT_STR, dhchap_hash, "HASH", "sha256, sha384 or sha512 [default sha256]"),
+	OPT("dhchap-dhgroup", 0, OPT_STR, dhchap_dhgroup, "GROUP",
+	    "null or ffdhe2048..ffdhe8192 [default null]"),
+	OPT_DEF("threads", 't', OPT_U32, threads, "N", "poller threads", "1"),
+	OPT("port-file", 0, OPT_STR, port_file, "FILE", "write the port listened on to FILE"),
+	OPT("no-discovery", 0, OPT_FLAG, no_discovery, NULL, "no discovery subsystem"),
+	OPT("quiet", 0, OPT_FLAG, quiet, NULL, "log only refusals and errors"),
+	OPT_END,
+};
+
+static const char target_details[] =
+	"Serves the namespaces of devices the driver opens (emu://, VFIO, aliases) as NVMe/TCP\n"
+	"subsystems, with a discovery subsystem, until SIGINT or SIGTERM. Prints 'listening on\n"
+	"port N' when it serves. See docs/nvme-tcp.md for the configuration file.\n";
+
+static const char fabrics_details[] =
+	"A user-space driver keeps no kernel controller: 'connect' checks the subsystem and, with\n"
+	"--alias, records its device id in the devices file for every tool to use by name;\n"
+	"'disconnect NAME' forgets it.\n";
+
 const struct cli_cmd cli_commands[] = {
 	{ "list", "list every known device with its namespaces", cmd_list, fmt_opts, POS_NONE, NULL },
 	{ "devices", "list device aliases and what they resolve to", cmd_devices, fmt_opts, POS_NONE,
@@ -547,6 +610,16 @@ const struct cli_cmd cli_commands[] = {
 	  fs_details },
 	{ "fsck", "check (and repair) a BlobFS file system", cmd_fsck, fsck_opts, POS_DEVICE,
 	  fs_details },
+	{ "target", "serve devices as NVMe/TCP subsystems", cmd_target, target_opts, POS_NONE,
+	  target_details },
+	{ "discover", "read an NVMe/TCP Discovery Controller's log", cmd_discover, discover_opts,
+	  POS_ADDRESS, NULL },
+	{ "connect", "connect to an NVMe/TCP subsystem (and name it)", cmd_connect, connect_opts,
+	  POS_ADDRESS, fabrics_details },
+	{ "connect-all", "connect to every subsystem a discovery log lists", cmd_connect_all,
+	  connect_all_opts, POS_ADDRESS, fabrics_details },
+	{ "disconnect", "forget a name recorded by connect --alias", cmd_disconnect, no_opts,
+	  POS_FILE, fabrics_details },
 
 	{ "help", "this help, or a command's", cmd_help, no_opts, POS_COMMAND, NULL },
 	{ "version", "print the version", cmd_version, no_opts, POS_NONE, NULL },
@@ -600,6 +673,7 @@ void cli_print_command_help(FILE *f, const struct cli_cmd *c)
 	case POS_DEVICE: pos = " [<device>]"; break;
 	case POS_FILE: pos = " [<file>]"; break;
 	case POS_COMMAND: pos = " [<command>]"; break;
+	case POS_ADDRESS: pos = " [nvme-tcp://HOST:PORT[/NQN]]"; break;
 	case POS_NONE: break;
 	}
 	fprintf(f, "usage: unvme %s%s [options]\n  %s\n", c->name, pos, c->summary);

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One NVMe/TCP connection of the host: a non-blocking TCP socket after the ICReq/ICResp
+ * exchange, with what was negotiated. Setup (connect, ICReq) blocks with a deadline; the data
+ * path never blocks (tcp_tx.c, tcp_rx.c).
+ */
+#ifndef UNVME_DRIVER_TCP_CONN_H
+#define UNVME_DRIVER_TCP_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tcp_params.h"
+
+struct tcp_conn {
+	int fd;             /* -1 when closed */
+	bool hdgst, ddgst;  /* digests in force */
+	uint32_t cpda;      /* alignment of data in PDUs we send, bytes */
+	uint32_t hpda;      /* alignment we asked for in PDUs we receive, bytes */
+	uint32_t maxh2cdata;
+	char peer[300];     /* "host:port" for messages */
+};
+
+/* Connects to p->host:p->port, sends ICReq and checks ICResp. 0, or a negative errno with a
+ * message (unreachable, refused, timed out, or a bad ICResp). */
+int tcp_conn_open(struct tcp_conn *c, const struct tcp_params *p, uint32_t timeout_ms);
+/* Closes the socket (idempotent). */
+void tcp_conn_close(struct tcp_conn *c);
+/* Stops all traffic without releasing the descriptor: safe while another thread may still be
+ * inside send or recv on it. */
+void tcp_conn_shutdown(struct tcp_conn *c);
+
+/* Blocking transfer of exactly len bytes before the deadline (ms, mono_ms_coarse clock).
+ * 0, -ETIMEDOUT, -ECONNRESET (peer closed) or another negative errno. */
+int tcp_io_send_all(int fd, const void *buf, size_t len, uint64_t deadline_ms);
+int tcp_io_recv_all(int fd, void *buf, size_t len, uint64_t deadline_ms);
+/* Waits until fd is readable (or writable) or the deadline passes: 1 ready, 0 timeout. */
+int tcp_io_wait(int fd, bool for_write, uint64_t deadline_ms);
+
+#endif

@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The NVMe/TCP target (internal). It exports namespaces of devices the driver opens as NVMe
+ * subsystems on TCP, with a discovery subsystem.
+ *
+ * Threads. An acceptor thread takes new connections and hands each to a poller (round robin);
+ * a poller thread owns its connections and everything behind them: the receive and transmit
+ * state of each socket, the commands in flight, and, for every I/O connection, a queue pair
+ * of its own on each backing controller, polled by the same thread. So an I/O command goes
+ * from socket to backing device and back on one thread with no lock, and host queues on
+ * different pollers share nothing. The subsystem's controller list (Connect, controller end)
+ * has a mutex; a controller's registers are atomics shared by its connections.
+ *
+ * Data moves between the socket and DMA buffers the backing device reads and writes: the
+ * receive path puts in-capsule and H2C data straight into them, the transmit path sends
+ * C2H data from them with sendmsg.
+ */
+#ifndef UNVME_TARGET_TGT_H
+#define UNVME_TARGET_TGT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "unvme/unvme.h"
+#include "unvme/spec/fabrics.h"
+#include "unvme/spec/tcp.h"
+#include "lib/driver/dhchap.h"
+#include "lib/driver/tcp_stream.h"
+#include "target.h"
+
+#define TGT_MQES 255u           /* I/O queue entries - 1 we offer (CAP.MQES) */
+#define TGT_ADMIN_SLOTS 32u     /* commands an admin queue may have in flight */
+#define TGT_ICD 8192u           /* in-capsule data we take on I/O queues */
+#define TGT_MAXH2CDATA (1u << 20)
+#define TGT_AERL 3u             /* 0's based: 4 Asynchronous Event Requests */
+#define TGT_MAX_NS 256u
+
+/* ---- configuration (target.h has the public part) ---- */
+
+struct tgt_host {
+	char nqn[NVMF_NQN_FIELD];
+	bool has_key, has_ckey;
+	struct dhchap_key key;    /* the host's secret */
+	struct dhchap_key ckey;   /* the controller's secret (bidirectional) */
+	uint8_t hash;             /* hash the controller picks, 1..3 */
+	uint8_t dhgroup;          /* DH group the controller picks, 0..5 */
+};
+
+struct tgt_ns_cfg {
+	char device[1024];
+	uint32_t nsid;            /* in the subsystem; 0: the next free */
+	uint32_t device_nsid;     /* on the device; 0: every active namespace */
+};
+
+struct tgt_subsys_cfg {
+	char nqn[NVMF_NQN_FIELD];
+	char serial[21];
+	char model[41];
+	bool allow_any_host;
+	struct tgt_host *hosts;
+	int nhosts;
+	struct tgt_ns_cfg *ns;
+	int nns;
+};
+
+struct tgt_listen_cfg {
+	char addr[128];
+	char port[8];
+};
+
+struct tgt_config {
+	struct tgt_listen_cfg *listen;
+	int nlisten;
+	struct tgt_subsys_cfg *subsys;
+	int nsubsys;
+	int threads;
+	bool discovery;
+	uint32_t max_io_queues;   /* per controller */
+	bool quiet;
+};
+
+/* ---- runtime ---- */
+
+struct tgt_backing {
+	char devid[1024];
+	struct unvme_ctrlr *ctrlr;
+};
+
+struct tgt_ns {
+	uint32_t nsid;
+	int back;                 /* index into the subsystem's backs */
+	uint32_t bnsid;
+	struct unvme_ns *bns;
+	uint8_t csi;
+	uint8_t nguid[16];        /* unique per subsystem and nsid */
+};
+
+struct tgt_ctrl;
+
+struct tgt_subsys {
+	struct unvme_target *t;
+	const struct tgt_subsys_cfg *cfg; /* NULL for the discovery subsystem */
+	const char *nqn;
+	bool discovery;
+	struct tgt_ns *ns;
+	int nns;
+	uint32_t max_nsid;
+	struct tgt_backing **backs; /* distinct backing controllers of the namespaces */
+	int nbacks;
+	int kv_ns;                /* index of the first KV namespace, -1 if none */
+	uint32_t mdts_bytes;
+	uint16_t oncs;
+	uint8_t vwc;
+	pthread_mutex_t lock;     /* ctrls, next_cntlid, each controller's qid map */
+	struct tgt_ctrl *ctrls;
+	uint16_t next_cntlid;
+};
+
+struct tgt_ctrl {
+	struct tgt_subsys *ss;
+	uint16_t cntlid;
+	char hostnqn[NVMF_NQN_FIELD];
+	uint8_t hostid[16];
+	const struct tgt_host *host; /* its entry in the allow-list (NULL: allow_any_host) */
+	uint32_t kato_ms;
+	_Atomic uint64_t last_ms;  /* traffic seen (keep alive) */
+	_Atomic uint32_t cc;
+	_Atomic uint32_t csts;
+	_Atomic uint32_t gen;      /* bumped by a controller reset: older I/O queues end */
+	_Atomic bool dead;         /* ended: every connection of it closes */
+	_Atomic int refs;
+	uint32_t nr_io;            /* queues granted (Set Features Number of Queues) */
+	uint8_t *qid_used;         /* under ss->lock */
+	uint32_t aen_cfg;
+	uint32_t feat_arb, feat_power, feat_temp, feat_errrec, feat_vwc, feat_coal;
+	struct tgt_ctrl *next;
+};
+
+enum tgt_cmd_state {
+	CMD_FREE = 0,
+	CMD_RECV,        /* its in-capsule data is arriving */
+	CMD_H2C,         /* R2T sent, data arriving */
+	CMD_BACKING,     /* at the backing device */
+	CMD_HELD,        /* an Asynchronous Event Request kept until an event */
+	CMD_SENDING,     /* its response (and data) are queued for the socket */
+};
+
+struct tgt_cmd {
+	struct tgt_conn *conn;
+	uint16_t idx;             /* slot; also the R2T transfer tag */
+	uint8_t state;
+	bool to_ctrl;             /* data flows host to controller */
+	bool data_error;          /* a data digest did not match */
+	bool discard;             /* the command is refused: its data is thrown away */
+	struct nvme_sqe sqe;      /* as the host sent it */
+	uint8_t *buf;             /* DMA buffer of the data (and in-capsule key) */
+	uint32_t buf_cap;
+	uint32_t len;             /* data bytes (SGL1) */
+	uint32_t icd_len;         /* in-capsule bytes */
+	uint32_t h2c_got;
+	struct nvme_cqe cqe;
+	uint32_t send_len;        /* C2H data bytes to send with the response */
+	struct tgt_cmd *next_free;
+};
+
+enum tgt_rx_state { RX_ICREQ, RX_HDR, RX_CAPSULE_DATA, RX_H2C_DATA, RX_DEAD };
+
+struct tgt_auth {
+	uint8_t step;             /* the message expected next (enum nvme_auth_msg) */
+	uint8_t status;           /* failure reason for Failure1, 0 if none */
+	uint16_t tid;
+	uint8_t hash, dhgroup;
+	uint32_t s1, s2;
+	uint8_t c1[DHCHAP_MAX_HASH];
+	uint8_t r2[DHCHAP_MAX_HASH];
+	bool bidi;
+	struct dhchap_dh dh;
+	uint8_t pub[DHCHAP_MAX_DH];
+};
+
+struct tgt_conn {
+	struct tgt_poller *p;
+	struct unvme_target *t;
+	int fd;
+	char peer[80];
+	char local_addr[64];      /* the address the host reached us at (discovery log) */
+	char local_port[8];
+	uint8_t adrfam;
+	bool hdgst, ddgst;
+	uint32_t hpda;            /* alignment of C2H data the host wants, bytes */
+	struct tcp_txq tx;
+	struct tcp_rxq rx;
+	enum tgt_rx_state rx_state;
+	struct tgt_cmd *rx_cmd;
+	bool closing;             /* close once the transmit queue drained */
+	uint64_t close_ms;        /* when it started closing */
+	char why[200];
+	uint8_t term_spill[32];   /* a TermReq's echoed bytes beyond its 128-byte header slot */
+
+	/* after Connect */
+	uint16_t qid;
+	uint16_t sqsize;          /* 0's based */
+	uint16_t sqhd;
+	bool connected;
+	bool sqflow_off;
+	struct tgt_subsys *ss;
+	struct tgt_ctrl *ctrl;
+	uint32_t ctrl_gen;
+	bool auth_needed;         /* the host has a key: only authentication until it is done */
+	struct tgt_auth auth;
+	struct unvme_qpair **bqp; /* per backing controller of the subsystem (I/O queues) */
+
+	struct tgt_cmd **cmds;
+	uint32_t ncmds;
+	struct tgt_cmd *free_cmds;
+	uint32_t in_backing;      /* commands at the backing devices */
+
+	struct tgt_bufcache *cache; /* its poller's DMA buffers */
+	struct tgt_conn *next;
+};
+
+/* DMA buffers by power-of-two size class from 4 KiB, kept by a poller for its connections:
+ * buffers are not allocated per command, and a connection that ends gives them to the next
+ * instead of back to the allocator (whose chunk table is built for few changes). */
+#define TGT_BUF_CLASSES 11
+struct tgt_bufcache {
+	void *bufs[TGT_BUF_CLASSES];
+	uint64_t bytes;           /* kept, free */
+	uint64_t limit;           /* above this, buffers go back to the allocator */
+};
+void tgt_bufcache_free(struct tgt_bufcache *bc);
+
+struct tgt_poller {
+	struct unvme_target *t;
+	int idx;
+	pthread_t thread;
+	bool running;
+	int epfd;
+	int evfd;
+	pthread_mutex_t inbox_lock;
+	struct tgt_conn *inbox;
+	struct tgt_conn *conns;
+	int nconns;
+	struct tgt_bufcache cache;
+};
+
+struct unvme_target {
+	struct tgt_config *cfg;
+	struct tgt_backing *backs;
+	int nbacks;
+	struct tgt_subsys *subs;
+	int nsubs;
+	struct tgt_subsys disc;
+	int *lfds;
+	int nlfds;
+	uint16_t port;            /* the first listener's bound port */
+	int stop_fd;
+	pthread_t acceptor;
+	bool acceptor_running;
+	struct tgt_poller *pollers;
+	int npollers;
+	_Atomic bool stop;
+	_Atomic uint32_t next_poller;
+	_Atomic uint64_t genctr;  /* discovery log generation */
+};
+
+/* tgt_main.c: refusals and errors always reach stderr; tgt_info (connections) unless quiet. */
+void tgt_log(const struct unvme_target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tgt_info(const struct unvme_target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* tgt_config.c */
+/* Formats an error into err (errlen bytes) and returns rc: the configuration's and start-up's
+ * way of saying what was wrong. */
+int tgt_fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+struct tgt_subsys *tgt_find_subsys(struct unvme_target *t, const char *nqn);
+const struct tgt_host *tgt_host_allowed(const struct tgt_subsys *ss, const char *hostnqn,
+					bool *allowed);
+
+/* tgt_conn.c */
+struct tgt_conn *tgt_conn_new(struct unvme_target *t, int fd);
+void tgt_conn_free(struct tgt_conn *c);
+/* Receives and acts on what arrived; sends what is queued. Returns work done. */
+int tgt_conn_service(struct tgt_conn *c);
+/* Ends the connection (after what is queued is sent). */
+void tgt_conn_close(struct tgt_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Closes the connection once what is queued now was sent (a refusal the host must see). */
+void tgt_conn_close_after_send(struct tgt_conn *c);
+/* A fatal protocol error: C2HTermReq with fes/fei echoing the header, then close. */
+void tgt_conn_fatal(struct tgt_conn *c, uint16_t fes, uint32_t fei, const char *why);
+/* Queues the response of cmd (and its C2H data: cmd->send_len bytes of cmd->buf). */
+void tgt_complete(struct tgt_cmd *cmd, uint16_t sct, uint8_t sc);
+/* The same with a status word as a device gave it (DNR and More kept; phase ignored). */
+void tgt_complete_raw(struct tgt_cmd *cmd, uint16_t status);
+void tgt_cmd_release(struct tgt_cmd *cmd);
+/* Room for the queue's commands after Connect. */
+int tgt_conn_size(struct tgt_conn *c, uint32_t slots);
+void *tgt_buf_get(struct tgt_conn *c, uint32_t len, uint32_t *cap);
+void tgt_buf_put(struct tgt_conn *c, void *buf, uint32_t cap);
+
+/* tgt_exec.c: a command whose data is in */
+void tgt_exec(struct tgt_cmd *cmd);
+/* direction and length checks at capsule time; 0 or a status (SCT << 8 | SC) */
+int tgt_cmd_to_ctrl(const struct tgt_conn *c, const struct nvme_sqe *sqe, bool *to_ctrl);
+
+/* tgt_fabrics.c */
+void tgt_fabrics(struct tgt_cmd *cmd);
+void tgt_ctrl_put(struct tgt_ctrl *ctrl);
+/* Keep-alive check of the controller of an admin connection. */
+void tgt_keepalive_check(struct tgt_conn *c, uint64_t now);
+
+/* tgt_admin.c, tgt_identify.c, tgt_logs.c */
+void tgt_admin(struct tgt_cmd *cmd);
+int tgt_identify(struct tgt_cmd *cmd);
+int tgt_get_log(struct tgt_cmd *cmd);
+void tgt_nguid(const char *subnqn, uint32_t nsid, uint8_t out[16]);
+
+/* tgt_io.c */
+void tgt_io(struct tgt_cmd *cmd);
+/* The key descriptor (CDW12-15) of a vendor KV command with a key over 16 bytes, else NULL:
+ * over NVMe/TCP such a key travels in the capsule (docs/nvme-tcp.md). */
+const struct nvme_sgl_desc *tgt_kv_key_desc(const struct nvme_sqe *sqe);
+int tgt_io_open_queues(struct tgt_conn *c);
+void tgt_io_close_queues(struct tgt_conn *c);
+/* Polls the connection's backing queue pairs. Returns completions. */
+int tgt_io_poll(struct tgt_conn *c);
+
+/* tgt_auth.c */
+void tgt_auth_send(struct tgt_cmd *cmd);
+void tgt_auth_recv(struct tgt_cmd *cmd);
+void tgt_auth_reset(struct tgt_conn *c);
+
+/* tgt_poller.c */
+int tgt_pollers_start(struct unvme_target *t);
+void tgt_pollers_stop(struct unvme_target *t);
+void tgt_poller_adopt(struct unvme_target *t, struct tgt_conn *c);
+
+/* tgt_listen.c */
+int tgt_listen_start(struct unvme_target *t);
+void tgt_listen_stop(struct unvme_target *t);
+
+#endif

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The NVMe/TCP test environment (see tcp_env.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tcp_env.h"
+
+#define MAX_PAIRS 64
+
+uint64_t env_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint16_t env_target(struct unvme_target **t, const char *nqn, const char *device, const char *host,
+		    const char *secret, const char *ctrl_secret, const char *dhgroup)
+{
+	char err[512];
+	struct tgt_config *cfg = tgt_config_new();
+	tgt_config_set_quiet(cfg, 1);
+	int si = tgt_config_add_subsys(cfg, nqn, err, sizeof(err));
+	int rc = si < 0 ? si : tgt_config_add_listen(cfg, "127.0.0.1:0", err, sizeof(err));
+	if (rc == 0)
+		rc = tgt_config_add_ns(cfg, si, device, 0, 0, err, sizeof(err));
+	if (rc == 0 && host)
+		rc = tgt_config_add_host(cfg, si, host, secret, ctrl_secret, NULL, dhgroup, err, sizeof(err));
+	else if (rc == 0)
+		tgt_config_allow_any(cfg, si);
+	if (rc == 0) {
+		rc = unvme_target_start(cfg, t, err, sizeof(err));
+		cfg = NULL; /* the target owns it, also on failure */
+	}
+	if (rc) {
+		tgt_config_free(cfg);
+		fprintf(stderr, "  target: %s\n", err);
+		return 0;
+	}
+	return unvme_target_port(*t);
+}
+
+struct proxy {
+	int lfd;
+	uint16_t port, up;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	int pairs[MAX_PAIRS][2]; /* downstream, upstream; -1 when free */
+	_Atomic bool stop, hold, cut;
+	_Atomic unsigned accepted;
+};
+
+static int connect_up(uint16_t port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+static void close_pair(struct proxy *p, int i)
+{
+	for (int k = 0; k < 2; k++) {
+		if (p->pairs[i][k] >= 0) {
+			shutdown(p->pairs[i][k], SHUT_RDWR);
+			close(p->pairs[i][k]);
+		}
+		p->pairs[i][k] = -1;
+	}
+}
+
+/* Moves what is readable from one side to the other; false when the pair is done. */
+static bool pump(int from, int to)
+{
+	char buf[65536];
+	ssize_t n = recv(from, buf, sizeof(buf), MSG_DONTWAIT);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		return false;
+	for (ssize_t off = 0; n > 0 && off < n;) {
+		ssize_t w = send(to, buf + off, (size_t)(n - off), MSG_NOSIGNAL);
+		if (w <= 0)
+			return false;
+		off += w;
+	}
+	return true;
+}
+
+static void *proxy_main(void *arg)
+{
+	struct proxy *p = arg;
+	while (!atomic_load(&p->stop)) {
+		struct pollfd pfd[1 + 2 * MAX_PAIRS];
+		int map[1 + 2 * MAX_PAIRS];
+		int n = 0;
+		pfd[n] = (struct pollfd){.fd = p->lfd, .events = POLLIN};
+		map[n++] = -1;
+		pthread_mutex_lock(&p->lock);
+		if (atomic_exchange(&p->cut, false))
+			for (int i = 0; i < MAX_PAIRS; i++)
+				if (p->pairs[i][0] >= 0)
+					close_pair(p, i);
+		bool hold = atomic_load(&p->hold);
+		for (int i = 0; i < MAX_PAIRS && !hold; i++) {
+			if (p->pairs[i][0] < 0)
+				continue;
+			for (int k = 0; k < 2; k++) {
+				pfd[n] = (struct pollfd){.fd = p->pairs[i][k], .events = POLLIN};
+				map[n++] = i * 2 + k;
+			}
+		}
+		pthread_mutex_unlock(&p->lock);
+		if (poll(pfd, (nfds_t)n, 10) <= 0)
+			continue;
+		if (pfd[0].revents & POLLIN) {
+			int d = accept4(p->lfd, NULL, NULL, SOCK_CLOEXEC);
+			int u = d >= 0 ? connect_up(p->up) : -1;
+			pthread_mutex_lock(&p->lock);
+			int slot = -1;
+			for (int i = 0; i < MAX_PAIRS && slot < 0; i++)
+				if (p->pairs[i][0] < 0)
+					slot = i;
+			if (d >= 0 && u >= 0 && slot >= 0) {
+				p->pairs[slot][0] = d;
+				p->pairs[slot][1] = u;
+				atomic_fetch_add(&p->accepted, 1);
+			} else {
+				if (d >= 0)
+					close(d);
+				if (u >= 0)
+					close(u);
+			}
+			pthread_mutex_unlock(&p->lock);
+		}
+		pthread_mutex_lock(&p->lock);
+		for (int j = 1; j < n; j++) {
+			if (!pfd[j].revents || atomic_load(&p->hold))
+				continue;
+			int i = map[j] / 2, k = map[j] % 2;
+			if (p->pairs[i][k] != pfd[j].fd)
+				continue; /* closed meanwhile */
+			if (!pump(p->pairs[i][k], p->pairs[i][1 - k]))
+				close_pair(p, i);
+		}
+		pthread_mutex_unlock(&p->lock);
+	}
+	return NULL;
+}
+
+struct proxy *proxy_start(uint16_t port)
+{
+	struct proxy *p = calloc(1, sizeof(*p));
+	p->up = port;
+	pthread_mutex_init(&p->lock, NULL);
+	for (int i = 0; i < MAX_PAIRS; i++)
+		p->pairs[i][0] = p->pairs[i][1] = -1;
+	p->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	if (bind(p->lfd, (struct sockaddr *)&a, sizeof(a)) || listen(p->lfd, 16) ||
+	    getsockname(p->lfd, (struct sockaddr *)&a, &al)) {
+		close(p->lfd);
+		free(p);
+		return NULL;
+	}
+	p->port = ntohs(a.sin_port);
+	pthread_create(&p->thread, NULL, proxy_main, p);
+	return p;
+}
+
+uint16_t proxy_port(const struct proxy *p)
+{
+	return p->port;
+}
+
+void proxy_cut(struct proxy *p)
+{
+	atomic_store(&p->cut, true);
+	while (atomic_load(&p->cut)) {
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+void proxy_hold(struct proxy *p, bool hold)
+{
+	atomic_store(&p->hold, hold);
+}
+
+unsigned proxy_accepted(const struct proxy *p)
+{
+	return atomic_load(&p->accepted);
+}
+
+void proxy_stop(struct proxy *p)
+{
+	if (!p)
+		return;
+	atomic_store(&p->stop, true);
+	pthread_join(p->thread, NULL);
+	for (int i = 0; i < MAX_PAIRS; i++)
+		close_pair(p, i);
+	close(p->lfd);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Test environment for NVMe/TCP: an in-process target on 127.0.0.1 (an ephemeral port, so
+ * parallel runs do not collide) and a TCP proxy in front of it that can cut every connection
+ * or hold traffic, for the host's reconnect and timeout paths.
+ */
+#ifndef UNVME_TEST_TCP_ENV_H
+#define UNVME_TEST_TCP_ENV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/target/target.h"
+
+/* Starts a target exporting device as subsystem nqn to any host (or to host with secret when
+ * host is not NULL). Returns its port, 0 on failure (message on stderr). */
+uint16_t env_target(struct unvme_target **t, const char *nqn, const char *device, const char *host,
+		    const char *secret, const char *ctrl_secret, const char *dhgroup);
+
+struct proxy;
+/* A proxy from an ephemeral port to 127.0.0.1:port. */
+struct proxy *proxy_start(uint16_t port);
+uint16_t proxy_port(const struct proxy *p);
+/* Closes every connection now (the host sees its connections drop). */
+void proxy_cut(struct proxy *p);
+/* Stops (true) or resumes forwarding; held connections stay open. */
+void proxy_hold(struct proxy *p, bool hold);
+/* Connections accepted so far. */
+unsigned proxy_accepted(const struct proxy *p);
+void proxy_stop(struct proxy *p);
+
+uint64_t env_now_ms(void);
+
+#endif

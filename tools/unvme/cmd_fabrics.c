@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * NVMe over Fabrics commands, as nvme-cli has them:
+ *   unvme discover nvme-tcp://HOST:PORT     the Discovery Controller's log page
+ *   unvme connect nvme-tcp://HOST:PORT/NQN [--alias NAME]
+ *   unvme connect-all nvme-tcp://HOST:PORT [--alias PREFIX]
+ *   unvme disconnect NAME
+ * A user-space driver has no kernel controller to create: connecting checks the subsystem
+ * (Connect, Identify, its namespaces) and, with --alias, records the device id under a name
+ * in the devices file, so that every tool, the SDK's JSON configuration and fio can name the
+ * remote subsystem as they name a local device. disconnect forgets the name.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unvme/spec/fabrics.h"
+#include "cli.h"
+
+#define MAX_TRIES 3
+
+/* The address to use: the positional device id, or one built from -a/-s (nvme-cli style). */
+static int target_address(const struct cli_args *a, const char *nqn, char *out, size_t len)
+{
+	char base[2048];
+	if (a->traddr) {
+		bool v6 = strchr(a->traddr, ':') != NULL;
+		snprintf(base, sizeof(base), "nvme-tcp://%s%s%s:%s/%s", v6 ? "[" : "", a->traddr, v6 ? "]" : "",
+			 a->trsvcid ? a->trsvcid : "4420", nqn ? nqn : "");
+	} else if (a->positional) {
+		int rc = unvme_devid_resolve(a->positional, base, sizeof(base));
+		if (rc)
+			return rc;
+		if (strncmp(base, "nvme-tcp://", 11))
+			return cli_fail(a->cmd, EXIT_USAGE, "%s is not an nvme-tcp:// address", base), -EINVAL;
+	} else {
+		cli_fail(a->cmd, EXIT_USAGE, "give the target: nvme-tcp://HOST:PORT or -a ADDRESS [-s PORT]");
+		return -EINVAL;
+	}
+	/* options from the command line go into the query */
+	char q[1200] = "";
+	size_t at = 0;
+	const char *keys[] = {"hostnqn", "dhchap_secret", "dhchap_ctrl_secret"};
+	const char *vals[] = {a->hostnqn, a->dhchap_secret, a->dhchap_ctrl_secret};
+	for (int i = 0; i < 3; i++)
+		if (vals[i])
+			at += (size_t)snprintf(q + at, sizeof(q) - at, "%s%s=%s",
+					       (at || strchr(base, '?')) ? "&" : "?", keys[i], vals[i]);
+	snprintf(out, len, "%s%s", base, q);
+	return 0;
+}
+
+/* The discovery address with the subsystem NQN replaced (or the discovery NQN put in). */
+static void with_nqn(const char *addr, const char *nqn, char *out, size_t len)
+{
+	const char *s = addr + 11;
+	size_t auth = strcspn(s, "/?");
+	const char *query = strchr(s, '?');
+	snprintf(out, len, "nvme-tcp://%.*s/%s%s", (int)auth, s, nqn, query ? query : "");
+}
+
+/* Reads the whole discovery log, checking that the generation did not change meanwhile. */
+static int read_log(struct unvme_ctrlr *c, uint8_t **out, uint64_t *numrec)
+{
+	for (int tries = 0; tries < MAX_TRIES; tries++) {
+		struct nvmf_disc_log_hdr h;
+		int rc = unvme_get_log_page(c, NVME_LOG_DISCOVERY, 0, &h, sizeof(h), 0);
+		if (rc)
+			return rc;
+		if (h.numrec > 1024)
+			return -E2BIG;
+		size_t len = sizeof(h) + h.numrec * sizeof(struct nvmf_disc_log_entry);
+		uint8_t *buf = calloc(1, len);
+		if (!buf)
+			return -ENOMEM;
+		uint32_t max = unvme_ctrlr_max_xfer(c) ? unvme_ctrlr_max_xfer(c) : 4096;
+		for (size_t off = 0; off < len && rc == 0; off += max) {
+			uint32_t n = (uint32_t)(len - off < max ? len - off : max);
+			rc = unvme_get_log_page(c, NVME_LOG_DISCOVERY, 0, buf + off, n, off);
+		}
+		struct nvmf_disc_log_hdr again;
+		if (rc == 0)
+			rc = unvme_get_log_page(c, NVME_LOG_DISCOVERY, 0, &again, sizeof(again), 0);
+		if (rc) {
+			free(buf);
+			return rc;
+		}
+		if (again.genctr == h.genctr) {
+			*out = buf;
+			*numrec = h.numrec;
+			return 0;
+		}
+		free(buf);
+	}
+	return -EAGAIN;
+}
+
+static const char *trtype_name(uint8_t t)
+{
+	return t == NVMF_TRTYPE_TCP ? "tcp" : t == NVMF_TRTYPE_RDMA ? "rdma" : t == NVMF_TRTYPE_FC ? "fc" : "unknown";
+}
+
+static const char *adrfam_name(uint8_t a)
+{
+	return a == NVMF_ADRFAM_IPV4 ? "ipv4" : a == NVMF_ADRFAM_IPV6 ? "ipv6" : "unknown";
+}
+
+static const char *subtype_name(uint8_t s)
+{
+	switch (s) {
+	case NVMF_SUBTYPE_DISCOVERY_REFERRAL: return "discovery subsystem referral";
+	case NVMF_SUBTYPE_NVME: return "nvme subsystem";
+	case NVMF_SUBTYPE_DISCOVERY_CURRENT: return "current discovery subsystem";
+	default: return "unknown";
+	}
+}
+
+static const char *treq_name(uint8_t t)
+{
+	switch (t & 3u) {
+	case 1: return "required";
+	case 2: return "not required";
+	default: return "not specified";
+	}
+}
+
+static void field(char *dst, const char *src, size_t n)
+{
+	size_t l = strnlen(src, n);
+	while (l && (src[l - 1] == ' ' || src[l - 1] == '\0'))
+		l--;
+	memcpy(dst, src, l);
+	dst[l] = '\0';
+}
+
+static int open_discovery(struct cli_args *a, char *addr, size_t len, struct unvme_ctrlr **c)
+{
+	char raw[2048];
+	int rc = target_address(a, NVMF_DISCOVERY_NQN, raw, sizeof(raw));
+	if (rc)
+		return EXIT_USAGE;
+	/* an address without a subsystem names the discovery subsystem */
+	snprintf(addr, len, "%s", raw);
+	rc = unvme_ctrlr_open(addr, NULL, c);
+	if (rc)
+		return cli_result(a->cmd, rc, 0);
+	return EXIT_OK;
+}
+
+/* The discovery log of the controller the arguments name: EXIT_OK with its records, or the
+ * exit code after the message. */
+static int fetch_log(struct cli_args *a, char *addr, size_t len, uint8_t **log, uint64_t *n)
+{
+	struct unvme_ctrlr *c;
+	int rc = open_discovery(a, addr, len, &c);
+	if (rc)
+		return rc;
+	rc = read_log(c, log, n);
+	unvme_ctrlr_close(c);
+	if (rc == -EAGAIN)
+		return cli_fail(a->cmd, EXIT_HOST, "the discovery log kept changing while it was read");
+	if (rc)
+		return cli_result(a->cmd, rc, 0);
+	return EXIT_OK;
+}
+
+int cmd_discover(struct cli_args *a)
+{
+	char addr[2048];
+	uint8_t *log = NULL;
+	uint64_t n = 0;
+	int rc = fetch_log(a, addr, sizeof(addr), &log, &n);
+	if (rc)
+		return rc;
+	const struct nvmf_disc_log_hdr *h = (const void *)log;
+	const struct nvmf_disc_log_entry *e = (const void *)(log + sizeof(*h));
+	if (a->fmt == UNVME_FMT_JSON) {
+		json_object *root = json_object_new_object();
+		json_object_object_add(root, "genctr", json_object_new_int64((int64_t)h->genctr));
+		json_object *recs = json_object_new_array();
+		for (uint64_t i = 0; i < n; i++) {
+			char s[257];
+			json_object *r = json_object_new_object();
+			json_object_object_add(r, "trtype", json_object_new_string(trtype_name(e[i].trtype)));
+			json_object_object_add(r, "adrfam", json_object_new_string(adrfam_name(e[i].adrfam)));
+			json_object_object_add(r, "subtype", json_object_new_string(subtype_name(e[i].subtype)));
+			json_object_object_add(r, "treq", json_object_new_string(treq_name(e[i].treq)));
+			json_object_object_add(r, "portid", json_object_new_int(e[i].portid));
+			field(s, e[i].trsvcid, sizeof(e[i].trsvcid));
+			json_object_object_add(r, "trsvcid", json_object_new_string(s));
+			field(s, e[i].subnqn, sizeof(e[i].subnqn));
+			json_object_object_add(r, "subnqn", json_object_new_string(s));
+			field(s, e[i].traddr, sizeof(e[i].traddr));
+			json_object_object_add(r, "traddr", json_object_new_string(s));
+			json_object_object_add(r, "sectype", json_object_new_string(e[i].tsas[0] ? "tls" : "none"));
+			json_object_array_add(recs, r);
+		}
+		json_object_object_add(root, "records", recs);
+		cli_json_print(root);
+	} else {
+		printf("\nDiscovery Log Number of Records %llu, Generation counter %llu\n",
+		       (unsigned long long)n, (unsigned long long)h->genctr);
+		for (uint64_t i = 0; i < n; i++) {
+			char s[257];
+			printf("=====Discovery Log Entry %llu======\n", (unsigned long long)i);
+			printf("trtype:  %s\n", trtype_name(e[i].trtype));
+			printf("adrfam:  %s\n", adrfam_name(e[i].adrfam));
+			printf("subtype: %s\n", subtype_name(e[i].subtype));
+			printf("treq:    %s%s\n", treq_name(e[i].treq),
+			       (e[i].treq & NVMF_TREQ_DISABLE_SQFLOW) ? ", sq flow control disable supported" : "");
+			printf("portid:  %u\n", e[i].portid);
+			field(s, e[i].trsvcid, sizeof(e[i].trsvcid));
+			printf("trsvcid: %s\n", s);
+			field(s, e[i].subnqn, sizeof(e[i].subnqn));
+			printf("subnqn:  %s\n", s);
+			field(s, e[i].traddr, sizeof(e[i].traddr));
+			printf("traddr:  %s\n", s);
+			printf("sectype: %s\n", e[i].tsas[0] ? "tls" : "none");
+		}
+	}
+	free(log);
+	return EXIT_OK;
+}
+
+/* Connects to one subsystem, says what is there, records the alias. */
+static int connect_one(struct cli_args *a, const char *addr, const char *alias)
+{
+	struct unvme_ctrlr *c;
+	int rc = unvme_ctrlr_open(addr, NULL, &c);
+	if (rc)
+		return cli_result(a->cmd, rc, 0);
+	const struct nvme_id_ctrl *id = unvme_ctrlr_identify_data(c);
+	char mn[41], sn[21];
+	cli_id_string(id->mn, sizeof(id->mn), mn, sizeof(mn));
+	cli_id_string(id->sn, sizeof(id->sn), sn, sizeof(sn));
+	uint32_t nns = 0;
+	for (uint32_t ns = unvme_ctrlr_first_nsid(c); ns; ns = unvme_ctrlr_next_nsid(c, ns))
+		nns++;
+	if (a->fmt == UNVME_FMT_JSON) {
+		json_object *r = json_object_new_object();
+		json_object_object_add(r, "device", json_object_new_string(addr));
+		json_object_object_add(r, "subnqn", json_object_new_string(id->subnqn));
+		json_object_object_add(r, "cntlid", json_object_new_int(id->cntlid));
+		json_object_object_add(r, "model", json_object_new_string(mn));
+		json_object_object_add(r, "serial", json_object_new_string(sn));
+		json_object_object_add(r, "namespaces", json_object_new_int((int)nns));
+		json_object_object_add(r, "io_queues", json_object_new_int((int)unvme_ctrlr_max_io_queues(c)));
+		if (alias)
+			json_object_object_add(r, "alias", json_object_new_string(alias));
+		cli_json_print(r);
+	} else {
+		printf("connected to %s: controller %u (%s, serial %s), %u namespace%s, %u I/O queues\n",
+		       id->subnqn, id->cntlid, mn, sn, nns, nns == 1 ? "" : "s", unvme_ctrlr_max_io_queues(c));
+	}
+	unvme_ctrlr_close(c);
+	if (alias) {
+		rc = unvme_devid_save(alias, addr);
+		if (rc)
+			return cli_result(a->cmd, rc, 0);
+		if (a->fmt != UNVME_FMT_JSON)
+			printf("device '%s' = %s\n", alias, addr);
+	}
+	return EXIT_OK;
+}
+
+int cmd_connect(struct cli_args *a)
+{
+	char addr[2048];
+	int rc = target_address(a, a->nqn, addr, sizeof(addr));
+	if (rc)
+		return EXIT_USAGE;
+	if (a->nqn && !a->traddr) {
+		char tmp[2048];
+		with_nqn(addr, a->nqn, tmp, sizeof(tmp));
+		snprintf(addr, sizeof(addr), "%s", tmp);
+	}
+	return connect_one(a, addr, a->alias);
+}
+
+int cmd_connect_all(struct cli_args *a)
+{
+	char addr[2048];
+	uint8_t *log = NULL;
+	uint64_t n = 0;
+	int rc = fetch_log(a, addr, sizeof(addr), &log, &n);
+	if (rc)
+		return rc;
+	const struct nvmf_disc_log_entry *e = (const void *)(log + sizeof(struct nvmf_disc_log_hdr));
+	int worst = EXIT_OK, k = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		if (e[i].subtype != NVMF_SUBTYPE_NVME || e[i].trtype != NVMF_TRTYPE_TCP)
+			continue;
+		char traddr[257], svc[33], nqn[257], base[600], one[4400], alias[300];
+		field(traddr, e[i].traddr, sizeof(e[i].traddr));
+		field(svc, e[i].trsvcid, sizeof(e[i].trsvcid));
+		field(nqn, e[i].subnqn, sizeof(e[i].subnqn));
+		bool v6 = e[i].adrfam == NVMF_ADRFAM_IPV6;
+		/* the entry's address, with our query options (host NQN, secrets) */
+		const char *query = strchr(addr + 11, '?');
+		snprintf(base, sizeof(base), "nvme-tcp://%s%s%s:%s", v6 ? "[" : "", traddr, v6 ? "]" : "", svc);
+		snprintf(one, sizeof(one), "%s/%s%s", base, nqn, query ? query : "");
+		snprintf(alias, sizeof(alias), "%s%d", a->alias ? a->alias : "nvmf", k++);
+		int r = connect_one(a, one, a->alias ? alias : NULL);
+		if (r && !worst)
+			worst = r;
+	}
+	free(log);
+	if (k == 0 && a->fmt != UNVME_FMT_JSON)
+		printf("no NVMe subsystem in the discovery log\n");
+	return worst;
+}
+
+int cmd_disconnect(struct cli_args *a)
+{
+	if (!a->positional)
+		return cli_fail(a->cmd, EXIT_USAGE, "give the alias to forget");
+	int rc = unvme_devid_forget(a->positional);
+	if (rc)
+		return cli_result(a->cmd, rc, 0);
+	printf("device '%s' forgotten\n", a->positional);
+	return EXIT_OK;
+}

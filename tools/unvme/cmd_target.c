@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * unvme target: serve devices as NVMe/TCP subsystems until SIGINT or SIGTERM.
+ *
+ *   unvme target -c target.json
+ *   unvme target --listen 0.0.0.0:4420 --nqn nqn.2024-01.io.unvme:disk -d emu://disk?ns=mem:1G
+ *                [--allow-host NQN[,NQN...]] [--dhchap-secret DHHC-1:...] [--threads N]
+ *
+ * It prints "listening on ADDRESS:PORT" once it serves (with --listen ...:0 the port is the
+ * one the system picked; --port-file writes it to a file too).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/target/target.h"
+#include "cli.h"
+
+#define DEFAULT_NQN "nqn.2014-08.io.unvme:target"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/* A comma separated list, each item to fn; the first error wins. */
+static int each_item(const char *list, int (*fn)(void *ctx, const char *item), void *ctx)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "%s", list);
+	char *save = NULL;
+	for (char *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+		int rc = fn(ctx, it);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+struct build {
+	struct tgt_config *cfg;
+	const struct cli_args *a;
+	int subsys;
+	char err[512];
+};
+
+static int add_listen(void *ctx, const char *item)
+{
+	struct build *b = ctx;
+	return tgt_config_add_listen(b->cfg, item, b->err, sizeof(b->err));
+}
+
+static int add_host(void *ctx, const char *item)
+{
+	struct build *b = ctx;
+	return tgt_config_add_host(b->cfg, b->subsys, item, b->a->dhchap_secret, b->a->dhchap_ctrl_secret,
+				   b->a->dhchap_hash, b->a->dhchap_dhgroup, b->err, sizeof(b->err));
+}
+
+static int build_config(const struct cli_args *a, struct tgt_config **out, char *err, size_t errlen)
+{
+	struct build b = {.a = a};
+	int rc;
+	if (a->config_file) {
+		rc = tgt_config_load(a->config_file, &b.cfg, err, errlen);
+		if (rc)
+			return rc;
+		if (a->perf_ndevs || a->nqn || a->hosts) {
+			tgt_config_free(b.cfg);
+			snprintf(err, errlen, "--config describes the subsystems: -d, --nqn and --allow-host "
+				 "go in the file");
+			return -EINVAL;
+		}
+	} else {
+		b.cfg = tgt_config_new();
+		if (!b.cfg)
+			return -ENOMEM;
+		if (!a->perf_ndevs) {
+			tgt_config_free(b.cfg);
+			snprintf(err, errlen, "give the devices to export (-d DEVICE, repeatable) or a "
+				 "configuration file (-c FILE)");
+			return -EINVAL;
+		}
+		b.subsys = tgt_config_add_subsys(b.cfg, a->nqn ? a->nqn : DEFAULT_NQN, b.err, sizeof(b.err));
+		rc = b.subsys < 0 ? b.subsys : 0;
+		for (unsigned i = 0; i < a->perf_ndevs && rc == 0; i++)
+			rc = tgt_config_add_ns(b.cfg, b.subsys, a->perf_devs[i], 0, 0, b.err, sizeof(b.err));
+		if (rc == 0 && a->hosts)
+			rc = each_item(a->hosts, add_host, &b);
+		else if (rc == 0 && a->dhchap_secret)
+			rc = -EINVAL, snprintf(b.err, sizeof(b.err), "--dhchap-secret needs --allow-host");
+		else if (rc == 0)
+			tgt_config_allow_any(b.cfg, b.subsys);
+		if (rc) {
+			tgt_config_free(b.cfg);
+			snprintf(err, errlen, "%s", b.err);
+			return rc;
+		}
+	}
+	rc = a->listen ? each_item(a->listen, add_listen, &b) : 0;
+	if (rc) {
+		tgt_config_free(b.cfg);
+		snprintf(err, errlen, "%s", b.err);
+		return rc;
+	}
+	if (cli_given(a, "threads"))
+		tgt_config_set_threads(b.cfg, (int)a->threads);
+	tgt_config_set_quiet(b.cfg, a->quiet);
+	if (a->no_discovery)
+		tgt_config_set_discovery(b.cfg, 0);
+	*out = b.cfg;
+	return 0;
+}
+
+int cmd_target(struct cli_args *a)
+{
+	char err[600] = "";
+	struct tgt_config *cfg;
+	int rc = build_config(a, &cfg, err, sizeof(err));
+	if (rc)
+		return cli_fail("target", EXIT_USAGE, "%s", err);
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	struct unvme_target *t;
+	rc = unvme_target_start(cfg, &t, err, sizeof(err));
+	if (rc)
+		return cli_fail("target", EXIT_HOST, "%s", err);
+	uint16_t port = unvme_target_port(t);
+	printf("listening on port %u\n", port);
+	fflush(stdout);
+	if (a->port_file) {
+		char tmp[4096];
+		snprintf(tmp, sizeof(tmp), "%s.tmp", a->port_file);
+		FILE *f = fopen(tmp, "w");
+		if (!f || fprintf(f, "%u\n", port) < 0 || fclose(f) || rename(tmp, a->port_file)) {
+			unvme_target_stop(t);
+			return cli_fail("target", EXIT_HOST, "cannot write the port file %s: %s", a->port_file,
+					strerror(errno));
+		}
+	}
+	/* the signal may land on any thread: look at the flag rather than wait in pause() */
+	while (!stop_signal) {
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = 100000000};
+		nanosleep(&ts, NULL);
+	}
+	unvme_target_stop(t);
+	return EXIT_OK;
+}

@@ -86,6 +86,8 @@ int ctrlr_enable(struct unvme_ctrlr *c)
 
 bool ctrlr_fatal_now(struct unvme_ctrlr *c)
 {
+	if (c->ops->msg)
+		return c->failed; /* no registers: the transport marks a controller that went away */
 	uint32_t csts = reg_read32(c, NVME_REG_CSTS);
 	if (csts == 0xffffffffu || (csts & NVME_CSTS_CFS)) {
 		c->failed = 1;
@@ -96,6 +98,8 @@ bool ctrlr_fatal_now(struct unvme_ctrlr *c)
 
 int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 {
+	if (c->ops->msg)
+		return c->ops->msg->qp_create(qp);
 	struct nvme_sqe cmd = {0};
 	cmd.opc = NVME_ADM_CREATE_CQ;
 	cmd.prp1 = qp->cq_iova;
@@ -127,6 +131,12 @@ int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 
 int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 {
+	if (c->ops->msg) {
+		if (qp->mctx)
+			c->ops->msg->qp_destroy(qp);
+		qp->mctx = NULL;
+		return 0;
+	}
 	struct nvme_sqe cmd = {0};
 	cmd.opc = NVME_ADM_DELETE_SQ;
 	cmd.cdw10 = qp->qid;
@@ -150,6 +160,8 @@ static int ctrlr_configure(struct unvme_ctrlr *c)
 	/* One PRP list page per command bounds a transfer at page_size / 8 pages. */
 	uint64_t list_bytes = (uint64_t)c->page_size * (c->page_size / sizeof(uint64_t));
 	c->max_xfer = (uint32_t)(mdts_bytes < list_bytes ? mdts_bytes : list_bytes);
+	if (c->xfer_limit && c->xfer_limit < c->max_xfer)
+		c->max_xfer = c->xfer_limit;
 	rc = ctrlr_set_num_queues(c);
 	return rc ? rc : ns_scan(c);
 }
@@ -159,9 +171,11 @@ int ctrlr_set_num_queues(struct unvme_ctrlr *c)
 	uint32_t want = c->opts.num_io_queues ? c->opts.num_io_queues : 1;
 	if (want > 65535)
 		want = 65535;
-	uint32_t dw0 = 0;
-	int rc = unvme_set_features(c, NVME_FEAT_NUM_QUEUES, 0, ((want - 1) << 16) | (want - 1), false,
-				&dw0);
+	uint32_t dw0 = ((want - 1) << 16) | (want - 1);
+	/* The kernel (or nobody, for a file) owns the controller's queues: a message-based
+	 * transport's queue pairs are its own rings, as many as asked for. */
+	int rc = c->ops->msg ? 0
+			     : unvme_set_features(c, NVME_FEAT_NUM_QUEUES, 0, dw0, false, &dw0);
 	if (rc)
 		return rc > 0 ? unvme_fail(-EIO, "%s: Set Features (Number of Queues) failed: %s",
 					   c->devid, unvme_status_str(rc, 0))
@@ -232,6 +246,17 @@ UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts 
 	if (rc)
 		goto fail;
 	c->mapper_registered = true;
+	if (c->ops->msg) {
+		/* No registers to bring up: the transport's attach filled cap, vs and page_size. */
+		c->max_xfer = c->page_size; /* until Identify tells MDTS */
+		rc = ctrlr_configure(c);
+		if (rc)
+			goto fail;
+		if (!c->vs)
+			c->vs = c->id.ver;
+		*out = c;
+		return 0;
+	}
 
 	c->cap = reg_read64(c, NVME_REG_CAP);
 	c->vs = reg_read32(c, NVME_REG_VS);
@@ -278,6 +303,10 @@ UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *c)
 		return;
 	while (c->qpairs)
 		unvme_qpair_destroy(c->qpairs);
+	if (c->ops->msg) {
+		ctrlr_free(c); /* whoever owns the controller keeps it running */
+		return;
+	}
 	if (!c->failed) {
 		/* Normal shutdown (3.6.1): data in the device's caches is made durable. */
 		uint32_t cc = reg_read32(c, NVME_REG_CC);
@@ -298,6 +327,16 @@ UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *c)
 
 UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 {
+	if (c->ops->msg) {
+		pthread_mutex_lock(&c->qp_lock);
+		int rc = c->ops->msg->reset(c);
+		if (rc == 0)
+			rc = ctrlr_configure(c);
+		if (rc == 0)
+			c->failed = 0;
+		pthread_mutex_unlock(&c->qp_lock);
+		return rc;
+	}
 	pthread_mutex_lock(&c->qp_lock);
 	int rc = ctrlr_disable(c);
 	/* Disabled, the controller touches no memory: now the commands can be given back. */
@@ -438,6 +477,11 @@ UNVME_API const char *unvme_ctrlr_transport(const struct unvme_ctrlr *c)
 	return c->ops->name;
 }
 
+UNVME_API const char *unvme_ctrlr_transport_info(const struct unvme_ctrlr *c)
+{
+	return c->transport_info;
+}
+
 UNVME_API const struct nvme_id_ctrl *unvme_ctrlr_identify_data(const struct unvme_ctrlr *c)
 {
 	return &c->id;
@@ -465,6 +509,10 @@ UNVME_API uint32_t unvme_ctrlr_max_xfer(const struct unvme_ctrlr *c)
 
 UNVME_API int unvme_ctrlr_regs(struct unvme_ctrlr *c, struct nvme_regs_snapshot *out)
 {
+	if (c->ops->msg)
+		return unvme_fail(-EOPNOTSUPP, "%s: the %s transport has no controller registers to "
+				  "read (the kernel's driver or nobody runs this controller)", c->devid,
+				  c->ops->name);
 	out->cap = reg_read64(c, NVME_REG_CAP);
 	out->vs = reg_read32(c, NVME_REG_VS);
 	out->cc = reg_read32(c, NVME_REG_CC);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Device ids. An address is either an emulated device URI ("emu://...") or a PCI address
- * ("0000:02:00.0"; fio's dotted "0000.02.00.0" and the short "02:00.0" are accepted too).
+ * Device ids. An address is an emulated device URI ("emu://..."), a PCI address
+ * ("0000:02:00.0"; fio's dotted "0000.02.00.0" and the short "02:00.0" are accepted too), a
+ * device the kernel keeps ("/dev/ng0n1", "/dev/nvme0", "/dev/nvme0n1") or a regular file
+ * ("file:///path?lba=4096", or an absolute path).
  * Any other word is an alias, looked up in order in $UNVME_DEVICES ("name=devid;..."), the
  * devices file ($UNVME_CONFIG, else ~/.config/unvme/devices.json, else
  * /etc/unvme/devices.json: {"devices": {"name": "devid", ...}}), and the built-in "emu0".
@@ -20,6 +22,7 @@
 #include "unvme/unvme.h"
 #include "devid.h"
 #include "errmsg.h"
+#include "uring_kdev.h"
 
 #define MAX_ALIAS_DEPTH 8
 
@@ -225,7 +228,7 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 	char cur[PATH_MAX + 256], next[PATH_MAX + 256];
 	snprintf(cur, sizeof(cur), "%s", devid);
 	for (int depth = 0; depth < MAX_ALIAS_DEPTH; depth++) {
-		if (unvme_addr_is_emu(cur)) {
+		if (unvme_addr_is_emu(cur) || kdev_addr_is_kernel(cur)) {
 			snprintf(out, outlen, "%s", cur);
 			return 0;
 		}
@@ -243,7 +246,7 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 			return 0;
 		}
 		if (strstr(cur, "://"))
-			return unvme_fail(-EINVAL, "device id '%s': unknown scheme (known: emu://)", cur);
+			return unvme_fail(-EINVAL, "device id '%s': unknown scheme (known: emu://, file://)", cur);
 		return unvme_fail(-ENOENT, "device id '%s' is not a URI, a PCI address or a known alias "
 				  "(aliases come from $UNVME_DEVICES, the devices file %s, and the built-in "
 				  "emu0)", cur,

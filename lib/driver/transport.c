@@ -5,9 +5,14 @@
 #include "devid.h"
 #include "errmsg.h"
 #include "transport.h"
+#include "uring_kdev.h"
 
 static const struct unvme_transport_ops *const transports[] = {
 	&unvme_transport_emu,
+	/* devices the kernel keeps, and files: by what the path names (stat) */
+	&unvme_transport_uring_passthru,
+	&unvme_transport_uring_block,
+	&unvme_transport_uring_file,
 	&unvme_transport_vfio, /* PCI addresses that are no alias of an emulated device */
 };
 
@@ -17,7 +22,9 @@ const struct unvme_transport_ops *unvme_transport_find(const char *address)
 		if (transports[i]->matches(address))
 			return transports[i];
 	char bdf[13];
-	if (unvme_addr_parse_bdf(address, bdf))
+	if (kdev_addr_is_kernel(address))
+		kdev_explain(address);
+	else if (unvme_addr_parse_bdf(address, bdf))
 		unvme_fail(-ENODEV, "%s: PCIe devices need the VFIO transport, which this build does not "
 			   "have yet; to use an emulated device under this address, declare an alias such "
 			   "as UNVME_DEVICES='%s=emu://?ns=mem:1G:512'", bdf, bdf);

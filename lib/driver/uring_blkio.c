@@ -464,6 +464,7 @@ const struct unvme_msg_ops uring_blkio_msg_ops = {
 
 void uring_blkio_attach(struct unvme_ctrlr *c, struct blk_dev *d)
 {
+	uring_bufgen_init(&d->gen, false); /* 2 MiB pieces: the block layer takes any part */
 	c->transport_ctx = d;
 	c->page_size = 4096;
 	c->cap = (uint64_t)(4096 - 1) | (1ull << 16) | ((uint64_t)NVME_CAP_CSS_NVM << 37);

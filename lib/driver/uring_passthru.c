@@ -48,6 +48,7 @@ struct pt_dev {
 	unsigned nns;
 	bool iopoll;
 	bool fixedbufs;
+	bool probed;                     /* registered buffers tried on this kernel */
 	struct uring_bufgen gen;
 };
 
@@ -156,7 +157,7 @@ static void pt_free(struct pt_dev *d)
 	free(d);
 }
 
-static void set_limits(struct unvme_ctrlr *c, const struct pt_dev *d, const char *blk)
+static void set_limits(struct unvme_ctrlr *c, const char *blk)
 {
 	/* The kernel maps a passthrough buffer into one request: its hardware limits apply. */
 	long kb = kdev_queue_attr(blk, "max_hw_sectors_kb");
@@ -168,7 +169,6 @@ static void set_limits(struct unvme_ctrlr *c, const struct pt_dev *d, const char
 		lim = (uint64_t)segs * 4096; /* worst case: one page per segment */
 	if (!c->xfer_limit || lim < c->xfer_limit)
 		c->xfer_limit = (uint32_t)lim;
-	(void)d;
 }
 
 static int pt_attach(struct unvme_ctrlr *c, const char *address)
@@ -222,9 +222,10 @@ static int pt_attach(struct unvme_ctrlr *c, const char *address)
 		polls = polls && ns_have_poll_queues(ngname);
 		char blk[64];
 		snprintf(blk, sizeof(blk), "nvme%.59s", ngname + 2);
-		set_limits(c, d, blk);
+		set_limits(c, blk);
 	}
 	d->iopoll = a.iopoll == KDEV_AUTO ? polls : a.iopoll == KDEV_ON;
+	uring_bufgen_init(&d->gen, true);
 	d->fixedbufs = a.fixedbufs == KDEV_AUTO ? kernel_at_least(6, 1) : a.fixedbufs == KDEV_ON;
 
 	c->transport_ctx = d;
@@ -303,6 +304,57 @@ static int pt_reset(struct unvme_ctrlr *c)
 	return 0;
 }
 
+/* Does this kernel take registered buffers for passthrough (IORING_URING_CMD_FIXED, 6.1)? A
+ * kernel that does not refuses every such command with EINVAL; so one read of block 0 through
+ * a registered buffer, on the first queue pair, decides for the controller. */
+static void probe_fixedbufs(struct unvme_qpair *qp, struct pt_dev *d, struct uring_q *q)
+{
+	d->probed = true;
+	struct unvme_ns *ns = unvme_ctrlr_ns(qp->ctrlr, d->nsids[0]);
+	uint32_t bytes = ns ? unvme_ns_lba_size(ns) : 4096;
+	void *buf = unvme_dma_alloc(bytes, 4096);
+	int bi = buf ? uring_q_buf(q, buf, bytes) : -1;
+	struct io_uring_sqe *sqe = bi >= 0 ? uring_q_sqe(q) : NULL;
+	struct nvme_sqe cmd = { .opc = NVME_CMD_READ, .nsid = d->nsids[0] };
+	if (!sqe || uring_map_cmd(&cmd, buf, bytes, d->nsids[0], 0,
+				  (struct nvme_uring_cmd *)(void *)sqe->cmd) != 0) {
+		unvme_dma_free(buf);
+		return;
+	}
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->flags = q->fixed_files ? IOSQE_FIXED_FILE : 0;
+	sqe->ioprio = 0;
+	sqe->fd = q->fixed_files ? 0 : q->fds[0];
+	sqe->cmd_op = NVME_URING_CMD_IO;
+	sqe->__pad1 = 0;
+	sqe->addr = 0;
+	sqe->len = 0;
+	sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
+	sqe->user_data = UINT64_MAX;
+	sqe->buf_index = (uint16_t)bi;
+	sqe->personality = 0;
+	sqe->file_index = 0;
+	uring_q_publish(q);
+	int res = 0;
+	for (uint64_t deadline = unvme_now_ms() + 30000; unvme_now_ms() < deadline;) {
+		io_uring_enter((unsigned)q->ring.ring_fd, 1, 1, IORING_ENTER_GETEVENTS, NULL);
+		struct io_uring_cqe *cqe = uring_q_cqe(q);
+		if (cqe) {
+			res = cqe->res;
+			uring_q_cqe_done(q);
+			break;
+		}
+	}
+	unvme_dma_free(buf);
+	if (res == -EINVAL || res == -EFAULT || res == -EOPNOTSUPP) {
+		d->fixedbufs = false;
+		q->bufs_on = false;
+		size_t l = strlen(qp->ctrlr->transport_info);
+		snprintf(qp->ctrlr->transport_info + l, sizeof(qp->ctrlr->transport_info) - l,
+			 " (refused by this kernel for passthrough: unregistered)");
+	}
+}
+
 static int pt_qp_create(struct unvme_qpair *qp)
 {
 	struct pt_dev *d = qp->ctrlr->transport_ctx;
@@ -326,6 +378,8 @@ static int pt_qp_create(struct unvme_qpair *qp)
 	}
 	q->timeout_ms = qp->timeout_ms;
 	memcpy(q->nsids, d->nsids, sizeof(d->nsids));
+	if (q->bufs_on && !d->probed)
+		probe_fixedbufs(qp, d, q);
 	qp->mctx = q;
 	return 0;
 }

@@ -13,11 +13,17 @@
 #include "errmsg.h"
 #include "uring_ring.h"
 
+void uring_bufgen_init(struct uring_bufgen *g, bool exact)
+{
+	g->exact = exact;
+	g->piece_shift = exact ? 12 : 21;
+}
+
 void uring_bufgen_unmap(struct uring_bufgen *g, uint64_t iova, size_t len)
 {
-	uint64_t end = iova + len;
-	for (uint64_t p = iova & ~(uint64_t)(URING_BUF_PIECE - 1); p < end; p += URING_BUF_PIECE)
-		atomic_fetch_add_explicit(&g->gen[(p / URING_BUF_PIECE) % URING_BUF_SLOTS], 1,
+	uint64_t piece = 1ull << g->piece_shift, end = iova + len;
+	for (uint64_t p = iova & ~(piece - 1); p < end; p += piece)
+		atomic_fetch_add_explicit(&g->gen[(p >> g->piece_shift) % URING_BUF_SLOTS], 1,
 					  memory_order_relaxed);
 }
 
@@ -119,13 +125,16 @@ int uring_q_init(struct uring_q *q, const struct uring_q_opts *o)
 	q->fixed_files = o->nfds && io_uring_register_files(&q->ring, o->fds, o->nfds) == 0;
 
 	if (o->fixedbufs && o->gen) {
-		q->reg_piece = malloc(URING_BUF_SLOTS * sizeof(*q->reg_piece));
+		q->reg_start = malloc(URING_BUF_SLOTS * sizeof(*q->reg_start));
+		q->reg_len = malloc(URING_BUF_SLOTS * sizeof(*q->reg_len));
 		q->reg_gen = malloc(URING_BUF_SLOTS * sizeof(*q->reg_gen));
-		if (q->reg_piece && q->reg_gen &&
+		if (q->reg_start && q->reg_len && q->reg_gen &&
 		    io_uring_register_buffers_sparse(&q->ring, URING_BUF_SLOTS) == 0) {
 			for (unsigned i = 0; i < URING_BUF_SLOTS; i++)
-				q->reg_piece[i] = UINT64_MAX;
+				q->reg_start[i] = UINT64_MAX;
 			q->gen = o->gen;
+			q->piece_shift = o->gen->piece_shift;
+			q->exact = o->gen->exact;
 			q->bufs_on = true;
 		}
 	}
@@ -138,10 +147,12 @@ void uring_q_fini(struct uring_q *q)
 		io_uring_queue_exit(&q->ring); /* also drops the registered files and buffers */
 	q->ring.ring_fd = -1;
 	free(q->local);
-	free(q->reg_piece);
+	free(q->reg_start);
+	free(q->reg_len);
 	free(q->reg_gen);
 	q->local = NULL;
-	q->reg_piece = NULL;
+	q->reg_start = NULL;
+	q->reg_len = NULL;
 	q->reg_gen = NULL;
 }
 
@@ -160,27 +171,42 @@ int uring_q_buf_slow(struct uring_q *q, const void *buf, size_t len)
 	uint64_t iova = dma_translate(buf, &contig);
 	if (iova == UINT64_MAX || contig < len)
 		return -1;
-	uint64_t piece = iova & ~(uint64_t)(URING_BUF_PIECE - 1);
-	if (((iova + len - 1) & ~(uint64_t)(URING_BUF_PIECE - 1)) != piece)
-		return -1; /* crosses into the next piece */
-	unsigned slot = (unsigned)((piece / URING_BUF_PIECE) % URING_BUF_SLOTS);
+	uint64_t start, end;
+	if (q->exact) {
+		/* chunks are page aligned, so the last page is still in buf's chunk */
+		start = iova & ~(uint64_t)4095;
+		end = (iova + len + 4095) & ~(uint64_t)4095;
+		if (end - start > 4096)
+			return -1; /* see uring_ring.h: only single pages pay on Linux 6.1 */
+	} else {
+		uint64_t psize = 1ull << q->piece_shift;
+		start = iova & ~(psize - 1);
+		if (((iova + len - 1) & ~(psize - 1)) != start)
+			return -1; /* crosses into the next piece */
+		/* the piece ends with buf's chunk or a piece later */
+		end = iova + contig < start + psize ? iova + contig : start + psize;
+	}
+	unsigned slot = (unsigned)((start >> q->piece_shift) % URING_BUF_SLOTS);
 	uint32_t g = atomic_load_explicit(&q->gen->gen[slot], memory_order_acquire);
-	if (__builtin_expect(q->reg_piece[slot] == piece && q->reg_gen[slot] == g, 1))
+	q->buf_lookups++;
+	if (__builtin_expect(q->reg_start[slot] == start && iova + len <= start + q->reg_len[slot] &&
+			     q->reg_gen[slot] == g, 1))
 		return (int)slot;
-	/* First use of this piece by this ring (or its memory was freed and reused). DMA pieces
-	 * are 2 MiB aligned in both spaces, so the piece starts (iova - piece) bytes before buf;
-	 * it ends with its allocation's chunk or 2 MiB later. */
-	size_t off = (size_t)(iova - piece);
-	size_t plen = contig + off < URING_BUF_PIECE ? contig + off : URING_BUF_PIECE;
-	struct iovec iov = { .iov_base = (uint8_t *)buf - off, .iov_len = plen };
+	/* First use here (or the memory was freed and reused, or another buffer took the slot).
+	 * Registrations are aligned in both spaces: the region starts (iova - start) bytes before
+	 * buf. */
+	struct iovec iov = { .iov_base = (uint8_t *)buf - (iova - start),
+			     .iov_len = (size_t)(end - start) };
 	__u64 tag = 0;
 	int rc = io_uring_register_buffers_update_tag(&q->ring, slot, &iov, &tag, 1);
-	if (rc != 1) {
-		/* e.g. the locked memory limit: carry on with unregistered buffers */
+	if (rc != 1 || (++q->buf_regs % 256 == 0 && q->buf_regs * 8ull > q->buf_lookups)) {
+		/* refused (e.g. the locked memory limit), or more than one registration per eight
+		 * commands: unregistered buffers cost less from here on */
 		q->bufs_on = false;
 		return -1;
 	}
-	q->reg_piece[slot] = piece;
+	q->reg_start[slot] = start;
+	q->reg_len[slot] = (uint32_t)(end - start);
 	q->reg_gen[slot] = g;
 	return (int)slot;
 }

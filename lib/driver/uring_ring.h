@@ -13,11 +13,23 @@
  * is the only writer of SQEs and the tail, the poller the only one that reaps, and either may
  * enter the kernel (io_uring serialises that itself).
  *
- * Buffers: DMA memory comes in 2 MiB pieces aligned in both virtual and IOVA space; a ring
- * registers the piece of a buffer (io_uring fixed buffers) the first time it sees it, in the
- * slot (IOVA / 2 MiB) mod URING_BUF_SLOTS, and uses the registration while the piece's
- * generation (bumped by the DMA layer's unmap, per controller) is unchanged. So the kernel
- * does not pin pages per I/O, and freed memory is never reached through an old registration.
+ * Buffers: DMA memory is contiguous and aligned in both virtual and IOVA space within its
+ * 2 MiB chunks. A ring registers what a command's buffer lies in (io_uring fixed buffers) the
+ * first time it sees it, in a slot found from the IOVA, and uses the registration while the
+ * slot's generation (bumped by the DMA layer's unmap, per controller) is unchanged. So the
+ * kernel does not pin pages per I/O, and freed memory is never reached through an old
+ * registration. Two ways to cut:
+ *   - pieces (block devices, files): the 2 MiB piece around the buffer; the block layer
+ *     takes any part of a large registered buffer at no extra cost;
+ *   - exact (passthrough): a single-page buffer's own page, slot by that page. Linux 6.1
+ *     maps a registered buffer for passthrough by walking every page from the buffer to the
+ *     end of the registration, and refuses (EINVAL) more pages than the queue's segment
+ *     limit. Measured in the QEMU guest (6.1): 4 KiB reads through a 2 MiB registration took
+ *     ~1.8x the time of unregistered ones, through a one-page registration ~0.9x; 16 and
+ *     64 KiB commands through their own pages' registration ~1.5x: so only one-page
+ *     commands are registered.
+ * A ring whose registrations keep being replaced (buffers that move around, or collide in the
+ * slot table) stops registering: a registration is a system call.
  * Commands whose buffer is not DMA memory, or crosses a piece, go unregistered.
  *
  * Completions the host makes itself (a command refused before it reached the kernel, an ioctl
@@ -34,14 +46,17 @@
 
 #include "unvme/spec.h"
 
-#define URING_BUF_SLOTS 1024u
-#define URING_BUF_PIECE (2u << 20)
+#define URING_BUF_SLOTS 4096u
 #define URING_MAX_FILES 64u
 
-/* Per controller: a generation per buffer slot, bumped when DMA memory there goes away. */
+/* Per controller: how its rings cut registrations, and a generation per buffer slot, bumped
+ * when DMA memory there goes away. */
 struct uring_bufgen {
+	bool exact;            /* the buffer's own pages, else its 2 MiB piece */
+	uint32_t piece_shift;  /* 12 (pages) or 21 */
 	_Atomic uint32_t gen[URING_BUF_SLOTS];
 };
+void uring_bufgen_init(struct uring_bufgen *g, bool exact);
 /* The DMA layer's unmap of [iova, iova + len): registrations of it are stale from now on. */
 void uring_bufgen_unmap(struct uring_bufgen *g, uint64_t iova, size_t len);
 
@@ -93,8 +108,13 @@ struct uring_q {
 	/* cold */
 	_Alignas(64) struct io_uring ring;
 	struct uring_bufgen *gen;
-	uint64_t *reg_piece;       /* per slot: the registered piece's IOVA (UINT64_MAX: none) */
+	uint64_t *reg_start;       /* per slot: the registration's first IOVA (UINT64_MAX: none) */
+	uint32_t *reg_len;         /* per slot: its length */
 	uint32_t *reg_gen;         /* per slot: the generation it was registered at */
+	uint32_t piece_shift;
+	bool exact;
+	uint32_t buf_lookups;      /* commands that asked for a registered buffer ... */
+	uint32_t buf_regs;         /* ... and the registrations they cost */
 	uint32_t setup_flags;
 };
 

@@ -29,7 +29,7 @@ BUILD_REL=${BUILD_ABS#"$ROOT"/}
 # The guest test program, linked statically against the library (libjson-c comes from the stage).
 mkdir -p "$BUILD_ABS/qemu"
 cc -O2 -g -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$ROOT/include" \
-	"$ROOT/tests/qemu/vfio_guest_test.c" "$BUILD_ABS/libunvme.a" -ljson-c -lpthread -lm \
+	"$ROOT/tests/qemu/vfio_guest_test.c" "$BUILD_ABS/libunvme.a" -ljson-c -luring -lpthread -lm \
 	-o "$BUILD_ABS/qemu/vfio_guest_test" || { log "building the guest test program failed"; exit 1; }
 
 eval "$("$ROOT/scripts/qemu/build.sh")" || { log "building the guest artifacts failed"; exit 1; }

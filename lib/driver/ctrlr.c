@@ -232,11 +232,9 @@ UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts 
 	int rc = unvme_devid_resolve(devid, c->address, sizeof(c->address));
 	if (rc)
 		goto fail;
-	c->ops = unvme_transport_find(c->address);
-	if (!c->ops) {
-		rc = -ENODEV;
+	c->ops = unvme_transport_find(c->address, &rc);
+	if (!c->ops)
 		goto fail;
-	}
 	rc = c->ops->attach(c, c->address);
 	if (rc)
 		goto fail;

@@ -79,8 +79,9 @@ struct unvme_transport_ops {
 	const struct unvme_msg_ops *msg;
 };
 
-/* The transport serving a resolved address, or NULL with a message naming the address. */
-const struct unvme_transport_ops *unvme_transport_find(const char *address);
+/* The transport serving a resolved address, or NULL with a message naming the address and
+ * *err (may be NULL) the negative errno that says why (-ENODEV, -ENOENT for a missing path). */
+const struct unvme_transport_ops *unvme_transport_find(const char *address, int *err);
 
 extern const struct unvme_transport_ops unvme_transport_emu;
 extern const struct unvme_transport_ops unvme_transport_vfio;

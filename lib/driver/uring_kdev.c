@@ -183,8 +183,9 @@ int kdev_parse(const char *addr, struct kdev_addr *out)
 		o = end ? end + 1 : NULL;
 	}
 	out->kind = kind_of(out->path);
+	struct stat st;
 	if (file_uri) {
-		if (out->kind != KDEV_FILE && out->kind != KDEV_NONE)
+		if (stat(out->path, &st) == 0 && !S_ISREG(st.st_mode))
 			return unvme_fail(-EINVAL, "device id '%s': %s is not a regular file (name block "
 					  "and character devices by their path)", addr, out->path);
 		out->kind = KDEV_FILE;

@@ -74,6 +74,15 @@ umount /mnt/um
 tout uring-pt-wrong-nsid "this device file is namespace 1" $UNVME io-passthru $U1G -O 2 -n 2 -l 512 -r
 tout uring-pt-refuses-queue-creation "owns this controller's queues" $UNVME admin-passthru $U1G -O 1 --cdw10 0x10005
 tout uring-no-such-device "no such device file" $UNVME id-ctrl /dev/ng9n9
+# the fio engine on the generic device: write with checksums, then verify in a second fio
+FIOENG=/src/$B/plugins/fio/unvme-fio.so
+if [ -e $FIOENG ]; then
+	FA="--ioengine=external:$FIOENG --filename=$U1G --thread=1 --size=8M --offset=32M --iodepth=16 --bs=4k --rw=randwrite --verify=crc32c --randrepeat=1"
+	t uring-fio-engine-write fio --name=w $FA --do_verify=0
+	t uring-fio-engine-verify fio --name=v $FA --verify_only=1
+else
+	fail uring-fio-engine "$FIOENG is not built"
+fi
 t uring-reset $UNVME reset $U1G
 t uring-read-after-reset $UNVME read $U1G -s 2400 -c 8 -d $W/r3
 
@@ -93,6 +102,21 @@ cmp -s $W/kza $W/za && pass uring-zns-appended-data || fail uring-zns-appended-d
 $UNVME io-passthru $UZB -O 0x7a --cdw12 1023 -l 4096 -r -b > $W/rz2 2>$W/err
 cmp -s $W/rz $W/rz2 && pass uring-zns-report-through-block-ioctl || { fail uring-zns-report-through-block-ioctl; cat $W/err; }
 t uring-zns-reset-zone0 $UNVME io-passthru $UZG -O 0x79 --cdw13 4
+
+# ---- the controller goes away under a running perf: errors, not a hang or a crash ----
+$UNVME perf $U1G -w randread -q 16 -t 6 > $W/gone 2>&1 &
+pp=$!
+sleep 2
+echo 0000:00:05.0 > /sys/bus/pci/drivers/nvme/unbind
+wait $pp
+rc=$?
+echo 0000:00:05.0 > /sys/bus/pci/drivers/nvme/bind
+sleep 1
+U1B=$(kdev 0000:00:05.0)
+U1G=/dev/ng${U1B#/dev/nvme}
+if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -qi "gone\|failed" $W/gone; then pass "uring-device-removed (exit $rc)"; else fail uring-device-removed "exit $rc"; fi
+sed 's/^/    /' $W/gone | tail -n 3
+tout uring-removed-then-missing "no such device file" $UNVME id-ctrl /dev/ng97n1
 
 # ---- polled completions: poll queues for one controller (nvme.poll_queues, rebind) ----
 tout uring-no-poll-queues-said "no poll queues" $UNVME perf $U1G -t 1 -q 1

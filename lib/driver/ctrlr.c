@@ -439,7 +439,9 @@ UNVME_API void unvme_qpair_destroy(struct unvme_qpair *qp)
 		return;
 	struct unvme_ctrlr *c = qp->ctrlr;
 	pthread_mutex_lock(&c->qp_lock);
-	if (!c->failed && !qp->failed)
+	/* A message-based transport's queue is ours to free, and its commands in flight must
+	 * come back from the kernel first, even from a device that has failed. */
+	if (c->ops->msg || (!c->failed && !qp->failed))
 		ctrlr_delete_io_queues(c, qp);
 	/* Deleted on the device (or the device is dead): nothing more will complete. */
 	qpair_fail_outstanding(qp, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);

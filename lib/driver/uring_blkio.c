@@ -41,6 +41,10 @@
 enum blk_kind { K_RW, K_SYNC, K_COMPARE, K_VERIFY, K_MULTI };
 
 struct blk_cmd {
+	/* Written by the submitter, read by the poller after the kernel completed the command:
+	 * the kernel orders the two, but a split queue's threads need their own edge (for TSan
+	 * too): the submitter publishes with a release store of seq, the poller acquires it. */
+	_Atomic uint32_t seq;
 	uint8_t kind;
 	uint8_t write;
 	uint16_t pending;    /* K_MULTI: completions still to come */
@@ -59,6 +63,36 @@ static inline bool qp_busy(const struct unvme_qpair *qp)
 {
 	return atomic_load_explicit(&qp->nsubmitted, memory_order_relaxed) !=
 	       atomic_load_explicit(&qp->ncompleted, memory_order_relaxed);
+}
+
+static inline void cmd_ready(struct blk_cmd *bc)
+{
+	atomic_store_explicit(&bc->seq, atomic_load_explicit(&bc->seq, memory_order_relaxed) + 1,
+			      memory_order_release);
+}
+
+/* Describes command cid for its completion (the submitter's side). */
+static inline struct blk_cmd *cmd_set(struct blk_q *bq, uint16_t cid, uint8_t kind, bool write,
+				      uint16_t pending, uint32_t expect, void *bounce,
+				      const void *cmp)
+{
+	struct blk_cmd *bc = &bq->cmds[cid];
+	bc->kind = kind;
+	bc->write = write;
+	bc->pending = pending;
+	bc->status = 0;
+	bc->expect = expect;
+	bc->bounce = bounce;
+	bc->cmp = cmp;
+	cmd_ready(bc);
+	return bc;
+}
+
+static inline struct blk_cmd *cmd_get(struct blk_q *bq, uint16_t cid)
+{
+	struct blk_cmd *bc = &bq->cmds[cid];
+	(void)atomic_load_explicit(&bc->seq, memory_order_acquire);
+	return bc;
 }
 
 static void local_done(struct unvme_qpair *qp, struct uring_q *q, uint16_t cid, int status,
@@ -131,8 +165,7 @@ static int read_to_check(struct unvme_qpair *qp, struct uring_q *q, uint16_t cid
 		free(bounce);
 		return -EAGAIN;
 	}
-	bq->cmds[cid] = (struct blk_cmd){ .kind = cmp ? K_COMPARE : K_VERIFY, .expect = bytes,
-					  .bounce = bounce, .cmp = cmp };
+	cmd_set(bq, cid, cmp ? K_COMPARE : K_VERIFY, false, 0, bytes, bounce, cmp);
 	uring_q_publish(q);
 	return 0;
 }
@@ -167,10 +200,7 @@ static int rw(struct unvme_qpair *qp, struct uring_q *q, uint16_t cid, const str
 		sqe->buf_index = (uint16_t)bi;
 	if (write && (cmd->cdw12 & NVME_RW_FUA))
 		sqe->rw_flags = RWF_DSYNC;
-	struct blk_cmd *bc = &bq->cmds[cid];
-	bc->kind = K_RW;
-	bc->write = write;
-	bc->expect = bytes;
+	cmd_set(bq, cid, K_RW, write, 0, bytes, NULL, NULL);
 	uring_q_publish(q);
 	return 0;
 }
@@ -202,7 +232,7 @@ static int dsm(struct unvme_qpair *qp, struct uring_q *q, uint16_t cid, const st
 		local_done(qp, q, cid, 0, 0);
 		return 0;
 	}
-	bq->cmds[cid] = (struct blk_cmd){ .kind = K_MULTI, .write = 1, .pending = (uint16_t)todo };
+	cmd_set(bq, cid, K_MULTI, true, (uint16_t)todo, 0, NULL, NULL);
 	if (!q->iopoll && q->sq_entries - (q->tail - *q->sq_khead) < todo)
 		uring_q_ring(q); /* the kernel takes the queued SQEs: room for this one's ranges */
 	for (unsigned i = 0; i < nr; i++) {
@@ -273,7 +303,7 @@ static int blk_qp_submit(struct unvme_qpair *qp, uint16_t cid, const struct nvme
 			if (!sqe)
 				return -EAGAIN;
 			sqe->fsync_flags = IORING_FSYNC_DATASYNC;
-			bq->cmds[cid] = (struct blk_cmd){ .kind = K_SYNC, .write = 1 };
+			cmd_set(bq, cid, K_SYNC, true, 0, 0, NULL, NULL);
 			uring_q_publish(q);
 			return 0;
 		}
@@ -288,7 +318,7 @@ static int blk_qp_submit(struct unvme_qpair *qp, uint16_t cid, const struct nvme
 			local_done(qp, q, cid, NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_OPCODE), 0);
 			return 0;
 		}
-		bq->cmds[cid] = (struct blk_cmd){ .kind = K_SYNC, .write = 1 };
+		cmd_set(bq, cid, K_SYNC, true, 0, 0, NULL, NULL);
 		return fallocate_one(qp, q, cid, d->zero_mode, slba << d->lba_shift,
 				     (uint64_t)nlb << d->lba_shift);
 	}
@@ -357,7 +387,7 @@ static int blk_qp_poll(struct unvme_qpair *qp, uint32_t max)
 		uring_q_cqe_done(q);
 		if (cid >= qp->depth - 1u)
 			continue;
-		int st = finish(qp, &bq->cmds[cid], res);
+		int st = finish(qp, cmd_get(bq, cid), res);
 		if (st < 0)
 			continue;
 		uring_map_local_cqe(st, 0, qp->qid, cid, &cpl);

@@ -450,9 +450,19 @@ static void pt_qp_ring(struct unvme_qpair *qp)
 }
 
 /* A command the kernel failed: say why on the polling thread, where its callback runs. */
+/* The opcode of command cid; acquire: a split queue's submitter wrote it before it made the
+ * tracker ACTIVE (release). */
+static uint8_t opc_of(const struct unvme_qpair *qp, uint16_t cid)
+{
+	if (cid >= qp->depth - 1u ||
+	    atomic_load_explicit(&qp->reqs[cid].state, memory_order_acquire) == REQ_FREE)
+		return 0;
+	return qp->reqs[cid].opc;
+}
+
 static void kernel_refused(struct unvme_qpair *qp, uint16_t cid, int32_t res)
 {
-	uint8_t opc = cid < qp->depth - 1u ? qp->reqs[cid].opc : 0;
+	uint8_t opc = opc_of(qp, cid);
 	unvme_fail(res, "queue %u: the kernel failed command 0x%02x: %s: %s", qp->qid, opc,
 		   strerror(-res), uring_map_errno_advice(-res));
 	note_gone(qp->ctrlr, -res);
@@ -471,7 +481,7 @@ static int pt_qp_poll(struct unvme_qpair *qp, uint32_t max)
 		uring_q_cqe_done(q); /* first: the callback may poll again */
 		struct nvme_cqe cpl;
 		if (__builtin_expect(res < 0, 0)) {
-			bool write = cid < qp->depth - 1u && (qp->reqs[cid].opc & 1u);
+			bool write = opc_of(qp, cid) & 1u;
 			uring_map_cqe(res, result, qp->qid, cid, write, &cpl);
 			kernel_refused(qp, cid, res);
 		} else {

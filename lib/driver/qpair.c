@@ -110,6 +110,20 @@ static void unclaim_req(struct unvme_qpair *qp, uint16_t cid)
 	qp->free_head = cid;
 }
 
+/* Fills the tracker of a command being queued and makes it ACTIVE; release: a split queue's
+ * poller reads cb and arg after it sees the command complete. */
+static inline void activate_req(struct unvme_qpair *qp, uint16_t cid, uint8_t opc,
+				unvme_cmd_cb cb, void *arg)
+{
+	struct unvme_req *req = &qp->reqs[cid];
+	req->cb = cb;
+	req->arg = arg;
+	req->seen_ms = 0;
+	req->opc = opc;
+	set_req_state(req, REQ_ACTIVE);
+	qp->last_cid = cid;
+}
+
 /* A split queue cannot rebuild itself from one side: its owner stops both and calls
  * unvme_qpair_recover. -EAGAIN while a reset is under way. */
 static int split_failed(struct unvme_qpair *qp)
@@ -213,13 +227,7 @@ static int msg_submit(struct unvme_qpair *qp, const struct nvme_sqe *cmd, void *
 		return unvme_fail(-EINVAL, "transfer of %zu bytes exceeds the controller's maximum of %u",
 				  len, qp->ctrlr->max_xfer);
 	}
-	struct unvme_req *req = &qp->reqs[cid];
-	req->cb = cb;
-	req->arg = arg;
-	req->seen_ms = 0;
-	req->opc = cmd->opc;
-	set_req_state(req, REQ_ACTIVE);
-	qp->last_cid = cid;
+	activate_req(qp, cid, cmd->opc, cb, arg);
 	count_up(&qp->nsubmitted);
 	int rc = qp->msg->qp_submit(qp, cid, cmd, buf, len);
 	if (unlikely(rc)) {
@@ -227,7 +235,7 @@ static int msg_submit(struct unvme_qpair *qp, const struct nvme_sqe *cmd, void *
 		atomic_store_explicit(&qp->nsubmitted,
 				      atomic_load_explicit(&qp->nsubmitted, memory_order_relaxed) - 1,
 				      memory_order_relaxed);
-		set_req_state(req, REQ_FREE);
+		set_req_state(&qp->reqs[cid], REQ_FREE);
 		unclaim_req(qp, cid);
 	}
 	return rc;
@@ -279,13 +287,7 @@ UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *
 		}
 	}
 	/* With no buffer the caller's DPTR passes through: Create I/O SQ/CQ carry the ring there. */
-	req->cb = cb;
-	req->arg = arg;
-	req->seen_ms = 0;
-	req->opc = cmd->opc;
-	/* release: a split queue's poller reads cb and arg after it sees the command complete */
-	set_req_state(req, REQ_ACTIVE);
-	qp->last_cid = cid;
+	activate_req(qp, cid, cmd->opc, cb, arg);
 	if (unlikely(++qp->sq_tail == qp->depth))
 		qp->sq_tail = 0;
 	count_up(&qp->nsubmitted);

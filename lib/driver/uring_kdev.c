@@ -18,10 +18,6 @@
 #include "uring_kdev.h"
 #include "uring_map.h"
 
-_Static_assert(offsetof(struct nvme_uring_cmd, timeout_ms) ==
-		       offsetof(struct nvme_passthru_cmd64, timeout_ms),
-	       "the io_uring and ioctl passthrough layouts agree up to timeout_ms");
-
 bool kdev_addr_is_kernel(const char *addr)
 {
 	return addr[0] == '/' || strncmp(addr, "file://", 7) == 0;
@@ -345,8 +341,7 @@ int kdev_io_ioctl(int fd, const char *devname, uint32_t ns_nsid, const struct nv
 	if (rc)
 		return rc;
 	struct nvme_passthru_cmd64 pc;
-	memset(&pc, 0, sizeof(pc));
-	memcpy(&pc, &uc, offsetof(struct nvme_uring_cmd, timeout_ms) + sizeof(uc.timeout_ms));
+	uring_map_to_ioctl(&uc, &pc);
 	rc = ioctl(fd, NVME_IOCTL_IO64_CMD, &pc);
 	if (rc < 0) {
 		int err = errno;

@@ -35,6 +35,36 @@ static bool kv_has_key(uint8_t opc)
 	       opc == NVME_KVV_DELETE || opc == NVME_KVV_EXIST;
 }
 
+/* The fields both passthrough layouts share (up to timeout_ms): the command's dwords, the
+ * buffer the kernel maps, no metadata. */
+static void fill(const struct nvme_sqe *cmd, uint32_t nsid, void *buf, size_t len,
+		 uint32_t timeout_ms, struct nvme_uring_cmd *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->opcode = cmd->opc;
+	out->nsid = nsid;
+	out->cdw2 = cmd->cdw2;
+	out->cdw3 = cmd->cdw3;
+	out->addr = len ? (uint64_t)(uintptr_t)buf : 0;
+	out->data_len = (uint32_t)len;
+	out->cdw10 = cmd->cdw10;
+	out->cdw11 = cmd->cdw11;
+	out->cdw12 = cmd->cdw12;
+	out->cdw13 = cmd->cdw13;
+	out->cdw14 = cmd->cdw14;
+	out->cdw15 = cmd->cdw15;
+	out->timeout_ms = timeout_ms;
+}
+
+void uring_map_to_ioctl(const struct nvme_uring_cmd *u, struct nvme_passthru_cmd64 *out)
+{
+	_Static_assert(offsetof(struct nvme_uring_cmd, timeout_ms) ==
+			       offsetof(struct nvme_passthru_cmd64, timeout_ms),
+		       "the io_uring and ioctl passthrough layouts agree up to timeout_ms");
+	memset(out, 0, sizeof(*out));
+	memcpy(out, u, offsetof(struct nvme_uring_cmd, timeout_ms) + sizeof(u->timeout_ms));
+}
+
 int uring_map_cmd(const struct nvme_sqe *cmd, void *buf, size_t len, uint32_t ns_nsid,
 		  uint32_t timeout_ms, struct nvme_uring_cmd *out)
 {
@@ -73,24 +103,7 @@ int uring_map_cmd(const struct nvme_sqe *cmd, void *buf, size_t len, uint32_t ns
 	if (__builtin_expect(len && !buf, 0))
 		return unvme_fail(-EINVAL, "command 0x%02x: %zu bytes of data but no buffer", cmd->opc,
 				  len);
-	out->opcode = cmd->opc;
-	out->flags = 0;
-	out->rsvd1 = 0;
-	out->nsid = nsid;
-	out->cdw2 = cmd->cdw2;
-	out->cdw3 = cmd->cdw3;
-	out->metadata = 0;
-	out->addr = len ? (uint64_t)(uintptr_t)buf : 0;
-	out->metadata_len = 0;
-	out->data_len = (uint32_t)len;
-	out->cdw10 = cmd->cdw10;
-	out->cdw11 = cmd->cdw11;
-	out->cdw12 = cmd->cdw12;
-	out->cdw13 = cmd->cdw13;
-	out->cdw14 = cmd->cdw14;
-	out->cdw15 = cmd->cdw15;
-	out->timeout_ms = timeout_ms;
-	out->rsvd2 = 0;
+	fill(cmd, nsid, buf, len, timeout_ms, out);
 	return 0;
 }
 
@@ -114,20 +127,9 @@ int uring_map_admin(const struct nvme_sqe *cmd, void *buf, size_t len, uint32_t 
 	if (len && !buf)
 		return unvme_fail(-EINVAL, "admin command 0x%02x: %zu bytes of data but no buffer",
 				  cmd->opc, len);
-	memset(out, 0, sizeof(*out));
-	out->opcode = cmd->opc;
-	out->nsid = cmd->nsid;
-	out->cdw2 = cmd->cdw2;
-	out->cdw3 = cmd->cdw3;
-	out->addr = len ? (uint64_t)(uintptr_t)buf : 0;
-	out->data_len = (uint32_t)len;
-	out->cdw10 = cmd->cdw10;
-	out->cdw11 = cmd->cdw11;
-	out->cdw12 = cmd->cdw12;
-	out->cdw13 = cmd->cdw13;
-	out->cdw14 = cmd->cdw14;
-	out->cdw15 = cmd->cdw15;
-	out->timeout_ms = timeout_ms;
+	struct nvme_uring_cmd u;
+	fill(cmd, cmd->nsid, buf, len, timeout_ms, &u);
+	uring_map_to_ioctl(&u, out);
 	return 0;
 }
 

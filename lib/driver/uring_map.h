@@ -35,6 +35,10 @@ bool uring_map_is_kv_vendor(uint8_t opc);
 int uring_map_cmd(const struct nvme_sqe *cmd, void *buf, size_t len, uint32_t ns_nsid,
 		  uint32_t timeout_ms, struct nvme_uring_cmd *out);
 
+/* The same command for the passthrough ioctls (NVME_IOCTL_IO64_CMD), whose layout agrees up
+ * to timeout_ms. */
+void uring_map_to_ioctl(const struct nvme_uring_cmd *u, struct nvme_passthru_cmd64 *out);
+
 /* An admin command for NVME_IOCTL_ADMIN64_CMD. Refuses (-EPERM, message) the commands that
  * would take the I/O queues from under the kernel's driver (Create/Delete I/O SQ/CQ). */
 int uring_map_admin(const struct nvme_sqe *cmd, void *buf, size_t len, uint32_t timeout_ms,

@@ -13,10 +13,9 @@
 # reads the clock several times per I/O; our perf reads the TSC), --random_generator=lfsr,
 # and for io_uring and io_uring_cmd registered files and buffers (--registerfiles
 # --fixedbufs). BENCH_REPEAT=N runs every point N times and keeps the best. Prints tables
-# with the ratios; every number must be positive (PASS/FAIL
-# markers). Under
-# TCG every figure is software cost (the guest kernel, QEMU's device model, our code), not
-# what the hardware would do.
+# with the ratios; every number must be positive (PASS/FAIL markers). Under TCG every figure
+# is software cost (the guest kernel, QEMU's device model, our code), not what the hardware
+# would do.
 B=${UNVME_BUILD:-build}
 UNVME=/src/$B/tools/unvme/unvme
 N0=0000:00:04.0

@@ -104,9 +104,14 @@ cmp -s $W/rz $W/rz2 && pass uring-zns-report-through-block-ioctl || { fail uring
 t uring-zns-reset-zone0 $UNVME io-passthru $UZG -O 0x79 --cdw13 4
 
 # ---- the controller goes away under a running perf: errors, not a hang or a crash ----
-$UNVME perf $U1G -w randread -q 16 -t 6 > $W/gone 2>&1 &
+$UNVME perf $U1G -w randread -q 16 -t 10 > $W/gone 2>&1 &
 pp=$!
-sleep 2
+# not by time: once perf holds the device open (a loaded host may take seconds to get there)
+for i in $(seq 600); do
+	ls -l /proc/$pp/fd 2>/dev/null | grep -q "$U1G" && break
+	sleep 0.1
+done
+sleep 1 # most likely past the open's Identify: the removal then hits I/O (either is fine)
 echo 0000:00:05.0 > /sys/bus/pci/drivers/nvme/unbind
 wait $pp
 rc=$?

@@ -302,6 +302,37 @@ int kdev_ctrl_of(const char *devname, char *out, size_t outlen)
 	return -ENOENT;
 }
 
+int kdev_blockdev_of(const char *ngname, uint32_t nsid, char *out, size_t outlen)
+{
+	char link[PATH_MAX], dir[PATH_MAX];
+	snprintf(link, sizeof(link), "/sys/class/nvme-generic/%.64s", ngname);
+	if (!realpath(link, dir))
+		return -ENOENT;
+	/* beside it: .../nvme/nvme4/{ng4n1,nvme1n1}, or a multipath head's subsystem directory */
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = '\0';
+	DIR *d = opendir(dir);
+	if (!d)
+		return -ENOENT;
+	int rc = -ENOENT;
+	struct dirent *e;
+	while (rc && (e = readdir(d))) {
+		unsigned x, y;
+		char tail, path[PATH_MAX + 80], buf[32];
+		if (sscanf(e->d_name, "nvme%un%u%c", &x, &y, &tail) != 2)
+			continue;
+		snprintf(path, sizeof(path), "%s/%.64s/nsid", dir, e->d_name);
+		if (kdev_sysfs_read(path, buf, sizeof(buf)) == 0 && strtoul(buf, NULL, 10) == nsid) {
+			snprintf(out, outlen, "%.*s", (int)(outlen - 1), e->d_name);
+			rc = 0;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
 int kdev_nsid(int fd)
 {
 	int id = ioctl(fd, NVME_IOCTL_ID);

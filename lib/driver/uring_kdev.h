@@ -71,6 +71,10 @@ int kdev_open(const char *path, int flags);
 /* The sysfs name of the controller that owns the namespace device name ("ng0n1", "nvme0n1"):
  * "nvme0". A multipath head picks the first live controller of its subsystem. 0 or -ENOENT. */
 int kdev_ctrl_of(const char *devname, char *out, size_t outlen);
+/* The block device of the namespace behind a generic device ("ng4n1" -> "nvme1n1"): the
+ * numbers differ when the controller's and its subsystem's instances do (after a rebind).
+ * Found in sysfs as the disk beside it with the same NSID. 0 or -ENOENT. */
+int kdev_blockdev_of(const char *ngname, uint32_t nsid, char *out, size_t outlen);
 /* Reads /sys/class/block/<name>/queue/<attr> as a number; -1 if absent. */
 long kdev_queue_attr(const char *blockname, const char *attr);
 /* Reads a sysfs attribute file into buf, trailing white space removed; 0 or -errno. */

@@ -45,6 +45,7 @@ struct pt_dev {
 	bool admin_own;                  /* admin_fd is not one of fds */
 	int fds[URING_MAX_FILES];
 	uint32_t nsids[URING_MAX_FILES];
+	char ngnames[URING_MAX_FILES][32];
 	unsigned nns;
 	bool iopoll;
 	bool fixedbufs;
@@ -94,6 +95,7 @@ static int add_ns(struct pt_dev *d, const char *devname)
 	}
 	d->fds[d->nns] = fd;
 	d->nsids[d->nns] = (uint32_t)nsid;
+	kdev_copy(d->ngnames[d->nns], sizeof(d->ngnames[0]), devname);
 	d->nns++;
 	return 0;
 }
@@ -133,19 +135,12 @@ static int add_ctrl_namespaces(struct pt_dev *d)
 			int f = d->fds[j];
 			d->fds[j] = d->fds[j - 1];
 			d->fds[j - 1] = f;
+			char nm[sizeof(d->ngnames[0])];
+			memcpy(nm, d->ngnames[j], sizeof(nm));
+			memcpy(d->ngnames[j], d->ngnames[j - 1], sizeof(nm));
+			memcpy(d->ngnames[j - 1], nm, sizeof(nm));
 		}
 	return 0;
-}
-
-/* Polled completions need poll queues on every namespace's request queue (nvme.poll_queues). */
-static bool ns_have_poll_queues(const char *ctrl_or_ns)
-{
-	char blk[64];
-	if (strncmp(ctrl_or_ns, "ng", 2) == 0) {
-		snprintf(blk, sizeof(blk), "nvme%.59s", ctrl_or_ns + 2);
-		return kdev_queue_attr(blk, "io_poll") == 1;
-	}
-	return false;
 }
 
 static void pt_free(struct pt_dev *d)
@@ -209,19 +204,16 @@ static int pt_attach(struct unvme_ctrlr *c, const char *address)
 	if (d->admin_fd < 0)
 		d->admin_fd = d->fds[0]; /* the kernel forwards admin ioctls from a namespace */
 
+	/* The request queue of each namespace is its block device's: polled completions need
+	 * poll queues on every one (nvme.poll_queues), and its limits bound a transfer. */
 	bool polls = true;
-	char ngname[64];
 	for (unsigned i = 0; i < d->nns; i++) {
-		/* ngXnY and nvmeXnY carry the same numbers */
-		snprintf(ngname, sizeof(ngname), "%s", d->name);
-		if (a.kind == KDEV_CTRL_CHAR) {
-			unsigned x;
-			sscanf(d->ctrl, "nvme%u", &x);
-			snprintf(ngname, sizeof(ngname), "ng%un%u", x, d->nsids[i]);
-		}
-		polls = polls && ns_have_poll_queues(ngname);
 		char blk[64];
-		snprintf(blk, sizeof(blk), "nvme%.59s", ngname + 2);
+		if (kdev_blockdev_of(d->ngnames[i], d->nsids[i], blk, sizeof(blk)) != 0) {
+			polls = false; /* no block device (a command set the block layer lacks) */
+			continue;
+		}
+		polls = polls && kdev_queue_attr(blk, "io_poll") == 1;
 		set_limits(c, blk);
 	}
 	d->iopoll = a.iopoll == KDEV_AUTO ? polls : a.iopoll == KDEV_ON;

@@ -26,12 +26,15 @@ R=/tmp/bench
 mkdir -p $R
 export UNVME_QUIET=1
 
+generic_of() { # the generic device of a PCI address's namespace, /dev/ngXnY (X: the controller)
+	for g in /sys/bus/pci/devices/$1/nvme/nvme*/ng*; do echo /dev/$(basename $g); return; done
+}
 blockdev_of() { # the kernel's block device of a PCI address, /dev/nvmeXnY
 	for n in /sys/bus/pci/devices/$1/nvme/nvme*/nvme*n1; do echo /dev/$(basename $n | sed 's/c[0-9]*n/n/'); return; done
 }
 D=$(blockdev_of $N0)
 [ -b "$D" ] || { echo "UNVME-TEST FAIL bench: no kernel block device for $N0"; exit 1; }
-G=/dev/ng${D#/dev/nvme}
+G=$(generic_of $N0)
 [ -c "$G" ] || { echo "UNVME-TEST FAIL bench: no generic device $G for $N0"; exit 1; }
 echo "# clock source: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 echo "# kernel side: $D and $G ($(cat /sys/block/$(basename $D)/queue/scheduler 2>/dev/null))"
@@ -73,10 +76,14 @@ done
 echo 1 > /sys/module/nvme/parameters/poll_queues
 echo $N0 > /sys/bus/pci/drivers/nvme/unbind
 echo $N0 > /sys/bus/pci/drivers/nvme/bind
-sleep 1
+for i in $(seq 600); do # probing is asynchronous: wait for the namespace's devices
+	D=$(blockdev_of $N0)
+	[ -b "$D" ] && [ -c "$(generic_of $N0)" ] && break
+	sleep 0.1
+done
 echo 0 > /sys/module/nvme/parameters/poll_queues
 D=$(blockdev_of $N0)
-G=/dev/ng${D#/dev/nvme}
+G=$(generic_of $N0)
 echo "# $D io_poll=$(cat /sys/block/$(basename $D)/queue/io_poll)"
 $UNVME perf $G -t 1 -q 1 2>&1 | sed -n 's/^\/dev/# \/dev/p'
 for qd in $QDS; do

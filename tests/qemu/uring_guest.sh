@@ -8,14 +8,27 @@
 # Checks that the kernel sees what we wrote (dd on the block device, nvme-cli), and the
 # errors a user meets (no permission, a mounted device, a namespace that is not the file's).
 
+kng() { # the generic device of a controller's namespace: /dev/ngXnY (X is the controller's
+	# instance, which after a rebind need not be the block device's subsystem instance)
+	for g in /sys/bus/pci/devices/$1/nvme/nvme*/ng*; do echo /dev/$(basename $g); return; done
+}
+uring_rebound() { # waits until the kernel shows a namespace again after a bind (probing is async)
+	for i in $(seq 600); do
+		d=$(kdev $1)
+		[ -b "$d" ] && [ -c "$(kng $1)" ] && return 0
+		sleep 0.1
+	done
+	echo "    after the bind of $1: $(ls /sys/bus/pci/devices/$1/nvme/ 2>&1) / $(ls /dev/ng* /dev/nvme* 2>&1 | tr '\n' ' ')"
+	return 1
+}
 uring_ctrl() { # the kernel's controller name at a PCI address: nvme1
 	for c in /sys/bus/pci/devices/$1/nvme/nvme*; do basename $c; return; done
 }
 U1C=/dev/$(uring_ctrl 0000:00:05.0)
 U1B=$(kdev 0000:00:05.0)              # /dev/nvmeXn1
-U1G=/dev/ng${U1B#/dev/nvme}           # /dev/ngXn1
+U1G=$(kng 0000:00:05.0)               # /dev/ngXn1
 UZB=$(kdev 0000:00:06.0)
-UZG=/dev/ng${UZB#/dev/nvme}
+UZG=$(kng 0000:00:06.0)
 UMB=$(kdev 0000:00:07.0)
 echo "# uring: n1 $U1C $U1G $U1B, zns $UZG $UZB, mounted $UMB"
 
@@ -116,9 +129,9 @@ echo 0000:00:05.0 > /sys/bus/pci/drivers/nvme/unbind
 wait $pp
 rc=$?
 echo 0000:00:05.0 > /sys/bus/pci/drivers/nvme/bind
-sleep 1
+uring_rebound 0000:00:05.0 || fail uring-rebind "no namespace after the bind"
 U1B=$(kdev 0000:00:05.0)
-U1G=/dev/ng${U1B#/dev/nvme}
+U1G=$(kng 0000:00:05.0)
 if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -qi "gone\|failed" $W/gone; then pass "uring-device-removed (exit $rc)"; else fail uring-device-removed "exit $rc"; fi
 sed 's/^/    /' $W/gone | tail -n 3
 tout uring-removed-then-missing "no such device file" $UNVME id-ctrl /dev/ng97n1
@@ -128,10 +141,11 @@ tout uring-no-poll-queues-said "no poll queues" $UNVME perf $U1G -t 1 -q 1
 echo 1 > /sys/module/nvme/parameters/poll_queues
 echo 0000:00:05.0 > /sys/bus/pci/drivers/nvme/unbind
 echo 0000:00:05.0 > /sys/bus/pci/drivers/nvme/bind
-sleep 1
+uring_rebound 0000:00:05.0 || fail uring-rebind "no namespace after the bind"
 U1B=$(kdev 0000:00:05.0)
-U1G=/dev/ng${U1B#/dev/nvme}
+U1G=$(kng 0000:00:05.0)
 echo 0 > /sys/module/nvme/parameters/poll_queues
+echo "# uring: rebound with a poll queue as $U1G and $U1B
 tout uring-iopoll-used "polled (IOPOLL)" $UNVME perf $U1G -w randrw -V -q 16 -t 2
 tout uring-blk-iopoll-used "polled (IOPOLL)" $UNVME perf $U1B -w randrw -V -q 16 -t 2
 t uring-blk-iopoll-flush $UNVME flush $U1B

@@ -145,7 +145,7 @@ uring_rebound 0000:00:05.0 || fail uring-rebind "no namespace after the bind"
 U1B=$(kdev 0000:00:05.0)
 U1G=$(kng 0000:00:05.0)
 echo 0 > /sys/module/nvme/parameters/poll_queues
-echo "# uring: rebound with a poll queue as $U1G and $U1B
+echo "# uring: rebound with a poll queue as $U1G and $U1B"
 tout uring-iopoll-used "polled (IOPOLL)" $UNVME perf $U1G -w randrw -V -q 16 -t 2
 tout uring-blk-iopoll-used "polled (IOPOLL)" $UNVME perf $U1B -w randrw -V -q 16 -t 2
 t uring-blk-iopoll-flush $UNVME flush $U1B

@@ -116,6 +116,26 @@ $UNVME io-passthru $UZB -O 0x7a --cdw12 1023 -l 4096 -r -b > $W/rz2 2>$W/err
 cmp -s $W/rz $W/rz2 && pass uring-zns-report-through-block-ioctl || { fail uring-zns-report-through-block-ioctl; cat $W/err; }
 t uring-zns-reset-zone0 $UNVME io-passthru $UZG -O 0x79 --cdw13 4
 
+# ---- the controller goes away under a running perf: errors, not a hang or a crash ----
+$UNVME perf $U1G -w randread -q 16 -t 10 > $W/gone 2>&1 &
+pp=$!
+# not by time: once perf holds the device open (a loaded host may take seconds to get there)
+for i in $(seq 600); do
+	ls -l /proc/$pp/fd 2>/dev/null | grep -q "$U1G" && break
+	sleep 0.1
+done
+sleep 1 # most likely past the open's Identify: the removal then hits I/O (either is fine)
+echo 0000:00:05.0 > /sys/bus/pci/drivers/nvme/unbind
+wait $pp
+rc=$?
+echo 0000:00:05.0 > /sys/bus/pci/drivers/nvme/bind
+uring_rebound 0000:00:05.0 || fail uring-rebind "no namespace after the bind"
+U1B=$(kdev 0000:00:05.0)
+U1G=$(kng 0000:00:05.0)
+if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -qi "gone\|failed" $W/gone; then pass "uring-device-removed (exit $rc)"; else fail uring-device-removed "exit $rc"; fi
+sed 's/^/    /' $W/gone | tail -n 3
+tout uring-removed-then-missing "no such device file" $UNVME id-ctrl /dev/ng97n1
+
 # ---- polled completions: poll queues for one controller (nvme.poll_queues, rebind) ----
 tout uring-no-poll-queues-said "no poll queues" $UNVME perf $U1G -t 1 -q 1
 echo 1 > /sys/module/nvme/parameters/poll_queues

@@ -6,7 +6,7 @@ TSAN_BUILD ?= build-tsan
 PREFIX     ?= /usr/local
 PYTEST     ?= python3 -m pytest
 
-.PHONY: all deps build test test-unit test-asan test-tsan test-integration test-qemu bench-qemu demo bench install clean
+.PHONY: all deps build test test-unit test-asan test-tsan test-integration test-qemu bench-qemu demo bench install clean fuzz-passthru
 
 all: build
 
@@ -54,6 +54,13 @@ test-qemu: build
 # kernel, polled and not, and our VFIO transport (docs/performance.md, docs/kernel-backends.md).
 bench-qemu: build
 	BUILD=$(BUILD) timeout 1800 scripts/qemu/run.sh --bench
+
+# The long run of the random-SQE passthru fuzz (make test runs 20000 commands): 10 million
+# random admin and I/O commands, every tracker handed back (about 7 minutes). UNVME_FUZZ_SEED
+# repeats a run.
+FUZZ_CMDS ?= 10000000
+fuzz-passthru: build
+	UNVME_QUIET=1 UNVME_FUZZ_CMDS=$(FUZZ_CMDS) $(BUILD)/tests/unit/driver/test_driver_passthru_fuzz
 
 demo: build
 	BUILD=$(BUILD) scripts/demo.sh

@@ -30,6 +30,7 @@
 #include <linux/fs.h>
 #include <linux/nvme_ioctl.h>
 
+#include "lib/common/clock.h"
 #include "ctrlr.h"
 #include "errmsg.h"
 #include "uring_blkio.h"
@@ -434,8 +435,8 @@ static void blk_qp_destroy(struct unvme_qpair *qp)
 {
 	struct uring_q *q = qp->mctx;
 	/* in flight, a read may still land in the caller's buffer: wait for the kernel */
-	uint64_t deadline = unvme_now_ms() + DRAIN_LIMIT_MS;
-	while (qp_busy(qp) && unvme_now_ms() < deadline)
+	uint64_t deadline = mono_ms_coarse() + DRAIN_LIMIT_MS;
+	while (qp_busy(qp) && mono_ms_coarse() < deadline)
 		if (blk_qp_poll(qp, 0) == 0)
 			sched_yield();
 	if (qp_busy(qp)) {

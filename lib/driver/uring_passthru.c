@@ -30,6 +30,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "lib/common/clock.h"
 #include "ctrlr.h"
 #include "errmsg.h"
 #include "uring_kdev.h"
@@ -328,7 +329,7 @@ static void probe_fixedbufs(struct unvme_qpair *qp, struct pt_dev *d, struct uri
 	sqe->file_index = 0;
 	uring_q_publish(q);
 	int res = 0;
-	for (uint64_t deadline = unvme_now_ms() + 30000; unvme_now_ms() < deadline;) {
+	for (uint64_t deadline = mono_ms_coarse() + 30000; mono_ms_coarse() < deadline;) {
 		io_uring_enter((unsigned)q->ring.ring_fd, 1, 1, IORING_ENTER_GETEVENTS, NULL);
 		struct io_uring_cqe *cqe = uring_q_cqe(q);
 		if (cqe) {
@@ -383,8 +384,8 @@ static void pt_qp_destroy(struct unvme_qpair *qp)
 	struct uring_q *q = qp->mctx;
 	/* The kernel cannot take a passthrough command back, and its data buffer is the caller's:
 	 * wait for every command (the kernel's own timeout bounds each), then free the ring. */
-	uint64_t deadline = unvme_now_ms() + DRAIN_LIMIT_MS;
-	while (qp_busy(qp) && unvme_now_ms() < deadline) {
+	uint64_t deadline = mono_ms_coarse() + DRAIN_LIMIT_MS;
+	while (qp_busy(qp) && mono_ms_coarse() < deadline) {
 		if (pt_qp_poll(qp, 0) == 0)
 			sched_yield();
 	}

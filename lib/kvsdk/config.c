@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/common/env.h"
 #include "kv_internal.h"
 
 static _Thread_local char cfg_err[2048];
@@ -37,7 +38,7 @@ static void warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (!getenv("UNVME_QUIET"))
+	if (!unvme_env_quiet())
 		fprintf(stderr, "kvsdk: warning: %s\n", msg);
 	kv_log(1, "warning: %s", msg);
 }
@@ -554,7 +555,7 @@ KV_API int kv_sdk_load_option(kv_sdk *sdk_opt, char *log_path)
 	}
 	struct kv_config cfg;
 	if (kv_config_load_file(log_path, &cfg)) {
-		if (!getenv("UNVME_QUIET"))
+		if (!unvme_env_quiet())
 			fprintf(stderr, "kvsdk: %s\n", kv_config_error());
 		kv_err("%s", kv_config_error());
 		return -1;

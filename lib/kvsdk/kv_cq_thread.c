@@ -29,23 +29,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/common/clock.h"
+#include "lib/common/compiler.h"
 #include "kv_req.h"
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Reaps what has completed. Returns the number of completions. It polls even when nothing
  * looks outstanding: asking would read the submitter's counter, a cache line the submitting
@@ -80,7 +67,7 @@ static uint32_t in_flight(const struct kv_cq_thread *t)
 static void spin_for(const struct kv_cq_thread *t, uint64_t now, uint64_t ns)
 {
 	uint64_t until = now + ns;
-	while (now_ns() < until && !atomic_load_explicit(&t->stop, memory_order_relaxed))
+	while (mono_ns() < until && !atomic_load_explicit(&t->stop, memory_order_relaxed))
 		for (int i = 0; i < 8; i++)
 			cpu_relax();
 }
@@ -118,7 +105,7 @@ static void *cq_main(void *arg)
 			sleep_us = 2;
 			continue;
 		}
-		uint64_t now = now_ns();
+		uint64_t now = mono_ns();
 		if (wait_ns && !idle_since)
 			spin_for(t, now, wait_ns);
 		if (in_flight(t)) {

@@ -5,11 +5,14 @@
  * writer side only to unpublish the state, then waits for the async commands already accepted
  * (their callbacks still run) before it stops the completion threads and closes the devices.
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/common/clock.h"
+#include "lib/common/env.h"
 #include "kv_cache.h"
 #include "kv_internal.h"
 #include "kv_slab.h"
@@ -96,7 +99,7 @@ static void teardown(struct kv_state *s)
 
 static int init_failed(int rc)
 {
-	if (!getenv("UNVME_QUIET"))
+	if (!unvme_env_quiet())
 		fprintf(stderr, "kvsdk: kv_sdk_init failed: %s\n", kv_config_error());
 	kv_err("kv_sdk_init failed: %s", kv_config_error());
 	return rc;
@@ -106,6 +109,13 @@ static int start(struct kv_state *s)
 {
 	const kv_sdk *k = &s->cfg.sdk;
 	int rc = kv_slab_init(k->slab_size, k->slab_alloc_policy);
+	if (rc == -ENOSPC) {
+		kv_config_set_error("%s: slab_size %llu MB is more than this machine can provide now "
+				    "(%llu MB: free hugepages and available memory); lower slab_size",
+				    s->cfg.source, (unsigned long long)(k->slab_size >> 20),
+				    (unsigned long long)(unvme_dma_mem_available() >> 20));
+		return KV_ERR_SLAB_ALLOC_FAILURE;
+	}
 	if (rc) {
 		kv_config_set_error("%s: slab of %llu MB (%s): cannot be set up (%d)", s->cfg.source,
 				    (unsigned long long)(k->slab_size >> 20),
@@ -196,13 +206,37 @@ KV_API int kv_sdk_init(int init_from, void *option)
 	return KV_SUCCESS;
 }
 
+/* Waits for the async commands in flight. The driver completes every command (a lost one
+ * through its timeout and the queue's recovery), so this ends; a controller that failed for
+ * good and cannot give its commands back, or a wait beyond FINALIZE_WAIT_MS, is reported
+ * and not waited for any longer: teardown then gives the commands back with an error. */
+#define FINALIZE_WAIT_MS 120000u
 static void wait_async_drained(struct kv_state *s)
 {
+	uint64_t start = mono_ms_coarse();
 	for (int i = 0; i < s->ndevs; i++) {
 		struct kv_dev *d = &s->devs[i];
-		for (int j = 0; j < d->nqueues; j++)
-			while (!kv_queue_idle(&d->queues[j]))
-				sched_yield();
+		for (int j = 0; j < d->nqueues; j++) {
+			uint64_t failed_since = 0;
+			while (!kv_queue_idle(&d->queues[j])) {
+				uint64_t now = mono_ms_coarse();
+				if (unvme_ctrlr_is_failed(d->ctrlr)) {
+					if (!failed_since)
+						failed_since = now;
+				} else {
+					failed_since = 0;
+				}
+				if ((failed_since && now - failed_since > 1000) ||
+				    now - start > FINALIZE_WAIT_MS) {
+					kv_err("kv_sdk_finalize: device %d: commands still in flight after "
+					       "%llu ms%s; giving them back with an error", i,
+					       (unsigned long long)(now - start),
+					       failed_since ? " on a failed controller" : "");
+					break;
+				}
+				sleep_us(200);
+			}
+		}
 	}
 }
 

@@ -3,11 +3,12 @@
  * Getting a prepared request to the device and back. Sync requests are run by the calling
  * thread on a sync queue (spin lock held while it polls: several threads may share a core's
  * queue). Async requests are submitted by the calling thread too, on its core's async queue,
- * a split queue pair: the caller writes the command and rings the doorbell, the completion
- * thread that owns the queue reaps it and calls back. So the submitting core builds and
- * submits (and, on the emulated device in inline mode, runs the device's work, which the
- * doorbell write triggers), while the completion core only reaps and calls back: two cores
- * share the work instead of one doing nearly all of it, and a command crosses cores once.
+ * a split queue pair: the caller writes the command, the completion thread that owns the
+ * queue rings the doorbell at its next poll (so on the emulated device in inline mode the
+ * device's work, which the doorbell write triggers, runs on the completion core), reaps it
+ * and calls back. Only while that thread rests (idle, polling rarely) does the caller ring
+ * for itself. Two cores share the work instead of one doing nearly all of it, and a command
+ * crosses cores once.
  * A device with no queue of the wanted kind still serves the call (docs/kv-sdk.md,
  * "Thread model"):
  *   - sync call, no sync queue: handed to a completion thread like an async one, and waited for;
@@ -19,17 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/common/compiler.h"
 #include "kv_cache.h"
 #include "kv_req.h"
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
 
 static const char *op_name(enum kv_op op)
 {
@@ -250,8 +243,8 @@ static struct kv_req_slot *take_slot(struct kv_queue *q)
 }
 
 /*
- * Moves req into a slot of async queue q, submits it and rings; the owning completion thread
- * completes it. While every slot is busy, waits per submit_retry_interval. On success req is
+ * Moves req into a slot of async queue q and submits it; the owning completion thread rings
+ * (or the caller, while that thread rests) and completes it. While every slot is busy, waits per submit_retry_interval. On success req is
  * an empty shell for the caller to free and *out (may be NULL) is the request in its slot,
  * which an async completion may already have given back; on failure nothing was queued and
  * the caller still owns req and its buffers.

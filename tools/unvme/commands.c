@@ -125,7 +125,9 @@ static const struct opt_def fw_image_opts[] = {
 static const struct opt_def fault_opts[] = {
 	OPT("fatal", 0, OPT_FLAG, fault_fatal, NULL,
 	    "controller fatal status now: commands fail until a reset"),
-	OPT("drop", 0, OPT_U32, fault_drop, "N", "the next N I/O commands never complete"),
+	OPT("drop", 0, OPT_U32, fault_drop, "N", "the next N I/O commands never complete (Abort ends them)"),
+	OPT("swallow", 0, OPT_U32, fault_swallow, "N",
+	    "the next N I/O commands are lost for good (Abort does not find them)"),
 	OPT("media-error", 0, OPT_U32, fault_media, "N", "the next N reads/writes fail with a media error"),
 	OPT("clear", 0, OPT_FLAG, fault_clear, NULL, "remove every injected fault"),
 	OPT_END,

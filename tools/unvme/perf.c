@@ -166,7 +166,7 @@ static int open_targets(struct cli_args *a, struct perf_config *cfg)
 	for (unsigned d = 0; d < ndevs; d++) {
 		for (unsigned k = 0; k < cfg->nctrlrs; k++)
 			if (strcmp(cfg->ctrlr_names[k], devs[d]) == 0)
-				return cli_fail(a->cmd, EXIT_USAGE, "device %s given twice", devs[d]);
+				return cli_fail(a->cmd, EXIT_USAGE, "device %s given twice", cli_echo(devs[d]));
 		if (cfg->nctrlrs == PERF_MAX_CTRLRS)
 			return cli_fail(a->cmd, EXIT_USAGE, "at most %d devices", PERF_MAX_CTRLRS);
 		struct unvme_ctrlr *c;

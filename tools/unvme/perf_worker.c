@@ -16,11 +16,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/common/compiler.h"
 #include "perf.h"
 #include "tsc.h"
 
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
 
 /* Stamp written into every logical block by --verify writes (first 24 bytes, last 8). */
 #define PERF_STAMP_MAGIC 0x464550454d564e55ull /* "UNVMEPEF" */

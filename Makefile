@@ -6,7 +6,7 @@ TSAN_BUILD ?= build-tsan
 PREFIX     ?= /usr/local
 PYTEST     ?= python3 -m pytest
 
-.PHONY: all deps build test test-unit test-asan test-tsan test-integration test-qemu bench-qemu demo bench install clean fuzz-passthru
+.PHONY: all deps build test test-unit test-asan test-tsan test-integration test-qemu bench-qemu demo bench bench-doc install clean fuzz-passthru
 
 all: build
 
@@ -65,8 +65,15 @@ fuzz-passthru: build
 demo: build
 	BUILD=$(BUILD) scripts/demo.sh
 
+# Every figure next to its baseline of the same run (docs/performance.md), 15-20 minutes;
+# BENCH_QUICK=1 for a short run whose figures are not worth reading.
 bench: build
 	BUILD=$(BUILD) python3 scripts/bench.py
+
+# The newest make bench results into docs/performance.md (tables between its bench markers)
+# and its plots into docs/img.
+bench-doc:
+	python3 scripts/bench_doc.py
 
 install: build
 	meson install -C $(BUILD)

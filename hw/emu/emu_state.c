@@ -294,6 +294,8 @@ int emu_state_save(const char *path, const struct emu_nvstate *st)
 			rc = -errno;
 		if (rc)
 			unlink(tmp);
+		else /* a rename is durable once the directory holding the name is synced too */
+			rc = emu_sync_parent_dir(path);
 	}
 	json_object_put(root);
 	return rc;

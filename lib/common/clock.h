@@ -24,6 +24,23 @@ static inline uint64_t mono_ms_coarse(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* CPU time in nanoseconds (user + system) of the calling thread, and of the whole process
+ * (every thread, an emulated device's engine threads included): what "CPU per I/O" figures are
+ * made of. A system call each (~100 ns): for the ends of a run, not per I/O. */
+static inline uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t process_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Sleeps for us microseconds (an interrupted sleep simply ends early). */
 static inline void sleep_us(uint64_t us)
 {

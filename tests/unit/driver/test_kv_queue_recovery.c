@@ -21,13 +21,13 @@
 #define DEV "emu://kvrec?ns=kv:64M"
 
 static _Atomic int cb_count;
-static _Atomic unsigned cb_result;
+static _Atomic unsigned cb_result; /* the kv_result the callback got (its status argument) */
 
 static void store_cb(kv_pair *kv, unsigned int result, unsigned int status)
 {
 	(void)kv;
-	(void)status;
-	atomic_store(&cb_result, result);
+	(void)result; /* CDW0 of the completion */
+	atomic_store(&cb_result, status);
 	atomic_fetch_add(&cb_count, 1);
 }
 

@@ -7,15 +7,15 @@
  * shrinks), Format NVM, exclusive use of the file, and processes killed with SIGKILL at random
  * points while storing.
  *
- * fdatasync and ftruncate are interposed (the emulator is linked in statically, so its calls
- * resolve to the definitions below): the tests count syncs and make them fail on demand.
+ * The durability spy (durability_spy.h) interposes the C library's write and sync calls: the
+ * tests count syncs, make them fail on demand, and ask what a power loss would keep (Flush and
+ * a disabled write cache sync the log).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,30 +25,8 @@
 
 #include "hw/emu/ns/kv_crc.h"
 #include "kv_host.h"
+#include "tests/unit/durability_spy.h"
 #include "tests/unit/test_util.h"
-
-static _Atomic int syncs;          /* fdatasync calls so far */
-static _Atomic bool fail_sync;     /* fdatasync fails with EIO */
-static _Atomic bool fail_truncate; /* ftruncate fails with EIO */
-
-int fdatasync(int fd)
-{
-	atomic_fetch_add(&syncs, 1);
-	if (atomic_load(&fail_sync)) {
-		errno = EIO;
-		return -1;
-	}
-	return (int)syscall(SYS_fdatasync, fd);
-}
-
-int ftruncate(int fd, off_t len)
-{
-	if (atomic_load(&fail_truncate)) {
-		errno = EIO;
-		return -1;
-	}
-	return (int)syscall(SYS_ftruncate, fd, len);
-}
 
 static char dir[] = "/tmp/unvme-kv-test-XXXXXX";
 static bool dir_made;
@@ -406,17 +384,17 @@ static void test_failed_sync_not_back(void)
 	write_cache_off(&h);
 	pattern(q.val, 200, 1);
 	REQUIRE(kvv_store(&q, 0, "keep0001", 8, 200, 0, 0) == 0);
-	int before = atomic_load(&syncs);
-	atomic_store(&fail_sync, true);
+	unsigned before = durability_spy_sync_calls();
+	durability_spy_fail_syncs(true);
 	pattern(q.val, 300, 2);
 	CHECK(kvv_store(&q, 0, "lost0002", 8, 300, 0, 0) != 0);
 	CHECK(kvv_delete(&q, 0, "keep0001", 8) != 0);
-	atomic_store(&fail_truncate, true); /* now the record can only be voided */
+	durability_spy_fail_truncates(true); /* now the record can only be voided */
 	pattern(q.val, 300, 3);
 	CHECK(kvv_store(&q, 0, "lost0003", 8, 300, 0, 0) != 0);
-	atomic_store(&fail_truncate, false);
-	atomic_store(&fail_sync, false);
-	CHECK(atomic_load(&syncs) >= before + 3);
+	durability_spy_fail_truncates(false);
+	durability_spy_fail_syncs(false);
+	CHECK(durability_spy_sync_calls() >= before + 3);
 	/* what failed is not in the namespace now either */
 	CHECK_EQ(kvv_exist(&q, 0, "lost0002", 8), KVV(NVME_KVV_SC_KEY_NOT_EXIST));
 	CHECK_EQ(kvv_exist(&q, 0, "keep0001", 8), 0);
@@ -456,20 +434,20 @@ static void test_iter_deletes_durable(void)
 	write_cache_off(&h);
 	REQUIRE(kvv_iter_open(&q, 0, NVME_KVV_ITER_OPEN_KEY_DELETE, 0, 0) == 0);
 	uint8_t handle = (uint8_t)q.dw0;
-	int before = atomic_load(&syncs);
+	unsigned before = durability_spy_sync_calls();
 	CHECK_EQ(kvv_iter_read(&q, handle), KVV(NVME_KVV_SC_ITER_EOF));
 	uint32_t count;
 	memcpy(&count, q.val, 4);
 	CHECK_EQ(count, 50);
-	CHECK(atomic_load(&syncs) > before);
+	CHECK(durability_spy_sync_calls() > before);
 	/* a sync that fails is reported, not hidden */
 	CHECK_EQ(kvv_iter_close(&q, handle), 0);
 	REQUIRE(kvv_store(&q, 0, "idel9999", 8, 16, 0, 0) == 0);
 	REQUIRE(kvv_iter_open(&q, 0, NVME_KVV_ITER_OPEN_KEY_DELETE, 0, 0) == 0);
 	handle = (uint8_t)q.dw0;
-	atomic_store(&fail_sync, true);
+	durability_spy_fail_syncs(true);
 	CHECK_EQ(kvv_iter_read(&q, handle), KVV(NVME_KVV_SC_ITER_ERROR));
-	atomic_store(&fail_sync, false);
+	durability_spy_fail_syncs(false);
 	th_close(&h);
 	REQUIRE(setup(&h, &q, uri) == 0);
 	struct nvme_kvv_log_capacity cap;
@@ -781,8 +759,45 @@ static void test_sigkill_rounds(void)
 	remove_log(f);
 }
 
+/* Reopening reads the log back from the page cache whether or not it was synced: the spy
+ * tells what a power loss right after each acknowledgement would lose. */
+static void test_power_loss_keeps_flushed_and_uncached_writes(void)
+{
+	const char *f = path_of("power.kv");
+	unlink(f);
+	char uri[512];
+	uri_for(uri, sizeof(uri), f, "16M");
+	struct th h;
+	struct kvq q;
+	durability_spy_reset();
+	REQUIRE(setup(&h, &q, uri) == 0);
+	CHECK(durability_spy_durable(f)); /* a new log's header is synced */
+
+	/* write cache on: stores complete once written to the file, Flush makes them stay */
+	pattern(q.val, 1000, 1);
+	CHECK_EQ(kvv_store(&q, 0, "power-a", 7, 1000, 0, 0), 0);
+	CHECK_EQ(kvv_delete(&q, 0, "power-a", 7), 0);
+	CHECK(durability_spy_file(f).unsynced_bytes > 1000);
+	CHECK_EQ(kvs_cmd(&q, NVME_KV_FLUSH, 1, "", 0, 0, 0), 0);
+	CHECK(durability_spy_durable(f));
+
+	/* write cache off: every store and delete is durable when it completes */
+	struct nvme_sqe wc = { .opc = NVME_ADM_SET_FEATURES, .cdw10 = NVME_FEAT_VOLATILE_WC,
+			       .cdw11 = 0 };
+	REQUIRE(th_admin(&h, &wc, NULL) == 0);
+	CHECK_EQ(kvv_store(&q, 0, "power-b", 7, 1000, 0, 0), 0);
+	CHECK(durability_spy_durable(f));
+	CHECK_EQ(kvv_delete(&q, 0, "power-b", 7), 0);
+	CHECK(durability_spy_durable(f));
+	CHECK_EQ(kvs_cmd(&q, NVME_KV_STORE, 1, "power-c", 7, 1000, 0), 0);
+	CHECK(durability_spy_durable(f));
+	durability_spy_disarm();
+	th_close(&h);
+	unlink(f);
+}
+
 TEST_MAIN(TEST(test_crc32c), TEST(test_persistence), TEST(test_torn_tail), TEST(test_corrupt_tail),
 	  TEST(test_corrupt_middle), TEST(test_damage_kept_when_not_copied),
 	  TEST(test_failed_sync_not_back), TEST(test_iter_deletes_durable),
 	  TEST(test_not_a_kv_file), TEST(test_compaction), TEST(test_format_persists),
-	  TEST(test_sigkill_rounds))
+	  TEST(test_sigkill_rounds), TEST(test_power_loss_keeps_flushed_and_uncached_writes))

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/common/uriparse.h"
 #include "emu_ctrl.h"
 
 #define URI_PREFIX "emu://"
@@ -79,33 +80,6 @@ static int parse_u32_range(const char *s, uint32_t lo, uint32_t hi, uint32_t *ou
 	return 0;
 }
 
-/* "<digits>[K|M|G|T]", powers of 1024. */
-static int parse_size(const char *s, uint64_t *out)
-{
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	unsigned shift = 0;
-	switch (*end) {
-	case '\0': break;
-	case 'k': case 'K': shift = 10; break;
-	case 'm': case 'M': shift = 20; break;
-	case 'g': case 'G': shift = 30; break;
-	case 't': case 'T': shift = 40; break;
-	default: return -1;
-	}
-	if (*end && end[1])
-		return -1;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
 /* "<digits>(ns|us|ms|s)" */
 static int parse_duration(const char *s, uint64_t *out_ns)
 {
@@ -159,42 +133,6 @@ static const char *kind_name(enum emu_ns_kind k)
 	return "?";
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Percent-decodes [s, s+n) into out (so paths may hold '&', '?', '=' or spaces). */
-static int percent_decode(const char *s, size_t n, char *out, size_t outlen)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < n; i++) {
-		char ch = s[i];
-		if (ch == '%') {
-			if (i + 2 >= n)
-				return -1;
-			int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
-			if (hi < 0 || lo < 0)
-				return -1;
-			ch = (char)(hi << 4 | lo);
-			i += 2;
-			if (ch == '\0')
-				return -1;
-		}
-		if (o + 1 >= outlen)
-			return -1;
-		out[o++] = ch;
-	}
-	out[o] = '\0';
-	return 0;
-}
-
 static bool printable_ascii(const char *s)
 {
 	for (; *s; s++)
@@ -245,7 +183,7 @@ static int parse_ns_value(const struct parse_ctx *pc, const char *v, struct emu_
 		return fail(pc, "ns=%s: expected <kind>:<size>[:<lba>[:<path>]]", v);
 	if (!*fields[1])
 		ns->size_bytes = 0;
-	else if (parse_size(fields[1], &ns->size_bytes))
+	else if (uri_parse_size(fields[1], &ns->size_bytes))
 		return fail(pc, "ns=%s: size '%s' is not a number with an optional K/M/G/T suffix", v,
 			    fields[1]);
 	ns->lba_size = 512;
@@ -318,7 +256,7 @@ static int apply_key(const struct parse_ctx *pc, enum key_id k, const char *v, s
 			return fail(pc, "type=%s: not mem, null, file or kv", v);
 		return 0;
 	case K_SIZE:
-		if (parse_size(v, &sh->size))
+		if (uri_parse_size(v, &sh->size))
 			return fail(pc, "size=%s: not a number with an optional K/M/G/T suffix", v);
 		return 0;
 	case K_LBA:
@@ -362,7 +300,7 @@ static int apply_key(const struct parse_ctx *pc, enum key_id k, const char *v, s
 			return fail(pc, "units=%s: not a number 0..%u", v, EMU_MAX_UNITS);
 		return 0;
 	case K_BW:
-		if (parse_size(v, &u64))
+		if (uri_parse_size(v, &u64))
 			return fail(pc, "bw=%s: not bytes per second with an optional K/M/G/T suffix", v);
 		p->lat.bw_bytes_per_s = u64;
 		return 0;
@@ -501,7 +439,7 @@ int emu_params_parse(const char *uri, struct emu_params *p, char *err, size_t er
 			return fail(&pc, "key '%s' given more than once", key_names[k]);
 		seen[k] = true;
 		char val[MAX_VALUE_LEN];
-		if (percent_decode(eq + 1, len - klen - 1, val, sizeof(val)))
+		if (uri_percent_decode(eq + 1, len - klen - 1, val, sizeof(val)))
 			return fail(&pc, "%s=%.*s%s: bad %%-escape or value too long", key_names[k],
 				    (int)(len - klen - 1 < 64 ? len - klen - 1 : 64), eq + 1,
 				    len - klen - 1 > 64 ? "..." : "");

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/common/uriparse.h"
 #include "errmsg.h"
 #include "uring_kdev.h"
 #include "uring_map.h"
@@ -21,51 +22,6 @@
 bool kdev_addr_is_kernel(const char *addr)
 {
 	return addr[0] == '/' || strncmp(addr, "file://", 7) == 0;
-}
-
-/* "%XX" escapes, as in emu:// URIs, so a path may hold '?', '&' or '='. */
-static int percent_decode(const char *in, size_t n, char *out, size_t outlen)
-{
-	size_t j = 0;
-	for (size_t i = 0; i < n; i++) {
-		char ch = in[i];
-		if (ch == '%') {
-			if (i + 2 >= n)
-				return -EINVAL;
-			if (!isxdigit((unsigned char)in[i + 1]) || !isxdigit((unsigned char)in[i + 2]))
-				return -EINVAL;
-			char hex[3] = { in[i + 1], in[i + 2], 0 };
-			ch = (char)strtol(hex, NULL, 16);
-			i += 2;
-		}
-		if (j + 1 >= outlen)
-			return -ENAMETOOLONG;
-		out[j++] = ch;
-	}
-	out[j] = '\0';
-	return 0;
-}
-
-/* "64M", "1G", "4096": bytes, with K/M/G/T powers of 1024. */
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (end == s || errno)
-		return -EINVAL;
-	unsigned shift = 0;
-	switch (*end) {
-	case 'K': case 'k': shift = 10; end++; break;
-	case 'M': case 'm': shift = 20; end++; break;
-	case 'G': case 'g': shift = 30; end++; break;
-	case 'T': case 't': shift = 40; end++; break;
-	default: break;
-	}
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -EINVAL;
-	*out = (uint64_t)v << shift;
-	return 0;
 }
 
 static int parse_tristate(const char *v, int *out)
@@ -97,13 +53,13 @@ static int parse_option(const char *addr, struct kdev_addr *a, const char *key, 
 		want = "auto, 0 or 1";
 	} else if (file_uri && !strcmp(key, "lba")) {
 		uint64_t v = 0;
-		rc = parse_size(val, &v);
+		rc = uri_parse_size(val, &v);
 		if (rc == 0 && v != 512 && v != 4096)
 			rc = -EINVAL;
 		a->lba = (uint32_t)v;
 		want = "512 or 4096";
 	} else if (file_uri && !strcmp(key, "size")) {
-		rc = parse_size(val, &a->size);
+		rc = uri_parse_size(val, &a->size);
 		if (rc == 0 && a->size == 0)
 			rc = -EINVAL;
 		want = "a size such as 64M or 1G";
@@ -150,7 +106,7 @@ int kdev_parse(const char *addr, struct kdev_addr *out)
 	if (plen == 0 || p[0] != '/')
 		return unvme_fail(-EINVAL, "device id '%s': the path must be absolute (file:///dir/file)",
 				  addr);
-	int rc = file_uri ? percent_decode(p, plen, out->path, sizeof(out->path))
+	int rc = file_uri ? uri_percent_decode(p, plen, out->path, sizeof(out->path))
 			  : (plen < sizeof(out->path) ? 0 : -ENAMETOOLONG);
 	if (!file_uri && rc == 0) {
 		memcpy(out->path, p, plen);

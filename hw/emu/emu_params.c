@@ -183,7 +183,7 @@ static int parse_ns_value(const struct parse_ctx *pc, const char *v, struct emu_
 		return fail(pc, "ns=%s: expected <kind>:<size>[:<lba>[:<path>]]", v);
 	if (!*fields[1])
 		ns->size_bytes = 0;
-	else if (uri_parse_size(fields[1], &ns->size_bytes))
+	else if (parse_size(fields[1], &ns->size_bytes))
 		return fail(pc, "ns=%s: size '%s' is not a number with an optional K/M/G/T suffix", v,
 			    fields[1]);
 	ns->lba_size = 512;
@@ -256,7 +256,7 @@ static int apply_key(const struct parse_ctx *pc, enum key_id k, const char *v, s
 			return fail(pc, "type=%s: not mem, null, file or kv", v);
 		return 0;
 	case K_SIZE:
-		if (uri_parse_size(v, &sh->size))
+		if (parse_size(v, &sh->size))
 			return fail(pc, "size=%s: not a number with an optional K/M/G/T suffix", v);
 		return 0;
 	case K_LBA:
@@ -300,7 +300,7 @@ static int apply_key(const struct parse_ctx *pc, enum key_id k, const char *v, s
 			return fail(pc, "units=%s: not a number 0..%u", v, EMU_MAX_UNITS);
 		return 0;
 	case K_BW:
-		if (uri_parse_size(v, &u64))
+		if (parse_size(v, &u64))
 			return fail(pc, "bw=%s: not bytes per second with an optional K/M/G/T suffix", v);
 		p->lat.bw_bytes_per_s = u64;
 		return 0;
@@ -439,7 +439,7 @@ int emu_params_parse(const char *uri, struct emu_params *p, char *err, size_t er
 			return fail(&pc, "key '%s' given more than once", key_names[k]);
 		seen[k] = true;
 		char val[MAX_VALUE_LEN];
-		if (uri_percent_decode(eq + 1, len - klen - 1, val, sizeof(val)))
+		if (percent_decode(eq + 1, len - klen - 1, val, sizeof(val)))
 			return fail(&pc, "%s=%.*s%s: bad %%-escape or value too long", key_names[k],
 				    (int)(len - klen - 1 < 64 ? len - klen - 1 : 64), eq + 1,
 				    len - klen - 1 > 64 ? "..." : "");

@@ -2,6 +2,7 @@
 /*
  * Pieces of the device ids' URI syntax (internal), shared by the emulated device's emu://
  * parameters and the driver's file:// addresses, so both read "%XX" escapes and sizes alike.
+ * The names are the ones both files' callers used before: include it instead of a local copy.
  */
 #ifndef UNVME_COMMON_URIPARSE_H
 #define UNVME_COMMON_URIPARSE_H
@@ -12,7 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-static inline int uri_hexval(char c)
+static inline int hexval(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -25,7 +26,7 @@ static inline int uri_hexval(char c)
 
 /* Percent-decodes [s, s+n) into out (so a path may hold '&', '?', '=' or spaces). 0, -EINVAL
  * for a bad or NUL escape, -ENAMETOOLONG when out is too small. */
-static inline int uri_percent_decode(const char *s, size_t n, char *out, size_t outlen)
+static inline int percent_decode(const char *s, size_t n, char *out, size_t outlen)
 {
 	size_t o = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -33,7 +34,7 @@ static inline int uri_percent_decode(const char *s, size_t n, char *out, size_t 
 		if (ch == '%') {
 			if (i + 2 >= n)
 				return -EINVAL;
-			int hi = uri_hexval(s[i + 1]), lo = uri_hexval(s[i + 2]);
+			int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
 			if (hi < 0 || lo < 0)
 				return -EINVAL;
 			ch = (char)(hi << 4 | lo);
@@ -51,7 +52,7 @@ static inline int uri_percent_decode(const char *s, size_t n, char *out, size_t 
 
 /* "<digits>[K|M|G|T]" (powers of 1024) into bytes: 0 or -EINVAL (not such a number, or it
  * overflows 64 bits). */
-static inline int uri_parse_size(const char *s, uint64_t *out)
+static inline int parse_size(const char *s, uint64_t *out)
 {
 	if (!isdigit((unsigned char)*s))
 		return -EINVAL;

@@ -53,13 +53,13 @@ static int parse_option(const char *addr, struct kdev_addr *a, const char *key, 
 		want = "auto, 0 or 1";
 	} else if (file_uri && !strcmp(key, "lba")) {
 		uint64_t v = 0;
-		rc = uri_parse_size(val, &v);
+		rc = parse_size(val, &v);
 		if (rc == 0 && v != 512 && v != 4096)
 			rc = -EINVAL;
 		a->lba = (uint32_t)v;
 		want = "512 or 4096";
 	} else if (file_uri && !strcmp(key, "size")) {
-		rc = uri_parse_size(val, &a->size);
+		rc = parse_size(val, &a->size);
 		if (rc == 0 && a->size == 0)
 			rc = -EINVAL;
 		want = "a size such as 64M or 1G";
@@ -106,7 +106,7 @@ int kdev_parse(const char *addr, struct kdev_addr *out)
 	if (plen == 0 || p[0] != '/')
 		return unvme_fail(-EINVAL, "device id '%s': the path must be absolute (file:///dir/file)",
 				  addr);
-	int rc = file_uri ? uri_percent_decode(p, plen, out->path, sizeof(out->path))
+	int rc = file_uri ? percent_decode(p, plen, out->path, sizeof(out->path))
 			  : (plen < sizeof(out->path) ? 0 : -ENAMETOOLONG);
 	if (!file_uri && rc == 0) {
 		memcpy(out->path, p, plen);

@@ -49,7 +49,9 @@ test-integration: build
 test-qemu: build
 	BUILD=$(BUILD) timeout 900 scripts/qemu/run.sh
 
-# In the guest: our perf through VFIO against fio (io_uring, libaio) through the kernel driver.
+# In the guest: every way to reach one controller, 4 KiB random reads QD 1..128: our io_uring
+# passthrough and block transports against fio io_uring_cmd / io_uring / libaio through the
+# kernel, polled and not, and our VFIO transport (docs/performance.md, docs/kernel-backends.md).
 bench-qemu: build
 	BUILD=$(BUILD) timeout 1800 scripts/qemu/run.sh --bench
 

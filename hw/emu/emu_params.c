@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/common/uriparse.h"
 #include "emu_ctrl.h"
 
 #define URI_PREFIX "emu://"
@@ -78,33 +79,6 @@ static int parse_u32_range(const char *s, uint32_t lo, uint32_t hi, uint32_t *ou
 	if (parse_u64(s, &v) || v < lo || v > hi)
 		return -1;
 	*out = (uint32_t)v;
-	return 0;
-}
-
-/* "<digits>[K|M|G|T]", powers of 1024. */
-static int parse_size(const char *s, uint64_t *out)
-{
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	unsigned shift = 0;
-	switch (*end) {
-	case '\0': break;
-	case 'k': case 'K': shift = 10; break;
-	case 'm': case 'M': shift = 20; break;
-	case 'g': case 'G': shift = 30; break;
-	case 't': case 'T': shift = 40; break;
-	default: return -1;
-	}
-	if (*end && end[1])
-		return -1;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -1;
-	*out = (uint64_t)v << shift;
 	return 0;
 }
 
@@ -180,42 +154,6 @@ static const char *kind_name(enum emu_ns_kind k)
 	case EMU_NS_EXT: return "ext";
 	}
 	return "?";
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Percent-decodes [s, s+n) into out (so paths may hold '&', '?', '=' or spaces). */
-static int percent_decode(const char *s, size_t n, char *out, size_t outlen)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < n; i++) {
-		char ch = s[i];
-		if (ch == '%') {
-			if (i + 2 >= n)
-				return -1;
-			int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
-			if (hi < 0 || lo < 0)
-				return -1;
-			ch = (char)(hi << 4 | lo);
-			i += 2;
-			if (ch == '\0')
-				return -1;
-		}
-		if (o + 1 >= outlen)
-			return -1;
-		out[o++] = ch;
-	}
-	out[o] = '\0';
-	return 0;
 }
 
 static bool printable_ascii(const char *s)

@@ -36,7 +36,10 @@
  *
  * Device ids: "emu://..." names an emulated controller (see docs/devices.md), a PCI address
  * ("0000:02:00.0") names a PCIe controller, "nvme-tcp://HOST:PORT/NQN" a subsystem over NVMe/TCP
- * (docs/nvme-tcp.md), and any other word is looked up as an alias in
+ * (docs/nvme-tcp.md), a device file names what the kernel's NVMe driver keeps ("/dev/ng0n1"
+ * through io_uring passthrough, "/dev/nvme0" with all its namespaces, "/dev/nvme0n1" through
+ * the block layer), "file:///path?lba=4096" (or an absolute path) a regular file
+ * (docs/kernel-backends.md), and any other word is looked up as an alias in
  * $UNVME_DEVICES ("name=devid;name=devid") and the devices file ($UNVME_CONFIG, else
  * ~/.config/unvme/devices.json, else /etc/unvme/devices.json). "emu0" is built in.
  *
@@ -119,7 +122,9 @@ UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts 
  * and detaches. NULL is ignored. */
 UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *ctrlr);
 /* Controller reset: outstanding commands complete with ABORTED_SQ_DELETION, the controller is
- * disabled and re-initialised, existing queue pairs are re-created on the device. */
+ * disabled and re-initialised, existing queue pairs are re-created on the device. On a device
+ * the kernel keeps, the kernel resets the controller (NVME_IOCTL_RESET, needs CAP_SYS_ADMIN)
+ * and finishes its commands itself; queue pairs stay as they are. On a file: a no-op. */
 UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *ctrlr);
 /* 1 if the controller reported a fatal status (CSTS.CFS) or stopped answering and is not (or
  * not yet) recovered. */
@@ -133,10 +138,15 @@ UNVME_API uint32_t unvme_ctrlr_reset_count(const struct unvme_ctrlr *ctrlr);
 UNVME_API const char *unvme_ctrlr_devid(const struct unvme_ctrlr *ctrlr);   /* as given */
 UNVME_API const char *unvme_ctrlr_address(const struct unvme_ctrlr *ctrlr); /* resolved: URI or BDF */
 UNVME_API const char *unvme_ctrlr_transport(const struct unvme_ctrlr *ctrlr); /* "emu", "vfio", ... */
+/* One line for people on how the transport reaches the device: for a kernel-kept device, e.g.
+ * "io_uring passthrough on /dev/ng0n1 (...), completions polled (IOPOLL); buffers registered".
+ * "" when there is nothing to add to the transport's name. */
+UNVME_API const char *unvme_ctrlr_transport_info(const struct unvme_ctrlr *ctrlr);
 UNVME_API const struct nvme_id_ctrl *unvme_ctrlr_identify_data(const struct unvme_ctrlr *ctrlr);
 UNVME_API uint64_t unvme_ctrlr_cap(const struct unvme_ctrlr *ctrlr);
 UNVME_API uint32_t unvme_ctrlr_vs(const struct unvme_ctrlr *ctrlr);
-/* Reads CAP, VS, CC, CSTS, AQA, ASQ and ACQ now. Returns 0. */
+/* Reads CAP, VS, CC, CSTS, AQA, ASQ and ACQ now. Returns 0, or -EOPNOTSUPP for a device the
+ * kernel (or nobody, for a file) runs: there are no registers to read. */
 UNVME_API int unvme_ctrlr_regs(struct unvme_ctrlr *ctrlr, struct nvme_regs_snapshot *out);
 /* Number of I/O queue pairs granted by Set Features (Number of Queues). */
 UNVME_API uint32_t unvme_ctrlr_max_io_queues(const struct unvme_ctrlr *ctrlr);

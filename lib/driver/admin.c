@@ -84,6 +84,15 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 				  "of %u", len, c->max_xfer);
 	pthread_mutex_lock(&c->admin_lock);
 	int rc = 0;
+	if (c->ops->msg) {
+		/* The transport carries it (the kernel's passthrough ioctl takes ordinary memory). */
+		struct nvme_cqe local;
+		struct nvme_cqe *out = cpl ? cpl : &local;
+		memset(out, 0, sizeof(*out));
+		rc = c->ops->msg->admin(c, cmd, buf, len, out);
+		pthread_mutex_unlock(&c->admin_lock);
+		return rc;
+	}
 	bool lost = false;
 	if (len > c->admin_buf_len) {
 		size_t want = len < 4096 ? 4096 : len;

@@ -125,6 +125,8 @@ int ctrlr_enable(struct unvme_ctrlr *c)
 
 bool ctrlr_fatal_now(struct unvme_ctrlr *c)
 {
+	if (c->ops->msg)
+		return c->failed; /* no registers: the transport marks a controller that went away */
 	uint32_t csts = reg_read32(c, NVME_REG_CSTS);
 	if (csts == 0xffffffffu || (csts & NVME_CSTS_CFS)) {
 		c->failed = 1;
@@ -137,6 +139,8 @@ int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 {
 	if (c->ops->qp_connect)
 		return c->ops->qp_connect(qp); /* a fabric: the queue is a connection */
+	if (c->ops->msg)
+		return c->ops->msg->qp_create(qp);
 	struct nvme_sqe cmd = {0};
 	cmd.opc = NVME_ADM_CREATE_CQ;
 	cmd.prp1 = qp->cq_iova;
@@ -172,6 +176,12 @@ int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 		c->ops->qp_disconnect(qp);
 		return 0;
 	}
+	if (c->ops->msg) {
+		if (qp->mctx)
+			c->ops->msg->qp_destroy(qp);
+		qp->mctx = NULL;
+		return 0;
+	}
 	struct nvme_sqe cmd = {0};
 	cmd.opc = NVME_ADM_DELETE_SQ;
 	cmd.cdw10 = qp->qid;
@@ -205,6 +215,8 @@ static int ctrlr_configure(struct unvme_ctrlr *c)
 					   unvme_status_str(rc, 0))
 			      : rc;
 	c->max_xfer = ctrlr_max_xfer_for(c->page_size, c->id.mdts);
+	if (c->xfer_limit && c->xfer_limit < c->max_xfer)
+		c->max_xfer = c->xfer_limit;
 	if (c->id.cntrltype == NVME_CTRL_TYPE_DISCOVERY) {
 		/* a discovery controller has an admin queue and log pages, nothing more */
 		if (!c->qid_used)
@@ -220,9 +232,11 @@ int ctrlr_set_num_queues(struct unvme_ctrlr *c)
 	uint32_t want = c->opts.num_io_queues ? c->opts.num_io_queues : 1;
 	if (want > 65535)
 		want = 65535;
-	uint32_t dw0 = 0;
-	int rc = unvme_set_features(c, NVME_FEAT_NUM_QUEUES, 0, ((want - 1) << 16) | (want - 1), false,
-				&dw0);
+	uint32_t dw0 = ((want - 1) << 16) | (want - 1);
+	/* The kernel (or nobody, for a file) owns the controller's queues: a message-based
+	 * transport's queue pairs are its own rings, as many as asked for. */
+	int rc = c->ops->msg ? 0
+			     : unvme_set_features(c, NVME_FEAT_NUM_QUEUES, 0, dw0, false, &dw0);
 	if (rc)
 		return rc > 0 ? unvme_fail(-EIO, "%s: Set Features (Number of Queues) failed: %s",
 					   c->devid, unvme_status_str(rc, 0))
@@ -321,11 +335,9 @@ static int ctrlr_attach(struct unvme_ctrlr *c)
 {
 	const char *devid = c->devid;
 	int rc;
-	c->ops = unvme_transport_find(c->address);
-	if (!c->ops) {
-		rc = -ENODEV;
+	c->ops = unvme_transport_find(c->address, &rc);
+	if (!c->ops)
 		goto fail;
-	}
 	rc = c->ops->attach(c, c->address);
 	if (rc)
 		goto fail;
@@ -335,6 +347,16 @@ static int ctrlr_attach(struct unvme_ctrlr *c)
 	if (rc)
 		goto fail;
 	c->mapper_registered = true;
+	if (c->ops->msg) {
+		/* No registers to bring up: the transport's attach filled cap, vs and page_size. */
+		c->max_xfer = c->page_size; /* until Identify tells MDTS */
+		rc = ctrlr_configure(c);
+		if (rc)
+			goto fail;
+		if (!c->vs)
+			c->vs = c->id.ver;
+		return 0;
+	}
 
 	c->cap = reg_read64(c, NVME_REG_CAP);
 	c->vs = reg_read32(c, NVME_REG_VS);
@@ -400,6 +422,10 @@ static void ctrlr_detach(struct unvme_ctrlr *c)
 		c->ops->quiesce(c);
 	while (c->qpairs)
 		unvme_qpair_destroy(c->qpairs);
+	if (c->ops->msg) {
+		ctrlr_free(c); /* whoever owns the controller keeps it running */
+		return;
+	}
 	if (!c->failed) {
 		/* Normal shutdown (3.6.1): data in the device's caches is made durable. */
 		uint32_t cc = reg_read32(c, NVME_REG_CC);
@@ -420,6 +446,20 @@ static void ctrlr_detach(struct unvme_ctrlr *c)
 
 UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 {
+	if (c->ops->msg) {
+		/* The kernel resets its controller; its queues (our rings' commands) come back
+		 * failed or completed through the rings, as for any command in flight. */
+		ctrlr_lock_qps(c);
+		int rc = c->ops->msg->reset(c);
+		if (rc == 0)
+			rc = ctrlr_configure(c);
+		if (rc == 0) {
+			c->failed = 0;
+			c->gave_up = false;
+		}
+		ctrlr_unlock_qps(c);
+		return rc;
+	}
 	ctrlr_lock_qps(c);
 	/* no automatic reset inside this one (its admin commands may time out) */
 	atomic_store(&c->resetting, true);
@@ -531,7 +571,9 @@ UNVME_API void unvme_qpair_destroy(struct unvme_qpair *qp)
 		return;
 	struct unvme_ctrlr *c = qp->ctrlr;
 	ctrlr_lock_qps(c);
-	if (!c->failed && !qp->failed)
+	/* A message-based transport's queue is ours to free, and its commands in flight must
+	 * come back from the kernel first, even from a device that has failed. */
+	if (c->ops->msg || (!c->failed && !qp->failed))
 		ctrlr_delete_io_queues(c, qp);
 	/* Deleted on the device (or the device is dead): nothing more will complete. */
 	qpair_fail_outstanding(qp, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
@@ -567,6 +609,11 @@ UNVME_API const char *unvme_ctrlr_transport(const struct unvme_ctrlr *c)
 	return c->ops->name;
 }
 
+UNVME_API const char *unvme_ctrlr_transport_info(const struct unvme_ctrlr *c)
+{
+	return c->transport_info;
+}
+
 UNVME_API const struct nvme_id_ctrl *unvme_ctrlr_identify_data(const struct unvme_ctrlr *c)
 {
 	return &c->id;
@@ -594,6 +641,10 @@ UNVME_API uint32_t unvme_ctrlr_max_xfer(const struct unvme_ctrlr *c)
 
 UNVME_API int unvme_ctrlr_regs(struct unvme_ctrlr *c, struct nvme_regs_snapshot *out)
 {
+	if (c->ops->msg)
+		return unvme_fail(-EOPNOTSUPP, "%s: the %s transport has no controller registers to "
+				  "read (the kernel's driver or nobody runs this controller)", c->devid,
+				  c->ops->name);
 	out->cap = reg_read64(c, NVME_REG_CAP);
 	out->vs = reg_read32(c, NVME_REG_VS);
 	out->cc = reg_read32(c, NVME_REG_CC);

@@ -42,7 +42,13 @@ struct unvme_qpair {
 	volatile struct nvme_cqe *cq;
 	struct unvme_req *reqs;
 	void (*write32)(void *ctx, uint32_t off, uint32_t val);
-	void *bus;
+	union {
+		void *bus;      /* register-based: the transport's register context */
+		void *mctx;     /* message-based: the transport's queue (an io_uring, ...) */
+	};
+	/* Message-based transports: their queue-pair operations (NULL: memory rings, doorbells).
+	 * Cached here so that the command path takes no lookup through the controller. */
+	const struct unvme_msg_ops *msg;
 	uint32_t sq_db;         /* doorbell offsets in BAR0 */
 	uint32_t cq_db;
 	uint32_t page_size;
@@ -104,6 +110,7 @@ struct unvme_ns {
 struct unvme_ctrlr {
 	const struct unvme_transport_ops *ops;
 	void *transport_ctx;
+	char transport_info[384];    /* how the transport reaches the device, for people */
 	char *devid;                 /* as the first open gave it */
 	char address[4352];          /* resolved: the key of the process's open controllers */
 	uint32_t refs;               /* opens of this address not closed yet (ctrlr.c open_lock) */
@@ -117,6 +124,7 @@ struct unvme_ctrlr {
 	uint32_t dstrd;
 	uint32_t page_size;
 	uint32_t max_xfer;
+	uint32_t xfer_limit;         /* the transport's own cap on a transfer (0: none) */
 	uint32_t max_io_queues;
 	struct nvme_id_ctrl id;
 
@@ -151,6 +159,9 @@ void qpair_free(struct unvme_qpair *qp);
 void qpair_reset_rings(struct unvme_qpair *qp);
 /* Completes every outstanding command locally with status (sct, sc). */
 void qpair_fail_outstanding(struct unvme_qpair *qp, uint8_t sct, uint8_t sc);
+/* Message-based transports: completes command cpl->cid, running its callback. A completion
+ * for a command id that is not outstanding is dropped. */
+void qpair_complete(struct unvme_qpair *qp, const struct nvme_cqe *cpl);
 /* Marks every outstanding command doomed (the snapshot a recovery completes later), and
  * completes the doomed ones with ABORTED_SQ_DELETION. Only by the poller. */
 void qpair_doom_outstanding(struct unvme_qpair *qp);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Device ids. An address is either an emulated device URI ("emu://...") or a PCI address
- * ("0000:02:00.0"; fio's dotted "0000.02.00.0" and the short "02:00.0" are accepted too).
+ * Device ids. An address is an emulated device URI ("emu://..."), a PCI address
+ * ("0000:02:00.0"; fio's dotted "0000.02.00.0" and the short "02:00.0" are accepted too), a
+ * device the kernel keeps ("/dev/ng0n1", "/dev/nvme0", "/dev/nvme0n1") or a regular file
+ * ("file:///path?lba=4096", or an absolute path).
  * Any other word is an alias, looked up in order in $UNVME_DEVICES ("name=devid;..."), the
  * devices file ($UNVME_CONFIG, else ~/.config/unvme/devices.json, else
  * /etc/unvme/devices.json: {"devices": {"name": "devid", ...}}), and the built-in "emu0".
@@ -21,6 +23,7 @@
 #include "devid.h"
 #include "errmsg.h"
 #include "tcp_params.h"
+#include "uring_kdev.h"
 
 #define MAX_ALIAS_DEPTH 8
 /* The longest device id or alias target: a path (PATH_MAX) and room for URI keys. Longer ones
@@ -260,7 +263,8 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 		return too_long("device id", devid, dlen, DEVID_MAX);
 	memcpy(cur, devid, dlen + 1);
 	for (int depth = 0; depth < MAX_ALIAS_DEPTH; depth++) {
-		if (unvme_addr_is_emu(cur) || unvme_addr_is_target(cur) || unvme_addr_is_tcp(cur)) {
+		if (unvme_addr_is_emu(cur) || unvme_addr_is_target(cur) || unvme_addr_is_tcp(cur) ||
+		    kdev_addr_is_kernel(cur)) {
 			size_t clen = strlen(cur);
 			if (clen >= outlen)
 				return too_long("device address", cur, clen, outlen - 1);
@@ -282,7 +286,7 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 		}
 		if (strstr(cur, "://"))
 			return unvme_fail(-EINVAL, "device id '%.*s': unknown scheme (known: emu://, "
-					  "nvme-tcp://, ftl://, hostkv://)", ECHO_MAX * 2, cur);
+					  "nvme-tcp://, file://, ftl://, hostkv://)", ECHO_MAX * 2, cur);
 		return unvme_fail(-ENOENT, "device id '%.*s' is not a URI, a PCI address or a known alias "
 				  "(aliases come from $UNVME_DEVICES, the devices file %s, and the built-in "
 				  "emu0)", ECHO_MAX * 2, cur,

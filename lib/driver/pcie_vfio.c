@@ -38,6 +38,7 @@
 #include "devid.h"
 #include "errmsg.h"
 #include "transport.h"
+#include "uring_kdev.h"
 
 #define NVME_CLASS_CODE 0x010802u
 #define SETUP_HINT "scripts/setup.sh config"
@@ -75,18 +76,7 @@ static int sysfs_read(const char *bdf, const char *attr, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", bdf, attr);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, len - 1);
-	int err = errno;
-	close(fd);
-	if (n < 0)
-		return -err;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
+	return kdev_sysfs_read(path, buf, len);
 }
 
 /* The basename of a sysfs link of the device (driver, iommu_group), or "" if none. */

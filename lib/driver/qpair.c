@@ -104,6 +104,20 @@ static void unclaim_req(struct unvme_qpair *qp, uint16_t cid)
 	qp->free_head = cid;
 }
 
+/* Fills the tracker of a command being queued and makes it ACTIVE; release: a split queue's
+ * poller reads cb and arg after it sees the command complete. */
+static inline void activate_req(struct unvme_qpair *qp, uint16_t cid, uint8_t opc,
+				unvme_cmd_cb cb, void *arg)
+{
+	struct unvme_req *req = &qp->reqs[cid];
+	req->cb = cb;
+	req->arg = arg;
+	req->seen_ms = 0;
+	req->opc = opc;
+	set_req_state(req, REQ_ACTIVE);
+	qp->last_cid = cid;
+}
+
 /* A split queue cannot rebuild itself from one side: its owner stops both and calls
  * unvme_qpair_recover. -EAGAIN while a reset is under way. */
 static int split_failed(struct unvme_qpair *qp)
@@ -127,7 +141,8 @@ void qpair_reset_rings(struct unvme_qpair *qp)
 	qp->rung_tail = 0;
 	atomic_flag_clear_explicit(&qp->ring_lock, memory_order_relaxed);
 	/* A stale entry whose phase bit happens to be 1 would look new after the rewind. */
-	memset((void *)qp->cq, 0, (size_t)qp->depth * sizeof(struct nvme_cqe));
+	if (qp->cq)
+		memset((void *)qp->cq, 0, (size_t)qp->depth * sizeof(struct nvme_cqe));
 	if (qp->fabric)
 		qp->fabric->qp_reset(qp);
 }
@@ -151,18 +166,21 @@ int qpair_alloc(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint32_t ti
 	qp->depth = (uint16_t)depth;
 	qp->page_size = c->page_size;
 	qp->timeout_ms = timeout_ms;
-	qp->write32 = c->ops->write32;
-	qp->bus = c->transport_ctx;
-	qp->sq_db = nvme_sq_doorbell_offset(qid, c->dstrd);
-	qp->cq_db = nvme_cq_doorbell_offset(qid, c->dstrd);
-	size_t sq_bytes = (size_t)depth * sizeof(struct nvme_sqe);
-	size_t cq_bytes = (size_t)depth * sizeof(struct nvme_cqe);
-	/* Rings must be page aligned and physically contiguous (CAP.CQR): DMA memory is, per
-	 * allocation. */
-	qp->sq = unvme_dma_zalloc(sq_bytes, c->page_size);
-	qp->cq = unvme_dma_zalloc(cq_bytes, c->page_size);
+	qp->msg = c->ops->msg;
+	if (!qp->msg) {
+		qp->write32 = c->ops->write32;
+		qp->bus = c->transport_ctx;
+		qp->sq_db = nvme_sq_doorbell_offset(qid, c->dstrd);
+		qp->cq_db = nvme_cq_doorbell_offset(qid, c->dstrd);
+		size_t sq_bytes = (size_t)depth * sizeof(struct nvme_sqe);
+		size_t cq_bytes = (size_t)depth * sizeof(struct nvme_cqe);
+		/* Rings must be page aligned and physically contiguous (CAP.CQR): DMA memory is,
+		 * per allocation. A message-based transport has rings of its own. */
+		qp->sq = unvme_dma_zalloc(sq_bytes, c->page_size);
+		qp->cq = unvme_dma_zalloc(cq_bytes, c->page_size);
+	}
 	qp->reqs = calloc(depth, sizeof(*qp->reqs));
-	if (!qp->sq || !qp->cq || !qp->reqs) {
+	if ((!qp->msg && (!qp->sq || !qp->cq)) || !qp->reqs) {
 		qpair_free(qp);
 		return unvme_fail(-ENOMEM, "no memory for a queue pair of depth %u", depth);
 	}
@@ -204,9 +222,52 @@ void qpair_free(struct unvme_qpair *qp)
 	free(qp);
 }
 
+/* A message-based transport's submission: the tracker is made ACTIVE first, because once the
+ * transport has queued the command its completion may be reaped at once (by a split queue's
+ * poller, or by a transport that completes it on the spot). */
+static int msg_submit(struct unvme_qpair *qp, const struct nvme_sqe *cmd, void *buf, size_t len,
+		      unvme_cmd_cb cb, void *arg)
+{
+	uint16_t cid = claim_req(qp);
+	if (unlikely(cid == REQ_NONE))
+		return -EAGAIN;
+	if (unlikely(len > qp->ctrlr->max_xfer)) {
+		unclaim_req(qp, cid);
+		return unvme_fail(-EINVAL, "transfer of %zu bytes exceeds the controller's maximum of %u",
+				  len, qp->ctrlr->max_xfer);
+	}
+	activate_req(qp, cid, cmd->opc, cb, arg);
+	count_up(&qp->nsubmitted);
+	int rc = qp->msg->qp_submit(qp, cid, cmd, buf, len);
+	if (unlikely(rc)) {
+		/* nothing was queued: the tracker goes back as if never taken */
+		atomic_store_explicit(&qp->nsubmitted,
+				      atomic_load_explicit(&qp->nsubmitted, memory_order_relaxed) - 1,
+				      memory_order_relaxed);
+		set_req_state(&qp->reqs[cid], REQ_FREE);
+		unclaim_req(qp, cid);
+	}
+	return rc;
+}
+
+void qpair_complete(struct unvme_qpair *qp, const struct nvme_cqe *cpl)
+{
+	uint16_t cid = cpl->cid;
+	if (unlikely(cid >= qp->depth - 1u || req_state(&qp->reqs[cid]) == REQ_FREE))
+		return;
+	struct unvme_req *req = &qp->reqs[cid];
+	unvme_cmd_cb cb = req->cb;
+	void *arg = req->arg;
+	release_req(qp, cid);
+	if (cb)
+		cb(arg, cpl);
+}
+
 UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *cmd, void *buf,
 				 size_t len, unvme_cmd_cb cb, void *arg)
 {
+	if (unlikely(qp->msg != NULL))
+		return msg_submit(qp, cmd, buf, len, cb, arg);
 	if (unlikely(atomic_load_explicit(&qp->failed, memory_order_relaxed))) {
 		/* after a reset the queue is rebuilt by its owner, here or in its next poll */
 		int rc = qp->split ? split_failed(qp) : qpair_rebuild(qp);
@@ -237,13 +298,7 @@ UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *
 		}
 	}
 	/* With no buffer the caller's DPTR passes through: Create I/O SQ/CQ carry the ring there. */
-	req->cb = cb;
-	req->arg = arg;
-	req->seen_ms = 0;
-	req->opc = cmd->opc;
-	/* release: a split queue's poller reads cb and arg after it sees the command complete */
-	set_req_state(req, REQ_ACTIVE);
-	qp->last_cid = cid;
+	activate_req(qp, cid, cmd->opc, cb, arg);
 	if (unlikely(++qp->sq_tail == qp->depth))
 		qp->sq_tail = 0;
 	count_up(&qp->nsubmitted);
@@ -273,6 +328,10 @@ static void ring_split(struct unvme_qpair *qp)
 
 UNVME_API void unvme_qpair_ring(struct unvme_qpair *qp)
 {
+	if (unlikely(qp->msg != NULL)) {
+		qp->msg->qp_ring(qp);
+		return;
+	}
 	if (qp->split) {
 		ring_split(qp);
 		return;
@@ -302,6 +361,8 @@ static int poll_refused(struct unvme_qpair *qp)
  */
 UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 {
+	if (unlikely(qp->msg != NULL))
+		return qp->msg->qp_poll(qp, max);
 	if (unlikely(qp->poll_depth) && (qp->poll_depth >= MAX_POLL_NESTING || qp->recovering))
 		return poll_refused(qp);
 	qp->poll_depth++;

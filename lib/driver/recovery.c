@@ -72,8 +72,11 @@ static void give_up(struct unvme_ctrlr *c, const char *why, bool gone)
 {
 	c->gave_up = true;
 	c->failed = 1;
-	/* disabled, it stops touching host memory: then the commands can be given back */
-	if (gone || ctrlr_disable(c) == 0) {
+	/* disabled, it stops touching host memory: then the commands can be given back. A
+	 * device that went away while it was being reset (CSTS reads all ones: -ENODEV) is as
+	 * gone as one found so before the reset. */
+	int drc = gone ? 0 : ctrlr_disable(c);
+	if (drc == 0 || drc == -ENODEV) {
 		c->quiesced = true;
 		mark_gone(c);
 	}

@@ -11,6 +11,13 @@
  * qpair's doorbell write sends the new entries) and writes completions into the CQ ring
  * (qp_pump, at the start of every poll), so the generic submit and poll paths are unchanged.
  * Registers are properties (Property Get/Set), reached through read32/write32 as before.
+ *
+ * Message-based transports (the kernel's NVMe driver through io_uring passthrough, kernel
+ * block devices, regular files): somebody else runs the controller, so there are no
+ * registers; the transport carries admin commands and queue-pair submissions itself
+ * (struct unvme_msg_ops). The generic queue pair keeps the trackers (command ids, callbacks,
+ * split-queue hand-over); the transport turns a command into its own message and gives
+ * completions back through qpair_complete().
  */
 #ifndef UNVME_DRIVER_TRANSPORT_H
 #define UNVME_DRIVER_TRANSPORT_H
@@ -21,6 +28,36 @@
 struct unvme_ctrlr;
 struct unvme_qpair;
 struct nvme_sqe;
+struct nvme_cqe;
+
+/* A message-based transport's half of the work. Every function may assume the controller
+ * was attached by this transport. */
+struct unvme_msg_ops {
+	/* One admin command, synchronously; buf is ordinary memory of len bytes, its direction
+	 * the opcode's. Called under the controller's admin lock. Returns 0, a positive NVMe
+	 * status (cpl filled as the device answered) or a negative errno with a message. */
+	int (*admin)(struct unvme_ctrlr *c, const struct nvme_sqe *cmd, void *buf, size_t len,
+		     struct nvme_cqe *cpl);
+	/* May the driver address namespace nsid (NULL: every active one)? A device id naming a
+	 * single namespace (/dev/ng0n1) hides the others. */
+	int (*ns_usable)(struct unvme_ctrlr *c, uint32_t nsid);
+	/* unvme_ctrlr_reset: what reset means for this transport (the kernel's controller reset,
+	 * nothing for a file). Queue pairs stay usable. */
+	int (*reset)(struct unvme_ctrlr *c);
+
+	/* Queue pairs. create sets qp->mctx; destroy runs once no command is outstanding. */
+	int (*qp_create)(struct unvme_qpair *qp);
+	void (*qp_destroy)(struct unvme_qpair *qp);
+	/* Queues command cid (its tracker is already ACTIVE with its callback): 0, or a negative
+	 * errno with a message when the command cannot be sent at all (nothing was queued). */
+	int (*qp_submit)(struct unvme_qpair *qp, uint16_t cid, const struct nvme_sqe *cmd, void *buf,
+			 size_t len);
+	/* Sends what was queued (one system call for the burst). */
+	void (*qp_ring)(struct unvme_qpair *qp);
+	/* Rings, then reaps up to max completions (0: all) through qpair_complete(); returns the
+	 * number reaped or a negative errno. */
+	int (*qp_poll)(struct unvme_qpair *qp, uint32_t max);
+};
 
 struct unvme_transport_ops {
 	const char *name;
@@ -39,7 +76,8 @@ struct unvme_transport_ops {
 	uint64_t (*read64)(void *ctx, uint32_t off);
 	void (*write64)(void *ctx, uint32_t off, uint64_t val);
 
-	/* Makes a DMA region addressable by the device at iova (IOMMU programming). */
+	/* Makes a DMA region addressable by the device at iova (IOMMU programming). A
+	 * message-based transport is told about DMA memory the same way (to register buffers). */
 	int (*dma_map)(void *ctx, void *vaddr, uint64_t iova, size_t len);
 	void (*dma_unmap)(void *ctx, uint64_t iova, size_t len);
 
@@ -58,15 +96,23 @@ struct unvme_transport_ops {
 	void (*qp_disconnect)(struct unvme_qpair *qp);
 	int (*qp_map)(struct unvme_qpair *qp, uint16_t cid, struct nvme_sqe *sqe, void *buf, size_t len);
 	void (*qp_pump)(struct unvme_qpair *qp);
+
+	/* Message-based transports only (NULL for register-based ones, whose register entries
+	 * above are then unused). */
+	const struct unvme_msg_ops *msg;
 };
 
-/* The transport serving a resolved address, or NULL with a message naming the address. */
-const struct unvme_transport_ops *unvme_transport_find(const char *address);
+/* The transport serving a resolved address, or NULL with a message naming the address and
+ * *err (may be NULL) the negative errno that says why (-ENODEV, -ENOENT for a missing path). */
+const struct unvme_transport_ops *unvme_transport_find(const char *address, int *err);
 
 extern const struct unvme_transport_ops unvme_transport_emu;
 extern const struct unvme_transport_ops unvme_transport_vfio;
 extern const struct unvme_transport_ops unvme_transport_ftl;    /* host FTL (lib/ftl) */
 extern const struct unvme_transport_ops unvme_transport_hostkv; /* host KV engine (lib/hostkv) */
 extern const struct unvme_transport_ops unvme_transport_tcp;
+extern const struct unvme_transport_ops unvme_transport_uring_passthru;
+extern const struct unvme_transport_ops unvme_transport_uring_block;
+extern const struct unvme_transport_ops unvme_transport_uring_file;
 
 #endif

@@ -55,6 +55,9 @@ if [ "${UNVME_MODE:-test}" = bench ]; then
 	exit $rc
 fi
 
+# ---- devices the kernel keeps: io_uring passthrough, block device (before VFIO takes them) ----
+. /src/tests/qemu/uring_guest.sh
+
 # ---- setup.sh ----
 MDEV=$(kdev $NM)
 mke2fs -q $MDEV >/dev/null 2>&1 && mkdir -p /mnt/m && mount -t ext2 $MDEV /mnt/m

@@ -131,7 +131,9 @@ int cmd_show_regs(struct cli_args *a)
 	if (rc)
 		return rc;
 	struct nvme_regs_snapshot regs;
-	unvme_ctrlr_regs(c, &regs);
+	rc = unvme_ctrlr_regs(c, &regs);
+	if (rc)
+		return cli_result(a->cmd, rc, 0); /* a kernel-owned device has no registers for us */
 	unvme_print_regs(stdout, &regs, a->fmt);
 	return EXIT_OK;
 }

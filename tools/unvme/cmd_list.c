@@ -54,6 +54,26 @@ static bool read_sysfs(const char *dir, const char *file, char *out, size_t len)
 	return ok;
 }
 
+/* The kernel's name of the NVMe controller at a PCI address ("nvme0"), if it has one. */
+static bool kernel_ctrl_name(const char *bdf, char *out, size_t len)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/nvme", bdf);
+	DIR *dir = opendir(path);
+	if (!dir)
+		return false;
+	bool found = false;
+	struct dirent *e;
+	while (!found && (e = readdir(dir)) != NULL) {
+		if (strncmp(e->d_name, "nvme", 4) == 0) {
+			snprintf(out, len, "%.*s", (int)(len - 1), e->d_name);
+			found = true;
+		}
+	}
+	closedir(dir);
+	return found;
+}
+
 /* NVMe functions on the PCI bus not already named by an alias. Only those bound to vfio-pci
  * are opened: touching a device the kernel's nvme driver owns would be wrong. */
 static void add_pci_devices(struct dev_list *l)
@@ -91,7 +111,12 @@ static void add_pci_devices(struct dev_list *l)
 			target[n] = '\0';
 			const char *drv = strrchr(target, '/');
 			drv = drv ? drv + 1 : target;
-			if (strcmp(drv, "vfio-pci") != 0)
+			char ctrl[64];
+			if (strcmp(drv, "nvme") == 0 && kernel_ctrl_name(e->d_name, ctrl, sizeof(ctrl)))
+				snprintf(d->note, sizeof(d->note),
+					 "kept by the kernel's nvme driver: use /dev/%.32s (or its "
+					 "/dev/ng*n* namespaces), or give it to vfio-pci", ctrl);
+			else if (strcmp(drv, "vfio-pci") != 0)
 				snprintf(d->note, sizeof(d->note),
 					 "bound to the kernel driver %.64s; unvme needs vfio-pci", drv);
 		}
@@ -186,6 +211,9 @@ int cmd_list(struct cli_args *a)
 					       json_object_new_string(unvme_ctrlr_address(c)));
 			json_object_object_add(o, "transport",
 					       json_object_new_string(unvme_ctrlr_transport(c)));
+			if (unvme_ctrlr_transport_info(c)[0])
+				json_object_object_add(o, "transport_info",
+						       json_object_new_string(unvme_ctrlr_transport_info(c)));
 			json_object_object_add(o, "serial", json_object_new_string(sn));
 			json_object_object_add(o, "model", json_object_new_string(mn));
 			json_object_object_add(o, "firmware", json_object_new_string(fr));
@@ -215,6 +243,8 @@ int cmd_list(struct cli_args *a)
 		}
 		if (!any)
 			printf("%-16s %-20s %-32s %5s %-11s %-8s %s\n", label, sn, mn, "-", "-", "-", fr);
+		if (unvme_ctrlr_transport_info(c)[0])
+			printf("%-16s via %s\n", "", unvme_ctrlr_transport_info(c));
 	}
 	if (jdevs) {
 		json_object *root = json_object_new_object();

@@ -53,6 +53,10 @@ int cli_result(const char *cmd, int rc, uint8_t csi)
 {
 	if (rc == 0)
 		return EXIT_OK;
+	if (rc > 0 && NVME_STATUS_SCT(rc) == NVME_SCT_PATH && unvme_errmsg()[0])
+		/* path errors are the host's (the kernel refused or failed the command): say why */
+		return cli_fail(cmd, EXIT_NVME, "%s (SCT %Xh, SC %Xh): %s", unvme_status_str(rc, csi),
+				NVME_STATUS_SCT(rc), NVME_STATUS_SC(rc), unvme_errmsg());
 	if (rc > 0)
 		return cli_fail(cmd, EXIT_NVME, "%s (SCT %Xh, SC %Xh)", unvme_status_str(rc, csi),
 				NVME_STATUS_SCT(rc), NVME_STATUS_SC(rc));

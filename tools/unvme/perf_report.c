@@ -263,6 +263,10 @@ int perf_report(const struct perf_config *cfg, struct perf_thread *threads)
 		printf(", %u s", cfg->seconds);
 		if (cfg->warmup)
 			printf(" after %u s warmup", cfg->warmup);
+		for (unsigned c = 0; c < cfg->nctrlrs; c++) /* how a kernel-kept device is reached */
+			if (unvme_ctrlr_transport_info(cfg->ctrlrs[c])[0])
+				printf("\n%s: %s", cfg->ctrlr_names[c],
+				       unvme_ctrlr_transport_info(cfg->ctrlrs[c]));
 		printf("\n\n%-*s %12s %10s %10s %10s %10s %10s %10s %10s %10s\n", width, "Device", "IOPS",
 		       "MiB/s", "avg(us)", "min(us)", "max(us)", "p50(us)", "p99(us)", "p99.9(us)",
 		       "p99.99(us)");

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "emu_ctrl.h"
+#include "lib/common/crash_point.h"
 
 #define STATE_FORMAT "unvme-emu-state"
 #define STATE_VERSION 1
@@ -303,8 +304,10 @@ int emu_state_save(const char *path, const struct emu_nvstate *st)
 			rc = -errno;
 		if (close(fd) && !rc)
 			rc = -errno;
+		CRASH_POINT("state.before_rename");
 		if (!rc && rename(tmp, path))
 			rc = -errno;
+		CRASH_POINT("state.after_rename");
 		if (rc)
 			unlink(tmp);
 	}

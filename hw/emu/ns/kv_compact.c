@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "hw/emu/ns/kv_store_int.h"
+#include "lib/common/crash_point.h"
 
 #define COMPACT_MIN_DEAD (1u << 20)   /* below this, a rewrite costs more than it frees */
 #define COPY_BUF (1u << 20)
@@ -91,10 +92,14 @@ int kv_compact(struct kv_store *s)
 		r = kv_log_init_file(fd);
 	if (!r)
 		r = copy_live(s, fd, newloc, &end);
+	CRASH_POINT("kv.compact.copied");
 	if (!r && fdatasync(fd) != 0)
 		r = -errno;
+	CRASH_POINT("kv.compact.before_rename");
 	if (!r && rename(tmp, s->path) != 0)
 		r = -errno;
+	if (!r)
+		CRASH_POINT("kv.compact.after_rename");
 	if (r) {
 		close(fd);
 		unlink(tmp);

@@ -18,6 +18,7 @@
 
 #include "hw/emu/ns/kv_store_int.h"
 #include "hw/emu/ns/ns_internal.h"
+#include "lib/common/crash_point.h"
 
 int kv_store_open(uint64_t capacity, const char *path, struct kv_store **out, char *err,
 		  size_t errlen)
@@ -168,11 +169,23 @@ enum kv_rc kv_store_put(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 	}
 	e->vlen = len;
 	if (s->file) {
-		if (kv_log_append(s, KV_REC_PUT, ks, key, klen, val, len, &e->loc) != 0 ||
-		    (durable && fdatasync(s->fd) != 0)) {
+		CRASH_POINT("kv.put.before_append");
+		if (kv_log_append(s, KV_REC_PUT, ks, key, klen, val, len, &e->loc) != 0) {
 			rc = KV_EIO;
 			goto fail;
 		}
+		if (crash_point_due("kv.put.torn")) {
+			/* what a crash in the middle of the append leaves: half a record */
+			int ignored = ftruncate(s->fd, (off_t)(e->loc + size / 2));
+			(void)ignored;
+			crash_point_die("kv.put.torn");
+		}
+		CRASH_POINT("kv.put.before_sync");
+		if (durable && fdatasync(s->fd) != 0) {
+			rc = KV_EIO;
+			goto fail;
+		}
+		CRASH_POINT("kv.put.before_index");
 		kv_store_value_free(s, val, len);
 		s->dead += osize;
 	} else {
@@ -244,11 +257,16 @@ enum kv_rc kv_store_del(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 	uint64_t osize = kv_rec_size(e->klen, e->vlen);
 	if (s->file) {
 		uint64_t at;
-		if (kv_log_append(s, KV_REC_DEL, ks, key, klen, NULL, 0, &at) != 0 ||
-		    (durable && fdatasync(s->fd) != 0)) {
+		if (kv_log_append(s, KV_REC_DEL, ks, key, klen, NULL, 0, &at) != 0) {
 			rc = KV_EIO;
 			goto out;
 		}
+		CRASH_POINT("kv.del.before_sync");
+		if (durable && fdatasync(s->fd) != 0) {
+			rc = KV_EIO;
+			goto out;
+		}
+		CRASH_POINT("kv.del.before_index");
 		s->dead += osize + kv_rec_size(klen, 0);
 	}
 	ent_drop(s, kv_index_remove(&s->ix, ks, key, klen));
@@ -285,7 +303,14 @@ int kv_store_erase(struct kv_store *s)
 	int r = 0;
 	pthread_rwlock_wrlock(&s->lock);
 	if (s->file) {
+		if (crash_point_due("kv.format.truncated")) {
+			/* the old log is gone, the new superblock not written yet */
+			int ignored = ftruncate(s->fd, 0);
+			(void)ignored;
+			crash_point_die("kv.format.truncated");
+		}
 		r = kv_log_init_file(s->fd);
+		CRASH_POINT("kv.format.done");
 		s->tail = KV_SB_SIZE;
 	} else {
 		KV_INDEX_FOREACH(&s->ix, e)

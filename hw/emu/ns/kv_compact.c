@@ -28,7 +28,7 @@ bool kv_compact_due(const struct kv_store *s)
 	return s->file && s->dead >= COMPACT_MIN_DEAD && s->dead >= s->live;
 }
 
-static int sync_dir(const char *path)
+int kv_sync_dir(const char *path)
 {
 	char tmp[PATH_MAX];
 	snprintf(tmp, sizeof(tmp), "%s", path);
@@ -106,7 +106,7 @@ int kv_compact(struct kv_store *s)
 		free(newloc);
 		return r;
 	}
-	(void)sync_dir(s->path); /* the rename is durable at the next directory sync at worst */
+	(void)kv_sync_dir(s->path); /* the rename is durable at the next directory sync at worst */
 	close(s->fd);             /* drops the old file's lock: its name is gone already */
 	s->fd = fd;
 	size_t i = 0;

@@ -37,6 +37,7 @@ int kv_store_open(uint64_t capacity, const char *path, struct kv_store **out, ch
 	if (path && *path) {
 		s->file = true;
 		snprintf(s->path, sizeof(s->path), "%s", path);
+		bool existed = access(path, F_OK) == 0;
 		s->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 		int r = 0;
 		if (s->fd < 0) {
@@ -51,6 +52,10 @@ int kv_store_open(uint64_t capacity, const char *path, struct kv_store **out, ch
 			snprintf(stale, sizeof(stale), "%s.compact", path);
 			unlink(stale);
 			r = kv_log_load(s, err, errlen);
+			/* a new log must keep its name through a power loss, or every store
+			 * made durable in it would go with it */
+			if (!r && !existed)
+				(void)kv_sync_dir(path);
 		}
 		if (r) {
 			kv_store_close(s);

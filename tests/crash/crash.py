@@ -170,8 +170,10 @@ class Kv(Component):
     api, check_api = "sdk-sync", "sdk"
     points = ["kv.put.before_append", "kv.put.torn", "kv.put.before_sync", "kv.put.before_index",
               "kv.del.before_sync", "kv.del.before_index", "kv.compact.copied",
-              "kv.compact.before_rename", "kv.compact.after_rename"]
-    point_max = {"kv.compact.copied": 3, "kv.compact.before_rename": 3,
+              "kv.compact.before_rename", "kv.compact.after_rename", "kv.format.truncated",
+              "kv.format.done"]
+    point_max = {"kv.format.truncated": 2, "kv.format.done": 2,
+                 "kv.compact.copied": 3, "kv.compact.before_rename": 3,
                  "kv.compact.after_rename": 3, "kv.del.before_sync": 200,
                  "kv.del.before_index": 200}
     damage_kinds = ["flip", "zero", "garbage", "truncate", "superblock"]

@@ -5,6 +5,7 @@
  *
  *   crash_block write --dev URI --log FILE --round R --seed S [--qd N] [--vwc 0|1]
  *                     [--flush-every N] [--fua-pct P] [--zero-pct P] [--max-nlb N] [--ops N]
+ *                     [--no-close]   (after --ops: end as if killed, without closing)
  *   crash_block check --dev URI --log FILE --state FILE [--powerloss] [--damaged A-B,...]
  *
  * The writer writes records of 1..max-nlb blocks at random places, never two at once over
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "crash_common.h"
 #include "unvme/unvme.h"
@@ -229,6 +231,9 @@ static int cmd_write(struct copt *o)
 		if (unvme_qpair_poll(w.qp, 0) < 0)
 			return die("poll", -EIO);
 	printf("DONE\n");
+	fflush(stdout);
+	if (copt_flag(o, "no-close"))
+		_exit(w.failed); /* as if killed right after the last acknowledgement */
 	unvme_ctrlr_close(c);
 	return w.failed;
 }

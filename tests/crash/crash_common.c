@@ -90,6 +90,7 @@ int ack_log_read(const char *path, struct clog_entry **out, size_t *n)
 		case 'Z': e.kind = CL_ZERO; break;
 		case 'S': e.kind = CL_STORE; break;
 		case 'D': e.kind = CL_DELETE; break;
+		case 'M': e.kind = CL_FORMAT; break;
 		case 'A': e.kind = CL_ACK; break;
 		case 'F': e.kind = CL_FLUSH; break;
 		case 'G': e.kind = CL_FLUSHED; break;
@@ -153,7 +154,7 @@ int cops_build(const char *log_path, struct cops *ops)
 		case CL_VWC:
 			ops->vwc = x->a != 0;
 			break;
-		case CL_WRITE: case CL_ZERO: case CL_STORE: case CL_DELETE: {
+		case CL_WRITE: case CL_ZERO: case CL_STORE: case CL_DELETE: case CL_FORMAT: {
 			if (ops->n && ops->v[ops->n - 1].seq >= x->a) {
 				fprintf(stderr, "crash: %s: sequence %" PRIu64 " out of order\n", log_path, x->a);
 				rc = -1;

@@ -11,6 +11,7 @@
  *   V <0|1>                    the volatile write cache was set for this round
  *   W <seq> <slba> <nlb> <fua> block write (intent)       S <seq> <key> <len>   KV store
  *   Z <seq> <slba> <nlb>       block write zeroes         D <seq> <key>         KV delete
+ *   M <seq>                    format (every key or block erased)
  *   A <seq>                    operation <seq> acknowledged
  *   F <id>                     flush <id> submitted: it covers every A line above it
  *   G <id>                     flush <id> acknowledged
@@ -38,7 +39,8 @@ void ack_log_open(const char *path);
 void ack_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- acknowledgement log (checker side) ---- */
-enum clog_kind { CL_VWC, CL_WRITE, CL_ZERO, CL_STORE, CL_DELETE, CL_ACK, CL_FLUSH, CL_FLUSHED };
+enum clog_kind { CL_VWC, CL_WRITE, CL_ZERO, CL_STORE, CL_DELETE, CL_FORMAT, CL_ACK, CL_FLUSH,
+		 CL_FLUSHED };
 struct clog_entry {
 	enum clog_kind kind;
 	uint64_t a, b, c, d;   /* the numbers of the line, in order */
@@ -53,7 +55,7 @@ int ack_log_read(const char *path, struct clog_entry **out, size_t *n);
  */
 struct cop {
 	uint64_t seq;
-	enum clog_kind kind;   /* CL_WRITE, CL_ZERO, CL_STORE, CL_DELETE */
+	enum clog_kind kind;   /* CL_WRITE, CL_ZERO, CL_STORE, CL_DELETE, CL_FORMAT */
 	uint64_t a, b;         /* write: slba, nlb; store: key, length; delete: key */
 	bool fua;
 	bool acked;

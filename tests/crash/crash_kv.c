@@ -5,7 +5,7 @@
  *
  *   crash_kv write --api sdk-sync|sdk-async|std --dev DEVID --log FILE --round R --seed S
  *                  [--keys N] [--max-value B] [--qd N] [--del-pct P] [--flush-every N]
- *                  [--vwc 0|1] [--ops N]
+ *                  [--vwc 0|1] [--ops N] [--format-per-mille N]
  *   crash_kv check --api sdk|std --dev DEVID --log FILE --state FILE [--keys N]
  *                  [--powerloss] [--damaged-keys K,K,...]
  *
@@ -16,7 +16,8 @@
  * starts with a header (magic, key, sequence number, length, CRC-32C of the value).
  *
  * The writer stores new versions of random keys and deletes some, never two operations on
- * one key at once; the std writer also flushes every flush-every operations. The checker
+ * one key at once, and now and then formats the namespace (with nothing else in flight); the
+ * std writer also flushes every flush-every operations. The checker
  * retrieves every key and holds it against the log and the state file ("key seq" per present
  * key at the previous check): the newest version the promise covers (or the deletion) must
  * be there, or one issued after it. An older version is a lost store, a deleted key that is
@@ -224,6 +225,7 @@ static int cmd_write(struct copt *o)
 	uint64_t round = copt_u64(o, "round", 0), rng = copt_u64(o, "seed", 1);
 	uint64_t nkeys = copt_u64(o, "keys", 256), maxv = copt_u64(o, "max-value", 8192);
 	uint64_t del_pct = copt_u64(o, "del-pct", 15), max_ops = copt_u64(o, "ops", 0);
+	uint64_t format_pm = copt_u64(o, "format-per-mille", 2);
 	uint64_t flush_every = copt_u64(o, "flush-every", std ? 8 : 0);
 	uint32_t qd = async ? (uint32_t)copt_u64(o, "qd", 8) : 1;
 	int vwc = (int)copt_u64(o, "vwc", 1);
@@ -273,6 +275,25 @@ static int cmd_write(struct copt *o)
 			if ((rc = unvme_qpair_cmd_sync(d.qp, &c, NULL, 0, NULL)) != 0)
 				return fail("flush", rc);
 			ack_log("G %" PRIu64, flush_id);
+			continue;
+		}
+		if (crng_next(&rng) % 1000 < format_pm) {
+			/* nothing may be in flight across a format */
+			for (uint32_t i = 0; i < qd; i++) {
+				while (slots[i].state == 1)
+					sched_yield();
+				if (slots[i].state == 3)
+					return 1;
+				if (slots[i].state == 2)
+					busy[slots[i].keyid] = 0;
+				slots[i].state = 0;
+			}
+			ack_log("M %" PRIu64, ++seq);
+			rc = std ? unvme_format(d.c, d.nsid, 0, 0) : kv_format_device(d.handle, 0);
+			if (rc)
+				return fail("format", rc);
+			ack_log("A %" PRIu64, seq);
+			memset(exists, 0, nkeys);
 			continue;
 		}
 		/* a free slot (async: reap finished ones) */
@@ -511,11 +532,23 @@ static int cmd_check(struct copt *o)
 		v.ops++;
 		v.acked += op->acked;
 		v.durable += op->durable;
+		bool promised = v.powerloss ? op->durable : op->acked;
+		if (op->kind == CL_FORMAT) {
+			for (uint64_t k = 0; k < nkeys; k++) {
+				if (promised) {
+					ex[k] = (struct key_expect){ .base_op = op->seq, .damaged = ex[k].damaged };
+				} else {
+					ex[k].later = true;
+					ex[k].later_delete = true;
+				}
+			}
+			continue;
+		}
 		if (op->a >= nkeys)
 			continue;
 		struct key_expect *e = &ex[op->a];
 		uint64_t content = op->kind == CL_DELETE ? 0 : op->seq;
-		if (v.powerloss ? op->durable : op->acked) {
+		if (promised) {
 			e->base = content;
 			e->base_op = op->seq;
 			e->later = e->later_delete = false;

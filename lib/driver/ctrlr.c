@@ -298,6 +298,8 @@ UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *c)
 
 UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 {
+	if (!c)
+		return unvme_fail(-EINVAL, "unvme_ctrlr_reset: no controller");
 	pthread_mutex_lock(&c->qp_lock);
 	int rc = ctrlr_disable(c);
 	/* Disabled, the controller touches no memory: now the commands can be given back. */

@@ -7,8 +7,8 @@ FUZZ_BUILD ?= build-fuzz
 PREFIX     ?= /usr/local
 PYTEST     ?= python3 -m pytest
 
-.PHONY: all deps build test test-unit test-asan test-tsan test-integration test-qemu bench-qemu demo bench install clean \
-	fuzz-build test-fuzz fuzz crash
+.PHONY: all deps build test test-unit test-asan test-tsan test-integration test-qemu bench-qemu demo bench bench-doc install clean fuzz-passthru \
+	fuzz-build test-fuzz fuzz crash soak reliability
 
 all: build
 
@@ -46,6 +46,15 @@ test-tsan: deps $(TSAN_BUILD)/build.ninja
 test-integration: build
 	UNVME_BUILD=$(BUILD) $(PYTEST) -q tests/integration
 
+# The VFIO driver against real NVMe hardware emulation: a QEMU guest (TCG, intel-iommu) with four
+# emulated NVMe controllers; artifacts are cached under ~/.cache/unvme/qemu. See docs/vfio.md.
+test-qemu: build
+	BUILD=$(BUILD) timeout 900 scripts/qemu/run.sh
+
+# In the guest: our perf through VFIO against fio (io_uring, libaio) through the kernel driver.
+bench-qemu: build
+	BUILD=$(BUILD) timeout 1800 scripts/qemu/run.sh --bench
+
 # libFuzzer targets (tests/fuzz): the tree built with clang, coverage instrumentation, ASan and
 # UBSan. test-fuzz runs each target over its kept corpus and then a few seconds; fuzz runs each
 # until FUZZ_RUNS executions or FUZZ_SECONDS (docs/reliability.md has the figures).
@@ -64,7 +73,7 @@ test-fuzz: fuzz-build
 
 fuzz: fuzz-build
 	python3 scripts/fuzz.py --build $(FUZZ_BUILD) --seconds $(FUZZ_SECONDS) --runs $(FUZZ_RUNS) \
-		--jobs $(FUZZ_JOBS) --json $(FUZZ_BUILD)/fuzz.json
+		--jobs $(FUZZ_JOBS) --json $(BUILD)/reliability/fuzz.json
 
 # The crash harness (tests/crash) in its long mode: at least 1000 kill points per component
 # (make test-integration runs the short mode). Figures in $(BUILD)/reliability/crash.json.
@@ -72,20 +81,25 @@ crash: build
 	python3 tests/crash/crash.py --build $(BUILD) --mode long --json $(BUILD)/reliability/crash.json \
 		--keep $(BUILD)/reliability/crash-failures
 
-# The VFIO driver against real NVMe hardware emulation: a QEMU guest (TCG, intel-iommu) with four
-# emulated NVMe controllers; artifacts are cached under ~/.cache/unvme/qemu. See docs/vfio.md.
-test-qemu: build
-	BUILD=$(BUILD) timeout 900 scripts/qemu/run.sh
-
-# In the guest: our perf through VFIO against fio (io_uring, libaio) through the kernel driver.
-bench-qemu: build
-	BUILD=$(BUILD) timeout 1800 scripts/qemu/run.sh --bench
+# The long run of the random-SQE passthru fuzz (make test runs 20000 commands): 10 million
+# random admin and I/O commands, every tracker handed back (about 7 minutes). UNVME_FUZZ_SEED
+# repeats a run.
+FUZZ_CMDS ?= 10000000
+fuzz-passthru: build
+	UNVME_QUIET=1 UNVME_FUZZ_CMDS=$(FUZZ_CMDS) $(BUILD)/tests/unit/driver/test_driver_passthru_fuzz
 
 demo: build
 	BUILD=$(BUILD) scripts/demo.sh
 
+# Every figure next to its baseline of the same run (docs/performance.md), 15-20 minutes;
+# BENCH_QUICK=1 for a short run whose figures are not worth reading.
 bench: build
 	BUILD=$(BUILD) python3 scripts/bench.py
+
+# The newest make bench results into docs/performance.md (tables between its bench markers)
+# and its plots into docs/img.
+bench-doc:
+	python3 scripts/bench_doc.py
 
 install: build
 	meson install -C $(BUILD)

@@ -1,111 +1,103 @@
 #!/usr/bin/env python3
-"""make bench: uNVMe's figures next to a baseline measured in the same run on the same machine.
+# SPDX-License-Identifier: BSD-3-Clause
+"""make bench: uNVMe's figures next to their baselines, measured in the same run on the same
+machine. Each section is a script of its own that runs ours and the baseline back to back,
+rounds times, and prints a markdown table of medians with their range and ratios:
 
-Each comparison runs ours and the baseline back to back and prints the ratio. Results go to
-bench/results/<timestamp>.{json,md}. Machines here are noisy: read ratios, not absolutes.
+  per_io     scripts/bench_per_io.py      driver + emulated device CPU per I/O (null namespace)
+  fio        plugins/fio/bench_fio.py     fio with our engine against fio's null and io_uring
+  qd         scripts/bench_qd.py          QD sweep: perf, our fio engine, tuned io_uring, memcpy limit
+  kv         scripts/bench_kv.py          KV SDK against RocksDB; same core against separate cores
+  devthread  scripts/bench_devthread.py   SSD latency model: QD curve and core-to-device layouts
+
+Writes bench/results/<stamp>.md (the tables), <stamp>.json (every run of every figure) and the
+plots in <stamp>-plots/. `make bench-doc` (scripts/bench_doc.py) puts the newest results into
+docs/performance.md. BENCH_QUICK=1 makes every section short (for the tests); --only picks
+sections.
 """
+import argparse
 import datetime
 import json
 import os
 import pathlib
 import platform
-import shutil
 import subprocess
 import sys
+import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-BUILD = pathlib.Path(os.environ.get("BUILD", "build"))
-if not BUILD.is_absolute():
-    BUILD = ROOT / BUILD
-UNVME = BUILD / "tools" / "unvme" / "unvme"
-SECONDS = int(os.environ.get("BENCH_SECONDS", "5"))
-ENV = dict(os.environ, UNVME_QUIET="1")
+import bench_common as bc
 
-
-def unvme_perf(device, workload, bs, qd, cores="0"):
-    cmd = [str(UNVME), "perf", device, "-w", workload, "-b", str(bs), "-q", str(qd),
-           "-t", str(SECONDS), "-c", cores, "-o", "json"]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=ENV).stdout
-    r = json.loads(out)
-    t = r["total"]
-    return {"iops": t["iops"], "ns_per_io": r["ns_per_io_cpu"],
-            "p50_us": t["latency_us"]["p50"], "p99_us": t["latency_us"]["p99"], "cmd": " ".join(cmd)}
+SECTIONS = {
+    "per_io": ("Driver + emulated device per I/O", bc.ROOT / "scripts" / "bench_per_io.py"),
+    "fio": ("fio with our engine", bc.ROOT / "plugins" / "fio" / "bench_fio.py"),
+    "qd": ("Queue-depth sweep", bc.ROOT / "scripts" / "bench_qd.py"),
+    "kv": ("KV SDK", bc.ROOT / "scripts" / "bench_kv.py"),
+    "devthread": ("Device-thread mode: SSD latency model and core-to-device layouts",
+                  bc.ROOT / "scripts" / "bench_devthread.py"),
+}
 
 
-def fio(ioengine, workload, bs, qd, extra=()):
-    if not shutil.which("fio"):
-        return None
-    cmd = ["fio", "--name=baseline", f"--ioengine={ioengine}", f"--rw={workload}", f"--bs={bs}",
-           f"--iodepth={qd}", "--time_based", f"--runtime={SECONDS}", "--thread",
-           "--cpus_allowed=0", "--output-format=json", *extra]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    job = json.loads(out)["jobs"][0]
-    side = job["read"] if "read" in workload else job["write"]
-    return {"iops": side["iops"], "p50_us": side["clat_ns"]["percentile"]["50.000000"] / 1000.0,
-            "p99_us": side["clat_ns"]["percentile"]["99.000000"] / 1000.0, "cmd": " ".join(cmd)}
+def machine():
+    kernel = platform.release()
+    os_name = ""
+    try:
+        for line in open("/etc/os-release"):
+            if line.startswith("PRETTY_NAME="):
+                os_name = line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return {"host": platform.node(), "cpus": bc.ncpus(), "kernel": kernel, "os": os_name,
+            "quick": bc.QUICK, "rounds": bc.ROUNDS}
 
 
 def main():
-    if not UNVME.exists():
-        sys.exit(f"bench: {UNVME} is not built; run 'make build' first")
-    rows = []
-    # 1. Per-I/O overhead: driver + emulated device + tool on one core, no data moved.
-    ours = unvme_perf("emu://bench?ns=null:1T:512", "randread", 512, 128)
-    # fio batched as well as it can be (its best null-engine figure here), so the ratio is fair.
-    base = fio("null", "randread", 512, 128, ["--size=1T", "--iodepth_batch_submit=32",
-                                              "--iodepth_batch_complete_min=32"])
-    rows.append(("null namespace, inline, 512 B randread, QD 128, 1 core",
-                 "fio --ioengine=null (same run)", ours, base))
-    # 2. The same at QD 1: the cost of one command with no batching.
-    ours1 = unvme_perf("emu://bench?ns=null:1T:512", "randread", 512, 1)
-    base1 = fio("null", "randread", 512, 1, ["--size=1T"])
-    rows.append(("null namespace, inline, 512 B randread, QD 1, 1 core",
-                 "fio --ioengine=null (same run)", ours1, base1))
-
-    lines = [f"# uNVMe benchmark, {datetime.datetime.now().isoformat(timespec='seconds')}",
-             "", f"Machine: {platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}; "
-             f"{SECONDS} s per run.", "",
-             "| scenario | ours IOPS | ns/I/O (CPU) | baseline | baseline IOPS | ratio |",
-             "|---|---:|---:|---|---:|---:|"]
-    for name, bname, o, b in rows:
-        ratio = f"{o['iops'] / b['iops']:.2f}x" if b else "n/a"
-        biops = f"{b['iops'] / 1e6:.2f}M" if b else "fio not installed"
-        lines.append(f"| {name} | {o['iops'] / 1e6:.2f}M | {o['ns_per_io']:.1f} | {bname} | "
-                     f"{biops} | {ratio} |")
-    target = rows[0][2]["ns_per_io"]
-    lines += ["", f"Target (issue: foundation): at most 100 ns of CPU per I/O at QD 128 on the null "
-              f"namespace: measured {target:.1f} ns -> {'met' if target <= 100 else 'NOT met'}."]
-    # The parts with benchmarks of their own, each printing its table and ratios.
-    extra = {}
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    outdir = ROOT / "bench" / "results"
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="", help="comma-separated sections: " + ",".join(SECTIONS))
+    ap.add_argument("--out", default=str(bc.ROOT / "bench" / "results"))
+    a = ap.parse_args()
+    bc.need(bc.UNVME, "unvme")
+    only = [s for s in a.only.split(",") if s] or list(SECTIONS)
+    unknown = [s for s in only if s not in SECTIONS]
+    if unknown:
+        sys.exit(f"bench: unknown section(s) {', '.join(unknown)}: {', '.join(SECTIONS)}")
+    start = datetime.datetime.now()
+    stamp = start.strftime("%Y%m%d-%H%M%S")
+    outdir = pathlib.Path(a.out)
     plots = outdir / f"{stamp}-plots"
-    for title, script in (("Queue-depth sweep", ROOT / "scripts" / "bench_qd.py"),
-                          ("fio engine", ROOT / "plugins" / "fio" / "bench_fio.py"),
-                          ("KV SDK", ROOT / "scripts" / "bench_kv.py"),
-                          ("Device-thread mode: SSD latency model and core-to-device layouts",
-                           ROOT / "scripts" / "bench_devthread.py")):
-        if not script.exists():
-            continue
-        jpath = BUILD / f"bench-{script.stem}.json"
-        # fio's null comparison moves by a tenth between runs: best of three for both sides
-        args = {"bench_fio": ["--rounds", "3"], "bench_qd": ["--plot-dir", str(plots)],
-                "bench_devthread": ["--plot-dir", str(plots)]}.get(script.stem, [])
-        p = subprocess.run([sys.executable, str(script), "--json", str(jpath), *args], capture_output=True,
-                           text=True, env=dict(ENV, BUILD=str(BUILD)))
-        lines += ["", f"## {title}", "", p.stdout.strip() if p.returncode == 0 else
-                  f"failed ({p.returncode}): {p.stderr.strip()[-1500:]}"]
+    outdir.mkdir(parents=True, exist_ok=True)
+    meta = {"started": start.isoformat(timespec="seconds"), **machine()}
+    results = {"meta": meta, "sections": {}, "failed": {}, "seconds": {}}
+    lines = [f"# uNVMe benchmark, {meta['started']}", "",
+             f"Machine: {meta['host']}, {meta['cpus']} CPUs, {meta['os']}, Linux {meta['kernel']}; "
+             f"median of {bc.ROUNDS} runs per figure" + (" (QUICK mode: not figures to read)"
+                                                          if bc.QUICK else "") + "."]
+    for key in only:
+        title, script = SECTIONS[key]
+        jpath = outdir / f"{stamp}-{key}.json"
+        t0 = time.monotonic()
+        print(f"bench: {key} ...", file=sys.stderr, flush=True)
+        p = subprocess.run([sys.executable, str(script), "--json", str(jpath), "--plot-dir",
+                            str(plots)], capture_output=True, text=True, env=dict(bc.ENV, BUILD=str(bc.BUILD)))
+        results["seconds"][key] = round(time.monotonic() - t0, 1)
         if p.returncode == 0 and jpath.exists():
-            extra[script.stem] = json.loads(jpath.read_text())
+            results["sections"][key] = json.loads(jpath.read_text())
+            jpath.unlink()
+            body = p.stdout.strip()
+        else:
+            results["failed"][key] = f"exit {p.returncode}: {p.stderr.strip()[-3000:]}"
+            body = f"failed: {results['failed'][key]}"
+        lines += ["", f"## {title}", "", body]
+        print(f"bench: {key} took {results['seconds'][key]:.0f} s", file=sys.stderr, flush=True)
+    total = sum(results["seconds"].values())
+    lines += ["", f"Took {total / 60:.1f} minutes ({', '.join(f'{k} {v:.0f} s' for k, v in results['seconds'].items())})."]
     report = "\n".join(lines)
     print(report)
-    outdir.mkdir(parents=True, exist_ok=True)
     (outdir / f"{stamp}.md").write_text(report + "\n")
-    (outdir / f"{stamp}.json").write_text(json.dumps(
-        {"per_io": [{"scenario": n, "baseline": bn, "ours": o, "baseline_result": b}
-                    for n, bn, o, b in rows], **extra}, indent=2) + "\n")
-    print(f"\nbench: results in {outdir}/{stamp}.md and .json")
+    (outdir / f"{stamp}.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nbench: results in {outdir}/{stamp}.md, .json and {stamp}-plots/; "
+          f"'make bench-doc' puts them into docs/performance.md", file=sys.stderr)
+    return 1 if results["failed"] else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,180 +1,207 @@
 #!/usr/bin/env python3
-"""KV figures for make bench: the SDK (kv_perf) next to RocksDB's db_bench in the same run.
+# SPDX-License-Identifier: BSD-3-Clause
+"""KV figures for make bench: the SDK (kv_perf) next to RocksDB's db_bench in the same run, and
+submission and completion on the same core against separate cores at equal queue depth.
 
-Ours: kv_perf on an in-memory emulated KV namespace, 16-byte keys, one submitting core, sync
-(the caller polls) and async (a completion thread on the other core, QD 64). Each run stores,
-retrieves and deletes N keys twice and reports the second round: the first preconditions the
-device's memory, as one preconditions an SSD (on these VMs the first touch of a page costs
-~2.5 us, a hypervisor artifact that would otherwise dominate).
+1. KV SDK against RocksDB. Both sides do the same operations in the same key order:
+   16-byte keys, N operations per phase, every phase drawing its own uniform random keys with
+   repeats over N keys (db_bench's fillrandom, readrandom, deleterandom; kv_perf -p 5), so
+   about 1/e of the first round's reads and deletes miss on both sides. Two rounds in one
+   process each: the cold first (fresh device / fresh database, memory never touched) and
+   the warm second (db_bench: overwrite, readrandom, deleterandom on the same database; ours:
+   the same phases again on the same device). Both are reported.
+   Threads: sync rows use one core on both sides (the caller polls its queue; db_bench
+   --threads=1); async rows use two cores (a submitting core and a completion thread on the
+   other), so db_bench runs --threads=2, with the operations split between them
+   (--writes/--reads/--deletes = N/2 each) to keep N per phase.
+   Ours: an in-memory emulated KV namespace (inline mode: the device's work, index and
+   value copy, runs on the thread that rings the doorbell). RocksDB: Debian's db_bench, WAL
+   off, no compression, on tmpfs: memtable, then flushes and compactions into files. Neither
+   side makes anything durable. Limit: memcpy_floor, one copy of the value per store or
+   retrieve alone on one core (deletes copy no value).
+2. Same core against separate cores, at equal queue depth. The SDK offers one same-core mode,
+   sync: the caller submits and polls its own queue, one call in flight (QD 1); a completion
+   thread may not share a submitting core (the SDK refuses the mask). So the comparison at equal
+   QD is QD 1: sync on one core against async with one call in flight and the completion thread
+   on the other core. The queue-depth effect is shown separately: async at QD 64 against
+   async at QD 1, both on separate cores. Two devices: the in-memory namespace above and a
+   thread-mode KV device with an SSD's latency (80 us retrieves, 20 us stores, 48 units), whose
+   engine thread takes the core the caller's side leaves free. Warm round, every key found
+   (kv_perf -p 3, a random permutation).
 
-Baseline: Debian's db_bench (RocksDB 7.8) fillrandom, readrandom, deleterandom with the same
-key and value sizes, WAL off, no compression, on tmpfs, one thread.
-
-Submission and completion on the same core (sync: the caller polls its own queue) against
-separate cores (async: a completion thread on CPU 1 reaps and calls back), as in the original's
-configuration guide, on two devices: the in-memory namespace above (inline mode: the device's
-work runs on the thread that rings, the completion thread in async) and a thread-mode KV device with the latency
-model of an SSD (80 us retrieves, 20 us stores, 48 units), whose engine thread takes the CPU
-the caller's side leaves free (CPU 1 for sync, CPU 0 for async).
-
-Async figures depend on how fast a cache line moves between the two cores, which on these
-VMs changes from run to run (50 to 250 ns) as the hypervisor places the virtual CPUs: the
-report prints it, measured by tools/bench/core_pingpong before and after the runs.
+Async figures depend on how fast a cache line moves between the two cores, which on shared VMs
+changes from run to run: the report prints it (tools/bench/core_pingpong, before and after).
 
   BUILD=build python3 scripts/bench_kv.py [--keys N] [--json out.json]
 """
-import argparse
-import json
 import os
-import pathlib
 import re
 import shutil
-import subprocess
+import sys
 import tempfile
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-BUILD = pathlib.Path(os.environ.get("BUILD", "build"))
-if not BUILD.is_absolute():
-    BUILD = ROOT / BUILD
-KV_PERF = BUILD / "tools" / "kv" / "kv_perf"
-PINGPONG = BUILD / "tools" / "bench" / "core_pingpong"
-ENV = dict(os.environ, UNVME_QUIET="1")
+import bench_common as bc
+
 PHASES = ("store", "retrieve", "delete")
-
-
-def ours(keys, value_size, mode):
-    cmd = [str(KV_PERF), "-w", "-r", "-e", "-n", str(keys), "-v", str(value_size), "-t", "2",
-           "-d", "emu://kvbench?ns=kv:4G", "-J"]
-    if mode == "async" and (os.cpu_count() or 1) >= 2:
-        cmd += ["-c", "1", "-s", "0", "-q", "2", "-a", "64"]
-    else:
-        cmd += ["-c", "1", "-s", "1"]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=ENV).stdout
-    last = json.loads(out)["tests"][-1]
-    return {ph["phase"]: ph["devices"][0]["ops_per_sec"] for ph in last}, " ".join(cmd)
-
-
-def rocksdb(keys, value_size):
-    if not shutil.which("db_bench"):
-        return None, "db_bench not installed"
-    with tempfile.TemporaryDirectory(dir="/dev/shm" if os.path.isdir("/dev/shm") else None) as d:
-        cmd = ["db_bench", "--benchmarks=fillrandom,readrandom,deleterandom", f"--num={keys}",
-               "--key_size=16", f"--value_size={value_size}", "--disable_wal=1",
-               "--compression_type=none", "--threads=1", f"--db={d}/db"]
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    res = {}
-    for name, ph in (("fillrandom", "store"), ("readrandom", "retrieve"), ("deleterandom", "delete")):
-        m = re.search(rf"^{name}\s*:\s*[\d.]+ micros/op (\d+) ops/sec", out, re.M)
-        if m:
-            res[ph] = float(m.group(1))
-    return res, " ".join(cmd)
-
-
-def core_to_core_ns():
-    """One-way cache-line move between CPU 0 and CPU 1 in ns, or None on one CPU."""
-    if (os.cpu_count() or 1) < 2 or not PINGPONG.exists():
-        return None
-    out = subprocess.run([str(PINGPONG), "0", "1", "300000"], check=True, capture_output=True,
-                         text=True).stdout
-    return json.loads(out)["one_way_ns"]
-
-
+ROUNDS_IN_RUN = ("cold", "warm")
+MEM_KV = "emu://kvbench?ns=kv:4G"
 SSD_KV = "emu://kvssd?ns=kv:4G&mode=thread&rlat=80us&wlat=20us&units=48&cpu={cpu}"
+SYNC = ["-c", "1", "-s", "1"]
 
 
-def placement(keys):
-    """Same core (sync) against separate cores (async) on the SSD-model KV device."""
-    rows = []
-    if (os.cpu_count() or 1) < 2:
-        return rows
+def async_args(qd):
+    return ["-c", "1", "-s", "0", "-q", "2", "-a", str(qd)]
+
+
+def kv_perf(device, keys, value_size, dist, mode_args, seed):
+    """One kv_perf run of two rounds: {round: {phase: {"ops", "not_found", "operations"}}}."""
+    cmd = [bc.KV_PERF, "-w", "-r", "-e", "-n", keys, "-v", value_size, "-t", 2, "-p", dist,
+           "-g", seed, "-d", device, "-J", *mode_args]
+    out, _ = bc.run(cmd, timeout=1800)
     res = {}
-    for mode, cpu, extra in (("sync", 1, ["-c", "1", "-s", "1"]),
-                             ("async", 0, ["-c", "1", "-s", "0", "-q", "2", "-a", "64"])):
-        cmd = [str(KV_PERF), "-w", "-r", "-e", "-n", str(keys), "-v", "4096", "-t", "1",
-               "-d", SSD_KV.format(cpu=cpu), "-J", *extra]
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=ENV).stdout
-        last = json.loads(out)["tests"][-1]
-        res[mode] = ({ph["phase"]: ph["devices"][0]["ops_per_sec"] for ph in last}, " ".join(cmd))
-    for ph in PHASES:
-        rows.append({"phase": ph, "same_core_ops": res["sync"][0][ph],
-                     "separate_ops": res["async"][0][ph],
-                     "ratio": res["async"][0][ph] / res["sync"][0][ph],
-                     "cmd_same": res["sync"][1], "cmd_separate": res["async"][1]})
-    return rows
+    for rnd, test in zip(ROUNDS_IN_RUN, bc.json_out(out)["tests"]):
+        res[rnd] = {ph["phase"]: {"ops": ph["total"]["ops_per_sec"],
+                                  "found": 1 - ph["total"]["not_found"] / ph["total"]["operations"]}
+                    for ph in test}
+    return res
 
 
-def run(keys):
+DB_NAMES = {"store": ("fillrandom", "overwrite"), "retrieve": ("readrandom",) * 2,
+            "delete": ("deleterandom",) * 2}
+
+
+def db_bench(keys, value_size, threads):
+    """db_bench in the same two rounds; None when it is not installed."""
+    if not shutil.which("db_bench"):
+        return None
+    per = keys // threads
+    with tempfile.TemporaryDirectory(dir=bc.TMPFS if os.path.isdir(bc.TMPFS) else None) as d:
+        cmd = ["db_bench", "--benchmarks=fillrandom,readrandom,deleterandom,overwrite,readrandom,"
+               "deleterandom", f"--num={keys}", f"--writes={per}", f"--reads={per}",
+               f"--deletes={per}", "--key_size=16", f"--value_size={value_size}",
+               "--disable_wal=1", "--compression_type=none", f"--threads={threads}",
+               f"--db={d}/db"]
+        out, _ = bc.run(cmd, timeout=1800)
+    lines = re.findall(r"^(\w+)\s*:\s*[\d.]+ micros/op (\d+) ops/sec.*?(?:\((\d+) of (\d+) found\))?$",
+                       out, re.M)
+    if len(lines) != 6:
+        raise RuntimeError(f"db_bench printed {len(lines)} results, not 6:\n{out[-2000:]}")
+    res = {r: {} for r in ROUNDS_IN_RUN}
+    for i, (name, ops, found, of) in enumerate(lines):
+        rnd, ph = ROUNDS_IN_RUN[i // 3], PHASES[i % 3]
+        res[rnd][ph] = {"ops": float(ops), "found": int(found) / int(of) if of else None}
+    return res
+
+
+def pick(runs, rnd, ph, key="ops"):
+    return bc.stat([r[rnd][ph][key] if r else None for r in runs])
+
+
+def versus_rocksdb(keys, value_sizes):
     rows = []
-    for vs in (4096, 1024):
-        base, bcmd = rocksdb(keys, vs)
-        for mode in ("sync", "async"):
-            o, ocmd = ours(keys, vs, mode)
-            for ph in PHASES:
-                b = base.get(ph) if base else None
-                rows.append({"value_size": vs, "mode": mode, "phase": ph, "ours_ops": o[ph],
-                             "rocksdb_ops": b, "ratio": o[ph] / b if b else None,
-                             "cmd": ocmd, "baseline_cmd": bcmd})
+    for vs in value_sizes:
+        floor = bc.stat([bc.memcpy_floor(vs, max(keys * vs, 64 << 20))])
+        for mode, args, threads in (("sync", SYNC, 1), ("async", async_args(64), 2)):
+            if mode == "async" and bc.ncpus() < 2:
+                continue
+            ours, base = [], []
+            for i in range(bc.ROUNDS):
+                ours.append(kv_perf(MEM_KV, keys, vs, 5, args, i + 1))
+                base.append(db_bench(keys, vs, threads))
+            for rnd in ROUNDS_IN_RUN:
+                for ph in PHASES:
+                    o, b = pick(ours, rnd, ph), pick(base, rnd, ph)
+                    rows.append({"value_size": vs, "mode": mode, "threads": threads, "round": rnd,
+                                 "phase": ph, "ours": o, "rocksdb": b, "ratio": bc.ratio(o, b),
+                                 "ours_found": pick(ours, rnd, ph, "found"),
+                                 "rocksdb_found": pick(base, rnd, ph, "found"),
+                                 "limit": floor if ph != "delete" else None})
     return rows
 
 
-def report_placement(rows, ssd_rows):
-    get = {(r["value_size"], r["mode"], r["phase"]): r for r in rows}
-    lines = ["", "Submission and completion, same core (sync) against separate cores (async, "
-             "completion thread on CPU 1, 64 calls in flight), 16 B keys, 4 KiB values:", "",
-             "| device | op | same core ops/s | separate cores ops/s | separate / same |",
-             "|---|---|---:|---:|---:|"]
-    for ph in PHASES:
-        s, a = get[(4096, "sync", ph)], get[(4096, "async", ph)]
-        lines.append(f"| memory, inline | {ph} | {s['ours_ops'] / 1e3:.0f}K | "
-                     f"{a['ours_ops'] / 1e3:.0f}K | {a['ours_ops'] / s['ours_ops']:.2f}x |")
-    for r in ssd_rows:
-        lines.append(f"| SSD model, thread mode | {r['phase']} | {r['same_core_ops'] / 1e3:.1f}K | "
-                     f"{r['separate_ops'] / 1e3:.1f}K | {r['ratio']:.2f}x |")
-    return "\n".join(lines)
+def placement(mem_keys, ssd_keys):
+    """Same core (sync, QD 1) against separate cores (async QD 1 and QD 64), warm round."""
+    rows = []
+    if bc.ncpus() < 2:
+        return rows
+    configs = (("same core, QD 1", SYNC, 1), ("separate cores, QD 1", async_args(1), 0),
+               ("separate cores, QD 64", async_args(64), 0))
+    for dev_name, dev, keys in (("memory, inline", lambda cpu: MEM_KV, mem_keys),
+                                ("SSD model, thread mode", lambda cpu: SSD_KV.format(cpu=cpu), ssd_keys)):
+        res = {}
+        for name, args, engine_cpu in configs:
+            res[name] = [kv_perf(dev(engine_cpu), keys, 4096, 3, args, i + 1) for i in range(bc.ROUNDS)]
+        for ph in PHASES:
+            s = {name: pick(res[name], "warm", ph) for name, _, _ in configs}
+            rows.append({"device": dev_name, "phase": ph, "keys": keys, **s,
+                         "separate_vs_same_qd1": bc.ratio(s["separate cores, QD 1"], s["same core, QD 1"]),
+                         "qd64_vs_qd1": bc.ratio(s["separate cores, QD 64"], s["separate cores, QD 1"])})
+    return rows
 
 
-def report(rows, keys, c2c=None):
-    lines = [f"KV: {keys} keys of 16 bytes, in-memory KV namespace vs db_bench on tmpfs (WAL off)",
-             ""]
-    if c2c:
-        lines += [f"Cache line between CPU 0 and CPU 1 (core_pingpong), one way: "
-                  f"{c2c[0]:.0f} ns before, {c2c[1]:.0f} ns after the runs.", ""]
-    lines += ["| value | mode | op | ours ops/s | RocksDB ops/s | ratio |",
-             "|---:|---|---|---:|---:|---:|"]
-    for r in rows:
-        b = f"{r['rocksdb_ops'] / 1e3:.0f}K" if r["rocksdb_ops"] else "n/a"
-        ratio = f"{r['ratio']:.2f}x" if r["ratio"] else "n/a"
-        lines.append(f"| {r['value_size']} | {r['mode']} | {r['phase']} | "
-                     f"{r['ours_ops'] / 1e3:.0f}K | {b} | {ratio} |")
-    get = {(r["value_size"], r["mode"], r["phase"]): r for r in rows}
-    s_ret, s_st = get[(4096, "sync", "retrieve")], get[(4096, "sync", "store")]
-    a_ret, a_st = get[(4096, "async", "retrieve")], get[(4096, "async", "store")]
-    lines += ["", "Targets (KV issue, 4 KiB values, sync): retrieve >= 1M ops/s: "
-              f"{s_ret['ours_ops'] / 1e6:.2f}M; store >= 0.7M ops/s: {s_st['ours_ops'] / 1e6:.2f}M; "
-              f">= 3x RocksDB: retrieve {s_ret['ratio'] or 0:.1f}x, store {s_st['ratio'] or 0:.1f}x; "
-              f"async / sync: retrieve {a_ret['ours_ops'] / s_ret['ours_ops']:.2f}x, "
-              f"store {a_st['ours_ops'] / s_st['ours_ops']:.2f}x."]
-    return "\n".join(lines)
+def run(a):
+    bc.need(bc.KV_PERF, "kv_perf")
+    keys = a.keys or (4000 if bc.QUICK else 200000)
+    before = bc.core_to_core_ns()
+    rows = versus_rocksdb(keys, [4096] if bc.QUICK else [4096, 1024])
+    place = placement(keys, max(500, keys // 20))
+    after = bc.core_to_core_ns()
+    return {"keys": keys, "rounds": bc.ROUNDS, "rows": rows, "placement": place,
+            "core_to_core_ns": [before, after] if before is not None else None,
+            "rocksdb": shutil.which("db_bench") is not None}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--keys", type=int, default=200000)
-    ap.add_argument("--json")
-    a = ap.parse_args()
-    before = core_to_core_ns()
-    rows = run(a.keys)
-    ssd_rows = placement(max(1000, a.keys // 10))
-    after = core_to_core_ns()
-    c2c = (before, after) if before is not None else None
-    print(report(rows, a.keys, c2c))
-    print(report_placement(rows, ssd_rows))
-    if a.json:
-        for r in rows:
-            r["core_to_core_ns"] = c2c
-        pathlib.Path(a.json).write_text(json.dumps({"rows": rows, "placement_ssd_model": ssd_rows},
-                                                   indent=2) + "\n")
+def pct(s):
+    return bc.fmt(s, lambda x: f"{100 * x:.0f}%", False)
+
+
+def render(d):
+    out = [f"{d['keys']} operations per phase over {d['keys']} keys of 16 bytes, random with "
+           "repeats, drawn anew for every phase on both sides (db_bench's fillrandom, "
+           "readrandom, deleterandom; kv_perf -p 5); cold = first round, warm = second round "
+           f"of the same process; median of {d['rounds']} runs (range in brackets). Ours: "
+           "in-memory KV namespace; RocksDB: db_bench, WAL off, no compression, tmpfs. Found: "
+           "the share of retrieves (deletes) that found their key, both sides.", ""]
+    if d.get("core_to_core_ns"):
+        b, a = d["core_to_core_ns"]
+        out += [f"Cache line between CPU 0 and CPU 1 (core_pingpong), one way: {b:.0f} ns before, "
+                f"{a:.0f} ns after the runs.", ""]
+    rows = []
+    for r in d["rows"]:
+        lim = f"{bc.fmt(r['limit'], spread=False)}" if r["limit"] else "-"
+        rows.append([r["value_size"], f"{r['mode']} ({r['threads']} thread{'s' if r['threads'] > 1 else ''})",
+                     r["round"], r["phase"], bc.fmt(r["ours"]), bc.fmt(r["rocksdb"]),
+                     bc.fmt_ratio(r["ratio"]),
+                     f"{pct(r['ours_found'])} / {pct(r['rocksdb_found'])}" if r["phase"] != "store" else "-",
+                     lim])
+    out.append(bc.table(["value", "mode (db_bench threads)", "round", "op", "ours ops/s",
+                         "RocksDB ops/s", "ratio", "found ours / RocksDB", "copy limit ops/s"],
+                        rows, "rllrrrrrr"))
+    get = {(r["value_size"], r["mode"], r["round"], r["phase"]): r for r in d["rows"]}
+    s_ret, s_st = get.get((4096, "sync", "warm", "retrieve")), get.get((4096, "sync", "warm", "store"))
+    if s_ret and s_st:
+        out += ["", "Targets (KV issue, 4 KiB values, sync, warm): retrieve >= 1M ops/s: "
+                f"{s_ret['ours']['median'] / 1e6:.2f}M; store >= 0.7M ops/s: "
+                f"{s_st['ours']['median'] / 1e6:.2f}M; >= 3x RocksDB: retrieve "
+                f"{bc.fmt_ratio(s_ret['ratio'])}, store {bc.fmt_ratio(s_st['ratio'])}."]
+    if d["placement"]:
+        out += ["", "Same core against separate cores at equal queue depth (QD 1: sync on one core "
+                "against async with one call in flight and the completion thread on CPU 1), and "
+                "the queue-depth effect on separate cores (QD 64 against QD 1); 4 KiB values, warm "
+                "round, every key found (kv_perf -p 3):", ""]
+        rows = [[r["device"], r["phase"], bc.fmt(r["same core, QD 1"]),
+                 bc.fmt(r["separate cores, QD 1"]), bc.fmt_ratio(r["separate_vs_same_qd1"]),
+                 bc.fmt(r["separate cores, QD 64"]), bc.fmt_ratio(r["qd64_vs_qd1"])]
+                for r in d["placement"]]
+        out.append(bc.table(["device", "op", "same core QD 1 ops/s", "separate cores QD 1 ops/s",
+                             "separate / same (QD 1)", "separate cores QD 64 ops/s",
+                             "QD 64 / QD 1 (separate)"], rows, "llrrrrr"))
+    return "\n".join(out)
+
+
+def add_args(ap):
+    ap.add_argument("--keys", type=int, default=0)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(bc.main(__doc__.splitlines()[0], run, render, add_args))

@@ -55,7 +55,7 @@ printf '$ unvme io-passthru --opcode 0x7f\n'
 step "perf: 4 KiB random reads on a null namespace, device run inline on the caller's thread, QD 128"
 run perf 'emu://perf?ns=null:1T:512' -w randread -b 4k -q 128 -t 3
 
-step "perf: 4 KiB random reads on a memory namespace, QD 32"
-run perf 'emu://mem?ns=mem:256M:4096' -w randread -b 4k -q 32 -t 2
+step "perf: 4 KiB random reads on a memory namespace, every block written first, QD 32"
+run perf 'emu://mem?ns=mem:256M:4096' --fill -w randread -b 4k -q 32 -t 2
 
 printf '\ndemo: done. Try "%s help".\n' "$UNVME"

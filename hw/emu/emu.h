@@ -135,6 +135,8 @@ uint16_t emu_ns_format(struct emu_ns *ns, uint8_t lbaf, uint8_t ses);
 void emu_ns_set_write_cache(struct emu_ns *ns, bool enabled);
 /* Makes all written data durable (controller shutdown). Returns 0 or -errno. */
 int emu_ns_sync(struct emu_ns *ns);
+/* fsync of the directory holding path: makes a file's creation or rename durable. 0 or -errno. */
+int emu_sync_parent_dir(const char *path);
 
 /* Controller reset: the namespace drops its volatile state (a KV namespace's iterators). */
 void emu_ns_reset(struct emu_ns *ns);

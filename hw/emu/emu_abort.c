@@ -11,6 +11,10 @@
  * instead of executing, followed by the Abort. Only such outstanding Aborts count against
  * the Abort Command Limit (Identify ACL = 3: four at a time); one more gets Abort Command
  * Limit Exceeded. A command that is not found (already completed, unknown SQ) is not aborted.
+ *
+ * On the admin queue (SQID 0) the only commands that wait are Asynchronous Event Requests:
+ * one that is outstanding is aborted (it completes with Command Abort Requested), so a host
+ * that timed out on an AER gets its command slot back without a reset.
  */
 #include "emu_ctrl.h"
 
@@ -47,8 +51,12 @@ void emu_cmd_abort(struct emu_ctrl *c, const struct nvme_sqe *cmd, struct emu_re
 		return;
 	}
 	r->dw0 = DW0_NOT_ABORTED;
-	/* admin commands complete before the next one is fetched: nothing to abort there */
-	if (sqid == 0 || sqid >= c->nr_qids || !c->sq[sqid].live)
+	if (sqid == 0) {
+		if (emu_aer_abort(c, cid))
+			r->dw0 = 0;
+		return;
+	}
+	if (sqid >= c->nr_qids || !c->sq[sqid].live)
 		return;
 	struct emu_sq *sq = &c->sq[sqid];
 	emu_cq_quiesce(c, sq->cq);

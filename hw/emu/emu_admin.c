@@ -122,6 +122,10 @@ uint32_t emu_admin_run(struct emu_ctrl *c, uint32_t budget)
 		if (!fetch(c, &cmd))
 			break;
 		n++;
+		if (__builtin_expect(c->admin_swallow != 0, 0)) {
+			c->admin_swallow--; /* fault injection: fetched and lost for good */
+			continue;
+		}
 		struct emu_result r = { .param_loc = EMU_PLOC_NONE };
 		execute(c, &cmd, &r);
 		if (r.deferred)

@@ -75,6 +75,20 @@ void emu_aer_log_read(struct emu_ctrl *c, uint8_t lid)
 	deliver(c);
 }
 
+bool emu_aer_abort(struct emu_ctrl *c, uint16_t cid)
+{
+	for (uint32_t i = 0; i < c->nr_aers; i++) {
+		if (c->aer_cids[i] != cid)
+			continue;
+		for (uint32_t j = i + 1; j < c->nr_aers; j++)
+			c->aer_cids[j - 1] = c->aer_cids[j];
+		c->nr_aers--;
+		emu_acq_post(c, cid, EMU_ST(NVME_SCT_GENERIC, NVME_SC_ABORT_REQUESTED), 0);
+		return true;
+	}
+	return false;
+}
+
 void emu_aer_reset(struct emu_ctrl *c)
 {
 	c->nr_aers = 0;

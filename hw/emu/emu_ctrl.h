@@ -29,6 +29,8 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "lib/common/clock.h"
+#include "lib/common/compiler.h"
 #include "emu.h"
 #include "emu_device.h"
 #include "emu_iommu.h"
@@ -81,22 +83,6 @@ void emu_errlog_record(struct emu_ctrl *c, uint16_t sqid, uint16_t cid, uint16_t
 
 /* ---- small helpers ---- */
 
-static inline uint64_t emu_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static inline void emu_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#endif
-}
-
 /* A test-and-test-and-set spin lock; yields after a while so that a holder that was
  * preempted gets the CPU back (host threads may outnumber cores). */
 static inline void emu_spin_lock(_Atomic uint32_t *l)
@@ -105,7 +91,7 @@ static inline void emu_spin_lock(_Atomic uint32_t *l)
 	while (atomic_exchange_explicit(l, 1, memory_order_acquire)) {
 		while (atomic_load_explicit(l, memory_order_relaxed)) {
 			if (++spins < 256)
-				emu_cpu_relax();
+				cpu_relax();
 			else
 				sched_yield();
 		}
@@ -317,6 +303,7 @@ struct emu_acq_backlog_entry {
 struct emu_dropped {
 	uint16_t sqid;
 	uint16_t cid;
+	bool swallowed;      /* SWALLOW fault: Abort does not find it */
 };
 
 struct emu_engine;
@@ -373,13 +360,15 @@ struct emu_ctrl {
 
 	struct emu_fw fw;
 
-	/* fault injection (vendor command C1h): commands still to drop in bits 31:0, reads/writes
-	 * still to fail in bits 63:32. One word, so the per-command check is a single load. */
+	/* fault injection (vendor command C1h): commands still to drop in bits 20:0, to swallow
+	 * in bits 41:21, reads/writes still to fail in bits 63:42 (emu_fault.c). One word, so the
+	 * per-command check is a single load. */
 	_Atomic uint64_t faults;
 	pthread_mutex_t fault_lock;
 	struct emu_dropped *dropped;
 	uint32_t nr_dropped;
 	uint32_t dropped_cap;
+	uint32_t admin_swallow;      /* admin commands still to swallow (under lock) */
 
 	/* error log ring, newest at errlog_next - 1 */
 	pthread_mutex_t errlog_lock;
@@ -511,6 +500,9 @@ void emu_aer_raise(struct emu_ctrl *c, enum emu_event ev);
 /* The host read log page lid with RAE=0: events of that type are reported again. */
 void emu_aer_log_read(struct emu_ctrl *c, uint8_t lid);
 void emu_aer_reset(struct emu_ctrl *c);
+/* Abort of an outstanding AER (CID cid): it completes with Command Abort Requested. True if
+ * there was one. Caller holds lock. */
+bool emu_aer_abort(struct emu_ctrl *c, uint16_t cid);
 
 /* ---- emu_errlog.c (emu_errlog_record is declared at the top) ---- */
 /* An error not tied to a command: a bad doorbell write at BAR0 offset off. */
@@ -552,7 +544,8 @@ enum emu_fault_outcome {
 /* Slow path of the per-command fault check (taken only while c->faults is non-zero). */
 enum emu_fault_outcome emu_fault_apply(struct emu_ctrl *c, struct emu_sq *sq,
 				       const struct nvme_sqe *cmd, struct emu_result *r);
-/* Removes (sqid, cid) from the dropped list; true if it was there. */
+/* Removes (sqid, cid) from the dropped list; true if it was there (a swallowed command is not
+ * found: Abort cannot end it). */
 bool emu_dropped_take(struct emu_ctrl *c, uint16_t sqid, uint16_t cid);
 /* Removes every dropped command of sqid, calling fn for each. */
 void emu_dropped_take_sq(struct emu_ctrl *c, uint16_t sqid, void (*fn)(struct emu_ctrl *, uint16_t, uint16_t));

@@ -102,7 +102,7 @@ int emu_device_create(const char *uri, struct emu_device **out, char *err, size_
 			goto fail;
 		c->nr_ns = i + 1;
 	}
-	c->created_ns = emu_now_ns();
+	c->created_ns = mono_ns();
 	emu_regs_init(c);
 	emu_fw_init(c);
 	emu_features_reset(c);

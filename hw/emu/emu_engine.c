@@ -59,7 +59,7 @@ uint32_t emu_ctrl_poll(struct emu_ctrl *c, uint64_t *next_due)
 		if (n)
 			c->rr_next = (c->rr_next + 1) % n;
 		if (c->lat.enabled)
-			work += emu_latency_poll(c, emu_now_ns(), next_due);
+			work += emu_latency_poll(c, mono_ns(), next_due);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return work;
@@ -87,7 +87,7 @@ static void *engine_main(void *arg)
 			sleep_ns = 0;
 			continue;
 		}
-		uint64_t now = emu_now_ns();
+		uint64_t now = mono_ns();
 		if (!idle_since)
 			idle_since = now;
 		if (next_due <= now)
@@ -95,7 +95,7 @@ static void *engine_main(void *arg)
 		uint64_t idle = now - idle_since;
 		if (idle < SPIN_NS) {
 			for (int i = 0; i < 32; i++)
-				emu_cpu_relax();
+				cpu_relax();
 		} else if (idle < YIELD_NS) {
 			sched_yield();
 		} else {

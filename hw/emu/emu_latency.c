@@ -128,7 +128,7 @@ void emu_latency_submit(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme
 {
 	struct emu_latency *l = &c->lat;
 	const struct emu_latency_model *m = &c->p.lat;
-	uint64_t now = emu_now_ns();
+	uint64_t now = mono_ns();
 	/* a command that failed its checks never reached the media: no unit, no transfer */
 	bool media = r->status == 0;
 	uint64_t service = media ? service_ns(m, cmd->opc) : 0;

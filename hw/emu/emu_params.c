@@ -5,7 +5,9 @@
  *   emu://[name][?key=value&key=value...]
  *
  * Every error names the URI and the bad key or value; unknown keys are errors so that a typo
- * never silently builds a different device than the user asked for.
+ * never silently builds a different device than the user asked for. The query is strict:
+ * every '&'-separated item is key=value with a non-empty key, so an empty query ("x?"), an
+ * empty item ("&&", a leading or trailing '&') and an empty key ("=5") are all errors.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -25,6 +27,7 @@
 #define MAX_MQES 65536u
 #define MAX_DSTRD 15u
 #define MAX_VALUE_LEN (PATH_MAX + 64)
+#define URI_ECHO_MAX 160
 
 struct parse_ctx {
 	const char *uri;
@@ -41,7 +44,13 @@ static int fail(const struct parse_ctx *pc, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
-		snprintf(pc->err, pc->errlen, "emu URI '%s': %s", pc->uri, msg);
+		/* a long URI is shown by its start: the message must still say what is wrong */
+		size_t n = strlen(pc->uri);
+		if (n > URI_ECHO_MAX)
+			snprintf(pc->err, pc->errlen, "emu URI '%.*s...' (%zu characters): %s",
+				 URI_ECHO_MAX, pc->uri, n, msg);
+		else
+			snprintf(pc->err, pc->errlen, "emu URI '%s': %s", pc->uri, msg);
 	}
 	return -EINVAL;
 }
@@ -468,31 +477,34 @@ int emu_params_parse(const char *uri, struct emu_params *p, char *err, size_t er
 	bool mode_given = false, state_given = false;
 
 	const char *item = q ? q + 1 : NULL;
-	while (item && *item) {
+	if (item && !*item)
+		return fail(&pc, "nothing after '?' (leave the '?' out for the defaults)");
+	while (item) {
 		const char *amp = strchr(item, '&');
 		size_t len = amp ? (size_t)(amp - item) : strlen(item);
 		const char *next = amp ? amp + 1 : NULL;
-		if (len == 0) {
-			item = next;
-			continue;
-		}
+		if (len == 0)
+			return fail(&pc, "empty parameter (an '&' at the start or end, or two in a row)");
 		const char *eq = memchr(item, '=', len);
 		if (!eq)
-			return fail(&pc, "'%.*s' is not key=value", (int)len, item);
+			return fail(&pc, "'%.*s' is not key=value", (int)(len < 64 ? len : 64), item);
 		size_t klen = (size_t)(eq - item);
+		if (klen == 0)
+			return fail(&pc, "empty key in '%.*s'", (int)(len < 64 ? len : 64), item);
 		enum key_id k = K_COUNT;
 		for (int i = 0; i < K_COUNT; i++)
 			if (strlen(key_names[i]) == klen && !strncmp(key_names[i], item, klen))
 				k = (enum key_id)i;
 		if (k == K_COUNT)
-			return fail(&pc, "unknown key '%.*s'", (int)klen, item);
+			return fail(&pc, "unknown key '%.*s'", (int)(klen < 64 ? klen : 64), item);
 		if (seen[k] && k != K_NS)
 			return fail(&pc, "key '%s' given more than once", key_names[k]);
 		seen[k] = true;
 		char val[MAX_VALUE_LEN];
 		if (percent_decode(eq + 1, len - klen - 1, val, sizeof(val)))
-			return fail(&pc, "%s=%.*s: bad %%-escape or value too long", key_names[k],
-				    (int)(len - klen - 1), eq + 1);
+			return fail(&pc, "%s=%.*s%s: bad %%-escape or value too long", key_names[k],
+				    (int)(len - klen - 1 < 64 ? len - klen - 1 : 64), eq + 1,
+				    len - klen - 1 > 64 ? "..." : "");
 		int rc = apply_key(&pc, k, val, p, &sh);
 		if (rc)
 			return rc;

@@ -33,7 +33,7 @@ void emu_smart_build(struct emu_ctrl *c, struct nvme_smart_log *out)
 	uint64_t error_count;
 	emu_errlog_snapshot(c, NULL, &error_count);
 
-	uint64_t on_secs = c->nv.power_on_secs + (emu_now_ns() - c->created_ns) / 1000000000ull;
+	uint64_t on_secs = c->nv.power_on_secs + (mono_ns() - c->created_ns) / 1000000000ull;
 
 	memset(out, 0, sizeof(*out));
 	if (emu_temp_warning(c))

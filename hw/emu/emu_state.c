@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/common/fdio.h"
 #include "emu_ctrl.h"
 #include "lib/common/crash_point.h"
 
@@ -221,20 +222,6 @@ int emu_state_load(const char *path, struct emu_nvstate *st, bool *found, char *
 	return rc;
 }
 
-static int write_all(int fd, const char *s, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		s += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 static void add_u64(json_object *o, const char *key, uint64_t v)
 {
@@ -297,9 +284,9 @@ int emu_state_save(const char *path, const struct emu_nvstate *st)
 	if (fd < 0) {
 		rc = -errno;
 	} else {
-		rc = write_all(fd, text, strlen(text));
+		rc = fd_write_all(fd, text, strlen(text));
 		if (!rc)
-			rc = write_all(fd, "\n", 1);
+			rc = fd_write_all(fd, "\n", 1);
 		if (!rc && fsync(fd))
 			rc = -errno;
 		if (close(fd) && !rc)
@@ -310,6 +297,8 @@ int emu_state_save(const char *path, const struct emu_nvstate *st)
 		CRASH_POINT("state.after_rename");
 		if (rc)
 			unlink(tmp);
+		else /* a rename is durable once the directory holding the name is synced too */
+			rc = emu_sync_parent_dir(path);
 	}
 	json_object_put(root);
 	return rc;
@@ -320,7 +309,7 @@ int emu_ctrl_persist(struct emu_ctrl *c)
 	if (!c->has_state)
 		return 0;
 	struct emu_nvstate out = c->nv;
-	out.power_on_secs += (emu_now_ns() - c->created_ns) / 1000000000ull;
+	out.power_on_secs += (mono_ns() - c->created_ns) / 1000000000ull;
 	struct emu_io_stats s;
 	emu_io_stats_sum(c, &s);
 	out.io.read_cmds += s.read_cmds;

@@ -5,7 +5,9 @@
  * Return convention, everywhere in this header unless a function says otherwise:
  *   0            success
  *   < 0          a host-side failure, as a negative errno (-EINVAL bad argument, -ENODEV no
- *                such device, -ENOMEM, -EAGAIN queue full, -ETIMEDOUT, -EIO controller failed)
+ *                such device, -ENOMEM, -EAGAIN queue full or a reset under way, -ETIMEDOUT,
+ *                -EIO controller or queue failed, -EDEADLK a poll nested too deep in
+ *                callbacks, -ENAMETOOLONG a device id or alias target too long)
  *   > 0          the device completed the command with an NVMe error status, encoded as
  *                NVME_STATUS(sct, sc) = (SCT << 8) | SC; unvme_status_str() names it.
  * Functions never set errno as their result. Failures also leave a human-readable reason in
@@ -18,15 +20,28 @@
  *     called from any thread.
  *   - unvme_ctrlr_reset() and unvme_ctrlr_close() must not run while another thread uses one of
  *     the controller's queue pairs.
- *   - A controller fatal status (CSTS.CFS) is recovered without the application: the thread
- *     whose poll notices it resets the controller, and each queue pair's owner rebuilds its
- *     queue at its next submit or poll (its commands in flight complete with
- *     ABORTED_SQ_DELETION). See unvme_ctrlr_reset_count() and unvme_qpair_recover().
+ *   - A completion callback may submit on its own queue pair and may poll it (a synchronous
+ *     command inside a callback works): the nested poll reaps the completions after the one
+ *     being called back, running their callbacks first. Nesting is bounded (8 levels; deeper
+ *     polls answer -EDEADLK and reap nothing).
+ *   - Recovery, one model for timeouts and controller failures: a command older than its
+ *     queue's timeout gets an Abort; one the Abort does not end fences its queue (Delete I/O
+ *     SQ/CQ); a controller fatal status (CSTS.CFS), an admin command that never completes, or
+ *     a fence the device refuses resets the controller. Either way the queue pair's owner
+ *     creates its queue again at its next submit or poll, then its commands in flight
+ *     complete with ABORTED_SQ_DELETION (so their callbacks may submit again). A split queue
+ *     pair is rebuilt by unvme_qpair_recover. See unvme_ctrlr_reset_count().
+ *   - One controller per device per process: opening a device that is already open returns
+ *     the same controller (see unvme_ctrlr_open).
  *
  * Device ids: "emu://..." names an emulated controller (see docs/devices.md), a PCI address
  * ("0000:02:00.0") names a PCIe controller, and any other word is looked up as an alias in
  * $UNVME_DEVICES ("name=devid;name=devid") and the devices file ($UNVME_CONFIG, else
  * ~/.config/unvme/devices.json, else /etc/unvme/devices.json). "emu0" is built in.
+ *
+ * Environment: UNVME_QUIET (any value but "" and "0") silences the library's notices on
+ * stderr; UNVME_IO_TIMEOUT_MS and UNVME_ADMIN_TIMEOUT_MS change the default timeouts of
+ * unvme_ctrlr_opts_default (as the kernel's nvme_core io_timeout / admin_timeout do).
  */
 #ifndef UNVME_H
 #define UNVME_H
@@ -73,23 +88,34 @@ UNVME_API uint64_t unvme_dma_iova(const void *buf);
 /* Bytes from buf to the end of the DMA mapping that holds it (a buffer of up to that many
  * bytes can be handed to a queue pair as it is), or 0 if buf is not DMA memory. */
 UNVME_API size_t unvme_dma_contig(const void *buf);
+/* Bytes of DMA memory the machine can still provide now: free hugepages plus the regular
+ * memory the kernel reports available (MemAvailable); UINT64_MAX when it cannot tell. Check
+ * a large reservation against it up front: unvme_dma_alloc refuses regular memory beyond it
+ * (-ENOMEM with a message) rather than pushing the machine into its OOM killer. */
+UNVME_API uint64_t unvme_dma_mem_available(void);
 
 /* ---- controllers ---- */
 
 struct unvme_ctrlr_opts {
 	uint32_t num_io_queues;     /* requested I/O queue pairs (default 64; the device may grant fewer) */
 	uint32_t admin_queue_depth; /* default 32 */
-	uint32_t admin_timeout_ms;  /* default 10000 */
+	uint32_t admin_timeout_ms;  /* default 10000 ($UNVME_ADMIN_TIMEOUT_MS) */
 	uint32_t io_queue_depth;    /* default for unvme_qpair_create with depth 0 (default 256) */
-	uint32_t io_timeout_ms;     /* default per-command I/O timeout (default 30000; 0 = none) */
+	uint32_t io_timeout_ms;     /* default per-command I/O timeout (default 30000, or
+				       $UNVME_IO_TIMEOUT_MS; 0 = none) */
 };
 UNVME_API void unvme_ctrlr_opts_default(struct unvme_ctrlr_opts *opts);
 
 /* Attach: resolves devid, runs the NVMe init sequence (disable, admin queue, enable, identify,
- * number of queues) and discovers the active namespaces. opts may be NULL. */
+ * number of queues) and discovers the active namespaces. opts may be NULL. A device whose
+ * resolved address is already open in this process is not attached twice: the same
+ * controller is returned (with the options of its first open) and a reference taken, so the
+ * SDK and a program's own calls share one device. -ENAMETOOLONG for an over-long id. */
 UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts *opts,
 			       struct unvme_ctrlr **out);
-/* Deletes I/O queues, requests a normal shutdown (CC.SHN) and detaches. NULL is ignored. */
+/* Drops a reference; the last one deletes the I/O queues (destroy yours before closing:
+ * another user's stay while the controller is shared), requests a normal shutdown (CC.SHN)
+ * and detaches. NULL is ignored. */
 UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *ctrlr);
 /* Controller reset: outstanding commands complete with ABORTED_SQ_DELETION, the controller is
  * disabled and re-initialised, existing queue pairs are re-created on the device. */
@@ -134,7 +160,10 @@ UNVME_API struct unvme_ctrlr *unvme_ns_ctrlr(const struct unvme_ns *ns);
 
 /* ---- admin commands (synchronous, any thread) ----
  * buf may be any memory: the driver copies through its own DMA buffer. cpl (may be NULL)
- * receives the completion entry. The command's CID and data pointer are filled in. */
+ * receives the completion entry. The command's CID and data pointer are filled in. A command
+ * without completion within admin_timeout_ms returns -ETIMEDOUT after the driver aborted it
+ * (an Asynchronous Event Request sent here ends so) or, when Abort does not find it, reset
+ * the controller: its slot always comes back. */
 UNVME_API int unvme_admin(struct unvme_ctrlr *ctrlr, struct nvme_sqe *cmd, void *buf, size_t len,
 			  struct nvme_cqe *cpl);
 UNVME_API int unvme_identify(struct unvme_ctrlr *ctrlr, uint8_t cns, uint32_t nsid, uint8_t csi,
@@ -169,8 +198,10 @@ struct unvme_qpair_opts {
 	 * completing core rings the SQ doorbell for what was submitted (at each poll) and reaps.
 	 * The submitter may also call unvme_qpair_ring, for the lowest latency when the poller
 	 * polls rarely; either side's ring covers all that was submitted before it. The _sync
-	 * helpers are refused on such a queue. A queue that the timeout path must fence is deleted and
-	 * fails (-EIO) instead of being re-created; destroy it and create another. */
+	 * helpers are refused on such a queue. When the queue is lost (fenced after a timeout,
+	 * or the controller reset) the poller's polls complete what is outstanding with
+	 * ABORTED_SQ_DELETION and answer -EIO, submissions answer -EIO, until the owner stops
+	 * both sides and calls unvme_qpair_recover. */
 	bool split;
 };
 
@@ -187,23 +218,31 @@ UNVME_API uint32_t unvme_qpair_outstanding(const struct unvme_qpair *qp);
  * CID and, when len > 0, PRP1/PRP2 (building a PRP list when needed); with no data the
  * command's PRP fields go to the device as given (Create I/O SQ/CQ use them). The doorbell is rung by the next
  * unvme_qpair_poll() or unvme_qpair_ring(), so a burst of submissions costs one doorbell write.
- * Returns -EAGAIN when the queue is full, -EINVAL for a buffer that is not DMA memory or a
- * length over unvme_ctrlr_max_xfer(), -EIO when the controller has failed. cb is called from
- * unvme_qpair_poll() on the owning thread. */
+ * Returns -EAGAIN when the queue is full (or a controller reset is under way), -EINVAL for a
+ * buffer that is not DMA memory or a length over unvme_ctrlr_max_xfer(), -EIO when the
+ * controller has failed or a split queue was lost. cb is called from unvme_qpair_poll() on
+ * the owning thread, and may submit and poll. */
 UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *cmd, void *buf,
 				 size_t len, unvme_cmd_cb cb, void *arg);
 /* Makes queued submissions visible to the device (SQ tail doorbell). */
 UNVME_API void unvme_qpair_ring(struct unvme_qpair *qp);
-/* After an automatic controller reset an unshared queue pair rebuilds itself in its next
- * submit or poll; a split one answers -EIO until its owner, with both its submitter and its
- * poller stopped, calls this: outstanding commands complete with ABORTED_SQ_DELETION (their
- * callbacks run here) and the queues are created again. 0 (also for a queue that had not
- * failed), -EAGAIN while the reset is still under way, -EIO when the controller stays failed. */
+/* A lost queue (fenced after a timeout, or after a controller reset): an unshared queue pair
+ * rebuilds itself in its next submit or poll; a split one answers -EIO until its owner, with
+ * both its submitter and its poller stopped, calls this: the queues are created again on the
+ * device, then whatever is still outstanding completes with ABORTED_SQ_DELETION (callbacks
+ * run here). 0 (also for a queue that had not failed), -EAGAIN while a reset is still under
+ * way, -EIO when the controller stays failed (unvme_ctrlr_reset). */
 UNVME_API int unvme_qpair_recover(struct unvme_qpair *qp);
 /* Rings pending submissions, then reaps up to max completions (0: no limit), calling their
- * callbacks; checks timeouts. Returns the number reaped or a negative errno (-EIO: failed). */
+ * callbacks; checks timeouts (every 10 ms) and recovers a lost queue. Returns the number
+ * reaped or a negative errno (-EIO: failed; -EDEADLK: called from callbacks nested 8 deep).
+ * From a completion callback of the same queue pair it reaps what completed after the entry
+ * being called back (timeouts and recovery are left to the outermost poll). */
 UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max);
-/* Submits and waits. Returns status per the convention above; cpl (may be NULL) gets the entry. */
+/* Submits and waits. Returns status per the convention above; cpl (may be NULL) gets the entry.
+ * The wait polls flat out for 1 ms, then yields, then from 10 ms on sleeps between polls
+ * (growing sleeps, at most an eighth of the time waited): a command that never completes
+ * costs little CPU until the timeout recovers it. Works from a completion callback. */
 UNVME_API int unvme_qpair_cmd_sync(struct unvme_qpair *qp, const struct nvme_sqe *cmd, void *buf,
 				   size_t len, struct nvme_cqe *cpl);
 

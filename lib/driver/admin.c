@@ -6,6 +6,7 @@
  * host, NVMe Base 2.0 figure "Opcodes for Admin Commands").
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,55 @@ static void admin_cb(void *arg, const struct nvme_cqe *cpl)
 	w->done = 1;
 }
 
+/* Submits cmd on the admin queue and waits for it (admin_lock held). *cid gets its command
+ * id. On a failed wait the command may still be outstanding; its completion will not touch
+ * this stack frame. */
+static int run_locked(struct unvme_ctrlr *c, struct nvme_sqe *cmd, size_t len, struct nvme_cqe *cpl,
+		      uint16_t *cid)
+{
+	struct admin_wait w = {0};
+	int rc = unvme_qpair_submit(c->admin, cmd, len ? c->admin_buf : NULL, len, admin_cb, &w);
+	if (rc == -EAGAIN)
+		rc = unvme_fail(-EBUSY, "%s: admin queue full", c->devid);
+	if (rc)
+		return rc;
+	*cid = c->admin->last_cid;
+	rc = qpair_wait(c->admin, &w.done, c->opts.admin_timeout_ms);
+	if (rc) {
+		if (!w.done)
+			c->admin->reqs[*cid].cb = NULL; /* w is on this stack */
+		return rc;
+	}
+	*cpl = w.cpl;
+	return 0;
+}
+
+/*
+ * An admin command that got no completion in time (admin_lock held): Abort it (SQID 0), as
+ * one does an I/O command, and wait for its tracker to come back. Returns true when it did;
+ * false when the command is lost for good (the caller then resets the controller, which gives
+ * every admin tracker back): an admin command that never completes must not hold its slot
+ * for the rest of the process. An Asynchronous Event Request sent through here, which by
+ * design completes only on an event, ends the same way.
+ */
+static bool abort_admin_locked(struct unvme_ctrlr *c, uint16_t cid)
+{
+	struct nvme_sqe ab = {0};
+	ab.opc = NVME_ADM_ABORT;
+	ab.cdw10 = (uint32_t)cid << 16; /* SQID 0 */
+	struct nvme_cqe cpl;
+	uint16_t abort_cid;
+	if (run_locked(c, &ab, 0, &cpl, &abort_cid) != 0 || NVME_STATUS_FROM_CQE(cpl.status) ||
+	    (cpl.dw0 & 1u))
+		return false;
+	/* aborted: its completion (Command Abort Requested) is posted with the Abort's */
+	struct unvme_req *r = &c->admin->reqs[cid];
+	for (int i = 0; i < 1000 && atomic_load(&r->state) != REQ_FREE; i++)
+		if (unvme_qpair_poll(c->admin, 0) < 0)
+			break;
+	return atomic_load(&r->state) == REQ_FREE;
+}
+
 UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf, size_t len,
 			  struct nvme_cqe *cpl)
 {
@@ -34,6 +84,7 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 				  "of %u", len, c->max_xfer);
 	pthread_mutex_lock(&c->admin_lock);
 	int rc = 0;
+	bool lost = false;
 	if (len > c->admin_buf_len) {
 		size_t want = len < 4096 ? 4096 : len;
 		void *nb = unvme_dma_alloc(want, 4096);
@@ -53,32 +104,40 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 		else
 			memset(c->admin_buf, 0, len);
 	}
-	struct admin_wait w = {0};
-	rc = unvme_qpair_submit(c->admin, cmd, len ? c->admin_buf : NULL, len, admin_cb, &w);
-	if (rc == -EAGAIN)
-		rc = unvme_fail(-EBUSY, "%s: admin queue full", c->devid);
-	if (rc)
-		goto out;
-	uint16_t cid = c->admin->last_cid;
-	rc = qpair_wait(c->admin, &w.done, c->opts.admin_timeout_ms);
-	if (rc) {
-		if (!w.done)
-			c->admin->reqs[cid].cb = NULL; /* w is on this stack */
-		(void)ctrlr_fatal_now(c);
-		if (rc == -ETIMEDOUT)
-			rc = unvme_fail(rc, "%s: admin command 0x%02x got no completion within %u ms%s",
-					c->devid, cmd->opc, c->opts.admin_timeout_ms,
-					c->failed ? " (controller fatal status set)" : "");
+	struct nvme_cqe done;
+	uint16_t cid = 0;
+	rc = run_locked(c, cmd, len, &done, &cid);
+	if (rc == -ETIMEDOUT) {
+		bool fatal = ctrlr_fatal_now(c);
+		bool aborted = !fatal && abort_admin_locked(c, cid);
+		lost = !fatal && !aborted;
+		rc = unvme_fail(rc, "%s: admin command 0x%02x got no completion within %u ms%s",
+				c->devid, cmd->opc, c->opts.admin_timeout_ms,
+				fatal ? " (controller fatal status set)"
+				      : aborted ? "; aborted" : "; the controller is reset");
 		goto out;
 	}
-	cmd->cid = w.cpl.cid;
+	if (rc) {
+		(void)ctrlr_fatal_now(c);
+		goto out;
+	}
+	cmd->cid = done.cid;
 	if (len && from_dev)
 		memcpy(buf, c->admin_buf, len);
 	if (cpl)
-		*cpl = w.cpl;
-	rc = NVME_STATUS_FROM_CQE(w.cpl.status);
+		*cpl = done;
+	rc = NVME_STATUS_FROM_CQE(done.status);
 out:
 	pthread_mutex_unlock(&c->admin_lock);
+	if (lost) {
+		/* outside admin_lock: the reset takes it */
+		char why[512], msg[600];
+		snprintf(why, sizeof(why), "%s", unvme_errmsg());
+		snprintf(msg, sizeof(msg), "admin command 0x%02x (CID %u) was lost (no completion, "
+			 "Abort did not find it)", cmd->opc, cid);
+		(void)ctrlr_reset_auto(c, msg);
+		unvme_fail(rc, "%s", why);
+	}
 	return rc;
 }
 

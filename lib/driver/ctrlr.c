@@ -2,12 +2,15 @@
 /*
  * Controller attach, initialisation, reset and detach (NVMe Base 2.0 section 3.5.1).
  */
+#include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/common/env.h"
 #include "ctrlr.h"
 #include "errmsg.h"
 #include "transport.h"
@@ -19,26 +22,42 @@
 #define DEFAULT_IO_TIMEOUT_MS 30000
 #define SHUTDOWN_TIMEOUT_MS 5000
 
+static int ctrlr_attach(struct unvme_ctrlr *c);
+static void ctrlr_detach(struct unvme_ctrlr *c);
+
+/* A timeout from the environment (milliseconds, 1..86400000), else def; a bad value is
+ * reported and ignored. */
+static uint32_t env_timeout(const char *name, uint32_t def)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return def;
+	char *end;
+	errno = 0;
+	unsigned long long ms = strtoull(v, &end, 10);
+	if (errno || *end || ms == 0 || ms > 86400000ull || !isdigit((unsigned char)v[0])) {
+		if (!unvme_env_quiet())
+			fprintf(stderr, "unvme: %s=%.32s is not a timeout in milliseconds (1..86400000); "
+				"using %u\n", name, v, def);
+		return def;
+	}
+	return (uint32_t)ms;
+}
+
 UNVME_API void unvme_ctrlr_opts_default(struct unvme_ctrlr_opts *opts)
 {
 	opts->num_io_queues = DEFAULT_IO_QUEUES;
 	opts->admin_queue_depth = DEFAULT_ADMIN_DEPTH;
-	opts->admin_timeout_ms = DEFAULT_ADMIN_TIMEOUT_MS;
+	opts->admin_timeout_ms = env_timeout("UNVME_ADMIN_TIMEOUT_MS", DEFAULT_ADMIN_TIMEOUT_MS);
 	opts->io_queue_depth = DEFAULT_IO_DEPTH;
-	opts->io_timeout_ms = DEFAULT_IO_TIMEOUT_MS;
-}
-
-static void sleep_us(unsigned us)
-{
-	struct timespec ts = {.tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000};
-	nanosleep(&ts, NULL);
+	opts->io_timeout_ms = env_timeout("UNVME_IO_TIMEOUT_MS", DEFAULT_IO_TIMEOUT_MS);
 }
 
 /* Waits for CSTS.RDY to equal want within CAP.TO (500 ms units). */
 static int wait_ready(struct unvme_ctrlr *c, uint32_t want)
 {
 	uint64_t limit_ms = (uint64_t)(NVME_CAP_TO(c->cap) ? NVME_CAP_TO(c->cap) : 1) * 500u;
-	uint64_t deadline = unvme_now_ms() + limit_ms;
+	uint64_t deadline = mono_ms_coarse() + limit_ms;
 	unsigned delay = 1;
 	for (;;) {
 		uint32_t csts = reg_read32(c, NVME_REG_CSTS);
@@ -50,13 +69,33 @@ static int wait_ready(struct unvme_ctrlr *c, uint32_t want)
 					  "enabling", c->devid);
 		if ((csts & NVME_CSTS_RDY) == want)
 			return 0;
-		if (unvme_now_ms() > deadline)
+		if (mono_ms_coarse() > deadline)
 			return unvme_fail(-ETIMEDOUT, "%s: CSTS.RDY did not become %u within CAP.TO "
 					  "(%llu ms)", c->devid, want, (unsigned long long)limit_ms);
 		sleep_us(delay);
 		if (delay < 10000)
 			delay *= 2;
 	}
+}
+
+/* The controller whose qp_lock this thread holds (one at a time). */
+static __thread const struct unvme_ctrlr *qps_locked_by_me;
+
+void ctrlr_lock_qps(struct unvme_ctrlr *c)
+{
+	pthread_mutex_lock(&c->qp_lock);
+	qps_locked_by_me = c;
+}
+
+void ctrlr_unlock_qps(struct unvme_ctrlr *c)
+{
+	qps_locked_by_me = NULL;
+	pthread_mutex_unlock(&c->qp_lock);
+}
+
+bool ctrlr_qps_locked_here(const struct unvme_ctrlr *c)
+{
+	return qps_locked_by_me == c;
 }
 
 int ctrlr_disable(struct unvme_ctrlr *c)
@@ -138,6 +177,19 @@ int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 	return rc ? rc : rc2;
 }
 
+uint32_t ctrlr_max_xfer_for(uint32_t page_size, uint8_t mdts)
+{
+	/* One PRP list page per command bounds a transfer at page_size / 8 pages. */
+	uint64_t list_bytes = (uint64_t)page_size * (page_size / sizeof(uint64_t));
+	/* MDTS: 2^mdts units of the memory page size, 0 for no limit. page_size << mdts would
+	 * overflow from mdts = 64 - log2(page_size) on (52 for 4 KiB pages), and undefined
+	 * behaviour it is: such a limit is beyond any transfer, so it counts as none. */
+	unsigned shift = (unsigned)__builtin_ctz(page_size);
+	uint64_t mdts_bytes = mdts && mdts < 64 - shift ? (uint64_t)page_size << mdts : UINT64_MAX;
+	uint64_t m = mdts_bytes < list_bytes ? mdts_bytes : list_bytes;
+	return m > UINT32_MAX ? UINT32_MAX : (uint32_t)m;
+}
+
 /* Identify, number of queues, namespaces: everything after CSTS.RDY. */
 static int ctrlr_configure(struct unvme_ctrlr *c)
 {
@@ -146,10 +198,7 @@ static int ctrlr_configure(struct unvme_ctrlr *c)
 		return rc > 0 ? unvme_fail(-EIO, "%s: Identify Controller failed: %s", c->devid,
 					   unvme_status_str(rc, 0))
 			      : rc;
-	uint64_t mdts_bytes = c->id.mdts ? ((uint64_t)c->page_size << c->id.mdts) : UINT64_MAX;
-	/* One PRP list page per command bounds a transfer at page_size / 8 pages. */
-	uint64_t list_bytes = (uint64_t)c->page_size * (c->page_size / sizeof(uint64_t));
-	c->max_xfer = (uint32_t)(mdts_bytes < list_bytes ? mdts_bytes : list_bytes);
+	c->max_xfer = ctrlr_max_xfer_for(c->page_size, c->id.mdts);
 	rc = ctrlr_set_num_queues(c);
 	return rc ? rc : ns_scan(c);
 }
@@ -182,6 +231,15 @@ int ctrlr_set_num_queues(struct unvme_ctrlr *c)
 	return 0;
 }
 
+/*
+ * One controller per device per process: opening an address that is already open returns the
+ * same controller and takes a reference; the last close detaches. A device can be driven by
+ * one driver instance only (its queues, its IOMMU, a file-backed emulated device's locked
+ * file), so two opens in one process (the SDK and a tool's block commands, say) must share.
+ */
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct unvme_ctrlr *open_ctrlrs;
+
 static void ctrlr_free(struct unvme_ctrlr *c)
 {
 	ns_free_all(c);
@@ -194,6 +252,7 @@ static void ctrlr_free(struct unvme_ctrlr *c)
 	free(c->qid_used);
 	pthread_mutex_destroy(&c->admin_lock);
 	pthread_mutex_destroy(&c->qp_lock);
+	free(c->devid);
 	free(c);
 }
 
@@ -213,11 +272,43 @@ UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts 
 		c->opts = *opts;
 	else
 		unvme_ctrlr_opts_default(&c->opts);
-	snprintf(c->devid, sizeof(c->devid), "%s", devid);
+	c->devid = strdup(devid);
+	if (!c->devid) {
+		ctrlr_free(c);
+		return -ENOMEM;
+	}
 
 	int rc = unvme_devid_resolve(devid, c->address, sizeof(c->address));
-	if (rc)
-		goto fail;
+	if (rc) {
+		ctrlr_free(c);
+		return rc;
+	}
+	pthread_mutex_lock(&open_lock);
+	for (struct unvme_ctrlr *o = open_ctrlrs; o; o = o->open_next) {
+		if (strcmp(o->address, c->address) == 0) {
+			o->refs++;
+			pthread_mutex_unlock(&open_lock);
+			ctrlr_free(c);
+			*out = o;
+			return 0;
+		}
+	}
+	rc = ctrlr_attach(c);
+	if (rc == 0) {
+		c->refs = 1;
+		c->open_next = open_ctrlrs;
+		open_ctrlrs = c;
+		*out = c;
+	}
+	pthread_mutex_unlock(&open_lock);
+	return rc;
+}
+
+/* Everything of an open after the address is known; on failure c is freed. */
+static int ctrlr_attach(struct unvme_ctrlr *c)
+{
+	const char *devid = c->devid;
+	int rc;
 	c->ops = unvme_transport_find(c->address);
 	if (!c->ops) {
 		rc = -ENODEV;
@@ -258,7 +349,6 @@ UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts 
 	rc = ctrlr_configure(c);
 	if (rc)
 		goto fail;
-	*out = c;
 	return 0;
 fail:
 	{
@@ -276,18 +366,36 @@ UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *c)
 {
 	if (!c)
 		return;
+	pthread_mutex_lock(&open_lock);
+	if (--c->refs > 0) {
+		pthread_mutex_unlock(&open_lock);
+		return;
+	}
+	for (struct unvme_ctrlr **pp = &open_ctrlrs; *pp; pp = &(*pp)->open_next) {
+		if (*pp == c) {
+			*pp = c->open_next;
+			break;
+		}
+	}
+	/* detached under the lock: an open of the same device waits for the device to be free */
+	ctrlr_detach(c);
+	pthread_mutex_unlock(&open_lock);
+}
+
+static void ctrlr_detach(struct unvme_ctrlr *c)
+{
 	while (c->qpairs)
 		unvme_qpair_destroy(c->qpairs);
 	if (!c->failed) {
 		/* Normal shutdown (3.6.1): data in the device's caches is made durable. */
 		uint32_t cc = reg_read32(c, NVME_REG_CC);
 		reg_write32(c, NVME_REG_CC, (cc & ~NVME_CC_SHN_SET(3)) | NVME_CC_SHN_SET(NVME_CC_SHN_NORMAL));
-		uint64_t deadline = unvme_now_ms() + SHUTDOWN_TIMEOUT_MS;
+		uint64_t deadline = mono_ms_coarse() + SHUTDOWN_TIMEOUT_MS;
 		for (;;) {
 			uint32_t csts = reg_read32(c, NVME_REG_CSTS);
 			/* a device that went away answers all ones: nothing to wait for */
 			if (csts == 0xffffffffu || NVME_CSTS_SHST(csts) == NVME_CSTS_SHST_COMPLETE ||
-			    unvme_now_ms() >= deadline)
+			    mono_ms_coarse() >= deadline)
 				break;
 			sleep_us(100);
 		}
@@ -300,7 +408,9 @@ UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 {
 	if (!c)
 		return unvme_fail(-EINVAL, "unvme_ctrlr_reset: no controller");
-	pthread_mutex_lock(&c->qp_lock);
+	ctrlr_lock_qps(c);
+	/* no automatic reset inside this one (its admin commands may time out) */
+	atomic_store(&c->resetting, true);
 	int rc = ctrlr_disable(c);
 	/* Disabled, the controller touches no memory: now the commands can be given back. */
 	qpair_fail_outstanding(c->admin, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
@@ -326,9 +436,12 @@ UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 				rc = qrc;
 		}
 	}
+	for (struct unvme_qpair *qp = c->qpairs; qp; qp = qp->next)
+		atomic_store(&qp->gone, qp->failed != 0);
 	if (rc)
 		c->failed = 1;
-	pthread_mutex_unlock(&c->qp_lock);
+	atomic_store(&c->resetting, false);
+	ctrlr_unlock_qps(c);
 	return rc;
 }
 
@@ -345,7 +458,7 @@ static int qpair_create_once(struct unvme_ctrlr *c, const struct unvme_qpair_opt
 	if (timeout == UINT32_MAX)
 		timeout = 0;
 
-	pthread_mutex_lock(&c->qp_lock);
+	ctrlr_lock_qps(c);
 	uint16_t qid = 0;
 	for (uint32_t q = 1; q <= c->max_io_queues; q++) {
 		if (!c->qid_used[q]) {
@@ -354,7 +467,7 @@ static int qpair_create_once(struct unvme_ctrlr *c, const struct unvme_qpair_opt
 		}
 	}
 	if (!qid) {
-		pthread_mutex_unlock(&c->qp_lock);
+		ctrlr_unlock_qps(c);
 		return unvme_fail(-EBUSY, "%s: all %u I/O queue pairs granted by the controller are in use",
 				  c->devid, c->max_io_queues);
 	}
@@ -376,7 +489,7 @@ static int qpair_create_once(struct unvme_ctrlr *c, const struct unvme_qpair_opt
 		c->qpairs = qp;
 		*out = qp;
 	}
-	pthread_mutex_unlock(&c->qp_lock);
+	ctrlr_unlock_qps(c);
 	return rc;
 }
 
@@ -392,8 +505,10 @@ UNVME_API int unvme_qpair_create(struct unvme_ctrlr *c, const struct unvme_qpair
 			ctrlr_recover_fatal(c);
 		if (c->failed)
 			return unvme_fail(-EIO, "%s: controller has failed; reset it", c->devid);
+		uint32_t gen = atomic_load(&c->generation);
 		int rc = qpair_create_once(c, opts, out);
-		if (rc == 0 || attempt == 1 || !c->failed)
+		/* once more on a controller that was reset meanwhile (an admin command lost) */
+		if (rc == 0 || attempt == 1 || (!c->failed && atomic_load(&c->generation) == gen))
 			return rc;
 	}
 }
@@ -403,7 +518,7 @@ UNVME_API void unvme_qpair_destroy(struct unvme_qpair *qp)
 	if (!qp)
 		return;
 	struct unvme_ctrlr *c = qp->ctrlr;
-	pthread_mutex_lock(&c->qp_lock);
+	ctrlr_lock_qps(c);
 	if (!c->failed && !qp->failed)
 		ctrlr_delete_io_queues(c, qp);
 	/* Deleted on the device (or the device is dead): nothing more will complete. */
@@ -416,7 +531,7 @@ UNVME_API void unvme_qpair_destroy(struct unvme_qpair *qp)
 	}
 	if (qp->qid <= c->max_io_queues)
 		c->qid_used[qp->qid] = 0;
-	pthread_mutex_unlock(&c->qp_lock);
+	ctrlr_unlock_qps(c);
 	qpair_free(qp);
 }
 

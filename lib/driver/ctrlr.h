@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lib/common/clock.h"
 #include "unvme/unvme.h"
 #include "dma.h"
 #include "transport.h"
@@ -28,6 +29,7 @@ struct unvme_req {
 	uint64_t prp_list_iova;
 	uint64_t seen_ms;       /* first timeout scan that saw it outstanding (0 = not yet) */
 	uint16_t next_free;
+	bool doomed;            /* outstanding when its queue was lost: completed by the recovery */
 	/* enum req_state. Atomic for split queue pairs: the poller hands a tracker back to the
 	 * submitter by storing REQ_FREE (release) after it has read cb and arg. */
 	_Atomic uint8_t state;
@@ -62,7 +64,9 @@ struct unvme_qpair {
 	/* The poller's. */
 	_Alignas(64) _Atomic uint32_t ncompleted;
 	uint16_t cq_head;
+	uint16_t cq_head_rung;  /* the CQ head doorbell's value */
 	uint8_t phase;
+	uint8_t poll_depth;     /* > 1: a poll from a completion callback of this queue pair */
 	uint32_t poll_count;
 	/* Split queues: either side may ring, one at a time, so the doorbell never goes back. */
 	atomic_flag ring_lock;
@@ -71,7 +75,11 @@ struct unvme_qpair {
 	/* Cold. */
 	_Alignas(64) struct unvme_ctrlr *ctrlr;
 	uint16_t qid;
-	bool recovering;
+	bool recovering;          /* a recovery of this queue pair is running (its owner's thread) */
+	/* The device no longer has this queue (deleted by a fence, or the controller was reset
+	 * or stopped): nothing of it will complete or touch host memory any more, so what is
+	 * outstanding can be given back. Set by the fencing poller or the resetting thread. */
+	_Atomic bool gone;
 	uint32_t generation;      /* the controller's, when its device queues were created */
 	uint32_t timeout_ms;
 	uint64_t last_scan_ms;
@@ -93,8 +101,10 @@ struct unvme_ns {
 struct unvme_ctrlr {
 	const struct unvme_transport_ops *ops;
 	void *transport_ctx;
-	char devid[256];
-	char address[4352];
+	char *devid;                 /* as the first open gave it */
+	char address[4352];          /* resolved: the key of the process's open controllers */
+	uint32_t refs;               /* opens of this address not closed yet (ctrlr.c open_lock) */
+	struct unvme_ctrlr *open_next;
 	struct unvme_ctrlr_opts opts;
 	struct dma_mapper mapper;
 	bool mapper_registered;
@@ -138,16 +148,28 @@ void qpair_free(struct unvme_qpair *qp);
 void qpair_reset_rings(struct unvme_qpair *qp);
 /* Completes every outstanding command locally with status (sct, sc). */
 void qpair_fail_outstanding(struct unvme_qpair *qp, uint8_t sct, uint8_t sc);
-/* Polls until the command behind *done completes or timeout_ms passes. */
+/* Marks every outstanding command doomed (the snapshot a recovery completes later), and
+ * completes the doomed ones with ABORTED_SQ_DELETION. Only by the poller. */
+void qpair_doom_outstanding(struct unvme_qpair *qp);
+void qpair_complete_doomed(struct unvme_qpair *qp);
+/* Polls until the command behind *done completes or timeout_ms passes, backing off (yield,
+ * then sleeps of growing length) once the wait is long past a command's expected latency. */
 int qpair_wait(struct unvme_qpair *qp, volatile int *done, uint32_t timeout_ms);
 
 /* ctrlr.c */
+/* qp_lock with a record of which thread holds it: a reset started by an admin timeout on a
+ * thread that already holds it (queue create, destroy, reset) must not take it again. */
+void ctrlr_lock_qps(struct unvme_ctrlr *c);
+void ctrlr_unlock_qps(struct unvme_ctrlr *c);
+bool ctrlr_qps_locked_here(const struct unvme_ctrlr *c);
 int ctrlr_enable(struct unvme_ctrlr *c);
 int ctrlr_disable(struct unvme_ctrlr *c);
 int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp);
 int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp);
 /* Reads CSTS: a fatal status or a device gone (all ones) marks the controller failed. */
 bool ctrlr_fatal_now(struct unvme_ctrlr *c);
+/* The largest transfer of one command: MDTS (any value 0..255) within one PRP list page. */
+uint32_t ctrlr_max_xfer_for(uint32_t page_size, uint8_t mdts);
 /* Set Features (Number of Queues) and what the controller granted. */
 int ctrlr_set_num_queues(struct unvme_ctrlr *c);
 
@@ -155,10 +177,20 @@ int ctrlr_set_num_queues(struct unvme_ctrlr *c);
 /* Resets a controller that reported a fatal status, from the thread that noticed it. Every
  * I/O queue pair is marked failed; each one's owner rebuilds it (qpair_rebuild). */
 void ctrlr_recover_fatal(struct unvme_ctrlr *c);
-/* A failed queue pair after a reset: its commands complete with ABORTED_SQ_DELETION and it is
- * created again on the device. 0; -EAGAIN while a reset is under way; -EIO when the
- * controller stays failed. Only by a thread that may touch both sides of the queue. */
+/* The same reset for a controller that stopped answering without a fatal status (an admin
+ * command lost for good, a queue that cannot be fenced or created again); why says what
+ * happened. 0, or -EIO when the reset failed (the controller then stays failed). */
+int ctrlr_reset_auto(struct unvme_ctrlr *c, const char *why);
+/* A failed queue pair (after a controller reset or a fence): created again on the device,
+ * then its commands from before complete with ABORTED_SQ_DELETION (their callbacks may
+ * submit again: the queue works by then). 0; -EAGAIN while a reset is under way; -EIO when
+ * the controller stays failed. Only by a thread that may touch both sides of the queue. */
 int qpair_rebuild(struct unvme_qpair *qp);
+/* The timeout scan of a poll (at most every 10 ms): Abort for a late command, a fence for one
+ * late twice, a controller reset for a fatal status. */
+void qpair_scan_timeouts(struct unvme_qpair *qp, uint64_t now_ms);
+/* The poller of a failed split queue: gives back what the device will never complete. */
+void qpair_give_back_gone(struct unvme_qpair *qp);
 
 /* ns.c */
 int ns_scan(struct unvme_ctrlr *c);
@@ -180,7 +212,5 @@ static inline void reg_write64(struct unvme_ctrlr *c, uint32_t off, uint64_t v)
 {
 	c->ops->write64(c->transport_ctx, off, v);
 }
-
-uint64_t unvme_now_ms(void);
 
 #endif

@@ -22,6 +22,10 @@
 #include "errmsg.h"
 
 #define MAX_ALIAS_DEPTH 8
+/* The longest device id or alias target: a path (PATH_MAX) and room for URI keys. Longer ones
+ * are refused, never cut: a cut id names another device, or none. */
+#define DEVID_MAX (PATH_MAX + 255)
+#define ECHO_MAX 64 /* characters of an over-long id shown in a message */
 
 static int mkdir_p(const char *path)
 {
@@ -95,7 +99,14 @@ bool unvme_addr_parse_bdf(const char *s, char out[13])
 	return true;
 }
 
-/* Looks name up in "a=b;c=d". Returns 1 found, 0 not found. */
+static int too_long(const char *what, const char *id, size_t len, size_t max)
+{
+	return unvme_fail(-ENAMETOOLONG, "%s '%.*s...' is %zu characters long; at most %zu are "
+			  "allowed", what, ECHO_MAX, id, len, max);
+}
+
+/* Looks name up in "a=b;c=d". Returns 1 found, 0 not found, -ENAMETOOLONG for a target that
+ * does not fit out. */
 static int lookup_env(const char *list, const char *name, char *out, size_t outlen)
 {
 	size_t nlen = strlen(name);
@@ -106,8 +117,12 @@ static int lookup_env(const char *list, const char *name, char *out, size_t outl
 		const char *eq = memchr(p, '=', len);
 		if (eq && (size_t)(eq - p) == nlen && strncmp(p, name, nlen) == 0) {
 			size_t vlen = len - nlen - 1;
-			if (vlen >= outlen)
-				vlen = outlen - 1;
+			if (vlen >= outlen) {
+				char what[128];
+				snprintf(what, sizeof(what), "$UNVME_DEVICES: alias '%.*s' names a device "
+					 "id", ECHO_MAX, name);
+				return too_long(what, eq + 1, vlen, outlen - 1);
+			}
 			memcpy(out, eq + 1, vlen);
 			out[vlen] = '\0';
 			return 1;
@@ -190,8 +205,9 @@ static int load_devices_file(json_object **root, json_object **obj, const char *
 static int lookup_alias(const char *name, char *out, size_t outlen)
 {
 	const char *env = getenv("UNVME_DEVICES");
-	if (env && lookup_env(env, name, out, outlen))
-		return 1;
+	int found_env = env ? lookup_env(env, name, out, outlen) : 0;
+	if (found_env)
+		return found_env;
 	json_object *root, *devs;
 	const char *path;
 	int rc = load_devices_file(&root, &devs, &path);
@@ -205,7 +221,17 @@ static int lookup_alias(const char *name, char *out, size_t outlen)
 			return unvme_fail(-EINVAL, "devices file %s: device \"%s\" must be a string", path,
 					  name);
 		}
-		snprintf(out, outlen, "%s", json_object_get_string(v));
+		const char *target = json_object_get_string(v);
+		size_t tlen = strlen(target);
+		if (tlen >= outlen) {
+			char what[PATH_MAX + 128];
+			snprintf(what, sizeof(what), "devices file %s: device \"%.*s\" names a device id",
+				 path, ECHO_MAX, name);
+			rc = too_long(what, target, tlen, outlen - 1);
+			json_object_put(root);
+			return rc;
+		}
+		memcpy(out, target, tlen + 1);
 		found = 1;
 	}
 	json_object_put(root);
@@ -222,11 +248,17 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 {
 	if (!devid || !*devid || !out || outlen < 16)
 		return unvme_fail(-EINVAL, "empty device id");
-	char cur[PATH_MAX + 256], next[PATH_MAX + 256];
-	snprintf(cur, sizeof(cur), "%s", devid);
+	char cur[DEVID_MAX + 1], next[DEVID_MAX + 1];
+	size_t dlen = strlen(devid);
+	if (dlen > DEVID_MAX)
+		return too_long("device id", devid, dlen, DEVID_MAX);
+	memcpy(cur, devid, dlen + 1);
 	for (int depth = 0; depth < MAX_ALIAS_DEPTH; depth++) {
 		if (unvme_addr_is_emu(cur)) {
-			snprintf(out, outlen, "%s", cur);
+			size_t clen = strlen(cur);
+			if (clen >= outlen)
+				return too_long("device address", cur, clen, outlen - 1);
+			memcpy(out, cur, clen + 1);
 			return 0;
 		}
 		char bdf[13];
@@ -235,7 +267,7 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 		if (rc < 0)
 			return rc;
 		if (rc == 1) {
-			snprintf(cur, sizeof(cur), "%s", next);
+			memcpy(cur, next, strlen(next) + 1); /* both DEVID_MAX + 1: it fits */
 			continue;
 		}
 		if (is_bdf) {
@@ -243,23 +275,25 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 			return 0;
 		}
 		if (strstr(cur, "://"))
-			return unvme_fail(-EINVAL, "device id '%s': unknown scheme (known: emu://)", cur);
-		return unvme_fail(-ENOENT, "device id '%s' is not a URI, a PCI address or a known alias "
+			return unvme_fail(-EINVAL, "device id '%.*s': unknown scheme (known: emu://)",
+					  ECHO_MAX * 2, cur);
+		return unvme_fail(-ENOENT, "device id '%.*s' is not a URI, a PCI address or a known alias "
 				  "(aliases come from $UNVME_DEVICES, the devices file %s, and the built-in "
-				  "emu0)", cur,
+				  "emu0)", ECHO_MAX * 2, cur,
 				  getenv("UNVME_CONFIG") ? getenv("UNVME_CONFIG")
 							 : "~/.config/unvme/devices.json or /etc/unvme/devices.json");
 	}
-	return unvme_fail(-ELOOP, "device id '%s': aliases nest more than %d deep", devid,
-			  MAX_ALIAS_DEPTH);
+	return unvme_fail(-ELOOP, "device id '%.*s': aliases nest more than %d deep", ECHO_MAX * 2,
+			  devid, MAX_ALIAS_DEPTH);
 }
 
 UNVME_API int unvme_devid_list(void (*fn)(void *arg, const char *name, const char *address),
 			       void *arg)
 {
-	char addr[PATH_MAX + 256];
-	/* Names from the environment, then the file, then emu0 unless it was overridden. */
-	char seen[64][64];
+	char addr[DEVID_MAX + 1];
+	/* Names from the environment, then the file, then emu0 unless it was overridden. Names
+	 * of any length: one cut short would be looked up as another name. */
+	char *seen[64];
 	int nseen = 0;
 	const char *env = getenv("UNVME_DEVICES");
 	for (const char *p = env; p && *p;) {
@@ -267,7 +301,9 @@ UNVME_API int unvme_devid_list(void (*fn)(void *arg, const char *name, const cha
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		const char *eq = memchr(p, '=', len);
 		if (eq && eq > p && nseen < 64) {
-			snprintf(seen[nseen], sizeof(seen[0]), "%.*s", (int)(eq - p), p);
+			seen[nseen] = strndup(p, (size_t)(eq - p));
+			if (!seen[nseen])
+				break;
 			if (unvme_devid_resolve(seen[nseen], addr, sizeof(addr)) == 0)
 				fn(arg, seen[nseen], addr);
 			else
@@ -279,8 +315,11 @@ UNVME_API int unvme_devid_list(void (*fn)(void *arg, const char *name, const cha
 	json_object *root, *devs;
 	const char *path;
 	int rc = load_devices_file(&root, &devs, &path);
-	if (rc)
+	if (rc) {
+		for (int i = 0; i < nseen; i++)
+			free(seen[i]);
 		return rc;
+	}
 	if (devs) {
 		json_object_object_foreach(devs, key, val)
 		{
@@ -290,7 +329,10 @@ UNVME_API int unvme_devid_list(void (*fn)(void *arg, const char *name, const cha
 				dup |= strcmp(seen[i], key) == 0;
 			if (dup || nseen >= 64)
 				continue;
-			snprintf(seen[nseen++], sizeof(seen[0]), "%s", key);
+			seen[nseen] = strdup(key);
+			if (!seen[nseen])
+				break;
+			nseen++;
 			if (unvme_devid_resolve(key, addr, sizeof(addr)) == 0)
 				fn(arg, key, addr);
 			else
@@ -299,8 +341,10 @@ UNVME_API int unvme_devid_list(void (*fn)(void *arg, const char *name, const cha
 	}
 	json_object_put(root);
 	bool have_emu0 = false;
-	for (int i = 0; i < nseen; i++)
+	for (int i = 0; i < nseen; i++) {
 		have_emu0 |= strcmp(seen[i], "emu0") == 0;
+		free(seen[i]);
+	}
 	if (!have_emu0 && builtin_emu0(addr, sizeof(addr)) == 0)
 		fn(arg, "emu0", addr);
 	return 0;

@@ -2,11 +2,20 @@
 /*
  * DMA memory allocator. Small requests are served from power-of-two size classes carved out
  * of 2 MiB chunks (a class object is naturally aligned to its size because chunks are 2 MiB
- * aligned); larger ones get chunks of their own. Allocation takes a mutex; translation from
- * virtual address to IOVA, which the I/O path does per command, reads a copy-on-write chunk
- * table without locks.
+ * aligned); larger ones get chunks of their own.
+ *
+ * Bookkeeping is O(1) per 2 MiB of memory and never republishes anything: every chunk starts
+ * on a 2 MiB boundary, so the 2 MiB slot of an address, found in a two-level table indexed by
+ * the address bits (8192 x 16384 slots over 48 bits of address space, leaves made on first
+ * use), names its chunk directly. Translation from virtual address to IOVA, which the I/O
+ * path does per command, reads that table without locks; creating and freeing chunks takes a
+ * mutex. Chunk descriptors are recycled through a free list rather than freed, so a lock-free
+ * reader holding a stale one never touches freed memory, and their number is bounded by the
+ * most chunks ever alive at once. Leaves are never freed either: at most one per 32 GiB of
+ * address space ever used.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -16,6 +25,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "lib/common/env.h"
 #include "unvme/unvme.h"
 #include "dma.h"
 #include "errmsg.h"
@@ -29,91 +39,92 @@
 /* 39 bits: the smallest address width of an Intel IOMMU (and QEMU's intel-iommu default). */
 #define IOVA_LIMIT (1ull << 39)
 
-struct dma_chunk {
-	uint8_t *va;
-	uint64_t iova;
-	size_t len;
-	int cls;      /* size class index, or -1 for a dedicated (large) allocation */
-	bool huge;
-};
+/* The slot table: 48-bit user addresses in 2 MiB slots, 2^13 leaves of 2^14 slots. */
+#define VA_BITS 48
+#define SLOT_SHIFT 21
+#define LEAF_BITS 14
+#define TOP_BITS (VA_BITS - SLOT_SHIFT - LEAF_BITS)
+#define LEAF_SLOTS (1u << LEAF_BITS)
+_Static_assert((1u << SLOT_SHIFT) == DMA_CHUNK_SIZE, "a slot is a chunk");
 
-struct chunk_table {
-	size_t n;
-	struct dma_chunk *chunk[]; /* sorted by va */
+#define DESC_BLOCK 256      /* descriptors allocated at a time */
+/* Available memory is read again after this much was taken without hugepages. */
+#define MEMINFO_REFRESH (256ull << 20)
+
+struct dma_chunk {
+	/* Read by lock-free translators: atomics, so a reader of a recycled descriptor reads
+	 * whole values (it then finds the address outside and gives up). */
+	_Atomic uintptr_t va;
+	_Atomic size_t len;       /* 0 while the descriptor is free */
+	_Atomic uint64_t iova;
+	/* Under dma_lock. */
+	int cls;                  /* size class index, or -1 for a dedicated (large) allocation */
+	bool huge;
+	struct dma_chunk *prev, *next; /* live chunks; free descriptors use next only */
 };
 
 struct free_obj {
 	struct free_obj *next;
 };
 
+typedef struct dma_chunk *_Atomic slot_t;
+
 static pthread_mutex_t dma_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic(struct chunk_table *) table;
-/* Old tables stay allocated: a lock-free reader may still be walking one. They are small
- * and chunk creation is rare. */
-static struct chunk_table *graveyard[4096];
-static size_t graveyard_n;
+static _Atomic(slot_t *) slot_top[1u << TOP_BITS];
+static struct dma_chunk *live;          /* every chunk, for mappers registered later */
+static struct dma_chunk *free_descs;
 static struct free_obj *free_list[NCLASSES];
 static struct dma_mapper mappers[MAX_MAPPERS];
 static size_t nmappers;
 static struct iova_space iova_space; /* IOVAs of freed chunks are given out again */
 static bool notice_given;
+static uint64_t regular_budget;      /* regular memory we may still take before reading
+				      * /proc/meminfo again (0: read it now) */
 
-static void retire_table(struct chunk_table *t)
+/* ---- the slot table ---- */
+
+static slot_t *leaf_of(uintptr_t va, bool create)
 {
-	if (!t)
-		return;
-	if (graveyard_n < sizeof(graveyard) / sizeof(graveyard[0]))
-		graveyard[graveyard_n++] = t;
-	/* else: leak; only reachable after thousands of large allocations and frees */
+	size_t t = (size_t)(va >> (SLOT_SHIFT + LEAF_BITS));
+	slot_t *leaf = atomic_load_explicit(&slot_top[t], memory_order_acquire);
+	if (leaf || !create)
+		return leaf;
+	leaf = calloc(LEAF_SLOTS, sizeof(*leaf)); /* dma_lock held: no other creator */
+	if (leaf)
+		atomic_store_explicit(&slot_top[t], leaf, memory_order_release);
+	return leaf;
 }
 
-static int publish_with(struct dma_chunk *add, const struct dma_chunk *remove)
+/* Points the slots of [va, va + len) at c (NULL clears them). Every leaf exists already
+ * when c is NULL; otherwise -ENOMEM if one cannot be made. */
+static int set_slots(uintptr_t va, size_t len, struct dma_chunk *c)
 {
-	struct chunk_table *old = atomic_load_explicit(&table, memory_order_relaxed);
-	size_t n = old ? old->n : 0;
-	struct chunk_table *t = malloc(sizeof(*t) + (n + 1) * sizeof(t->chunk[0]));
-	if (!t)
-		return -ENOMEM;
-	size_t j = 0;
-	bool placed = (add == NULL);
-	for (size_t i = 0; i < n; i++) {
-		struct dma_chunk *c = old->chunk[i];
-		if (c == remove)
-			continue;
-		if (!placed && add->va < c->va) {
-			t->chunk[j++] = add;
-			placed = true;
-		}
-		t->chunk[j++] = c;
+	for (uintptr_t a = va; a < va + len; a += DMA_CHUNK_SIZE) {
+		slot_t *leaf = leaf_of(a, c != NULL);
+		if (!leaf)
+			return -ENOMEM;
+		/* release: the descriptor is complete before a reader can find it */
+		atomic_store_explicit(&leaf[(a >> SLOT_SHIFT) & (LEAF_SLOTS - 1)], c,
+				      memory_order_release);
 	}
-	if (!placed)
-		t->chunk[j++] = add;
-	t->n = j;
-	/* release: the chunk descriptors are complete before a reader can find them */
-	atomic_store_explicit(&table, t, memory_order_release);
-	retire_table(old);
 	return 0;
 }
 
-static const struct dma_chunk *find_chunk(const void *vaddr)
+static struct dma_chunk *find_chunk(const void *vaddr)
 {
-	/* acquire: pairs with the release in publish_with */
-	const struct chunk_table *t = atomic_load_explicit(&table, memory_order_acquire);
-	if (!t)
+	uintptr_t v = (uintptr_t)vaddr;
+	if (v >> VA_BITS)
 		return NULL;
-	const uint8_t *p = vaddr;
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const struct dma_chunk *c = t->chunk[mid];
-		if (p < c->va)
-			hi = mid;
-		else if (p >= c->va + c->len)
-			lo = mid + 1;
-		else
-			return c;
-	}
-	return NULL;
+	slot_t *leaf = leaf_of(v, false);
+	if (!leaf)
+		return NULL;
+	struct dma_chunk *c = atomic_load_explicit(&leaf[(v >> SLOT_SHIFT) & (LEAF_SLOTS - 1)],
+						   memory_order_acquire);
+	if (!c)
+		return NULL;
+	uintptr_t va = atomic_load_explicit(&c->va, memory_order_relaxed);
+	size_t len = atomic_load_explicit(&c->len, memory_order_relaxed);
+	return v >= va && v - va < len ? c : NULL;
 }
 
 uint64_t dma_translate(const void *vaddr, size_t *contig)
@@ -121,11 +132,115 @@ uint64_t dma_translate(const void *vaddr, size_t *contig)
 	const struct dma_chunk *c = find_chunk(vaddr);
 	if (!c)
 		return UINT64_MAX;
-	size_t off = (size_t)((const uint8_t *)vaddr - c->va);
+	size_t off = (size_t)((uintptr_t)vaddr - atomic_load_explicit(&c->va, memory_order_relaxed));
 	if (contig)
-		*contig = c->len - off;
-	return c->iova + off;
+		*contig = atomic_load_explicit(&c->len, memory_order_relaxed) - off;
+	return atomic_load_explicit(&c->iova, memory_order_relaxed) + off;
 }
+
+/* ---- descriptors (dma_lock held) ---- */
+
+static struct dma_chunk *desc_get(void)
+{
+	if (!free_descs) {
+		struct dma_chunk *block = calloc(DESC_BLOCK, sizeof(*block));
+		if (!block)
+			return NULL;
+		for (size_t i = 0; i < DESC_BLOCK; i++) {
+			block[i].next = free_descs;
+			free_descs = &block[i];
+		}
+	}
+	struct dma_chunk *c = free_descs;
+	free_descs = c->next;
+	c->prev = c->next = NULL;
+	return c;
+}
+
+static void desc_put(struct dma_chunk *c)
+{
+	atomic_store_explicit(&c->len, 0, memory_order_relaxed);
+	c->next = free_descs;
+	free_descs = c;
+}
+
+static void live_add(struct dma_chunk *c)
+{
+	c->prev = NULL;
+	c->next = live;
+	if (live)
+		live->prev = c;
+	live = c;
+}
+
+static void live_remove(struct dma_chunk *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		live = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+}
+
+/* ---- memory ---- */
+
+/* Bytes the machine can still give as DMA memory: free hugepages, plus regular memory the
+ * kernel reports available. */
+static uint64_t meminfo(uint64_t *huge_free, uint64_t *regular)
+{
+	*huge_free = *regular = 0;
+	FILE *f = fopen("/proc/meminfo", "re");
+	if (!f)
+		return UINT64_MAX; /* cannot tell: do not refuse on a guess */
+	char line[128];
+	uint64_t pages = 0, page_kb = 0, avail_kb = 0;
+	bool have_avail = false;
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t v;
+		if (sscanf(line, "HugePages_Free: %" SCNu64, &v) == 1)
+			pages = v;
+		else if (sscanf(line, "Hugepagesize: %" SCNu64, &v) == 1)
+			page_kb = v;
+		else if (sscanf(line, "MemAvailable: %" SCNu64, &v) == 1) {
+			avail_kb = v;
+			have_avail = true;
+		}
+	}
+	fclose(f);
+	if (!have_avail)
+		return UINT64_MAX;
+	*huge_free = pages * page_kb * 1024;
+	*regular = avail_kb * 1024;
+	return *huge_free + *regular;
+}
+
+UNVME_API uint64_t unvme_dma_mem_available(void)
+{
+	uint64_t huge, regular;
+	return meminfo(&huge, &regular);
+}
+
+/* May len more bytes of regular memory be taken? Reads /proc/meminfo only every
+ * MEMINFO_REFRESH bytes, so a large allocation costs no more than a few reads. */
+static bool regular_memory_left(size_t len)
+{
+	if (regular_budget < len) {
+		uint64_t huge, regular;
+		if (meminfo(&huge, &regular) == UINT64_MAX)
+			return true;
+		regular_budget = regular;
+		if (regular_budget < len)
+			return false;
+	}
+	regular_budget -= len;
+	if (regular_budget > MEMINFO_REFRESH)
+		regular_budget = MEMINFO_REFRESH;
+	return true;
+}
+
+/* Why the last chunk could not be made (dma_lock held). */
+static enum { WHY_NONE, WHY_NO_MEMORY, WHY_MACHINE_FULL, WHY_IOVA } why;
 
 static void *map_memory(size_t len, bool *huge)
 {
@@ -135,11 +250,19 @@ static void *map_memory(size_t len, bool *huge)
 		*huge = true;
 		return p;
 	}
-	/* No hugepages: over-allocate to get a 2 MiB aligned range of regular pages. */
+	/* No hugepages (left): regular pages, pinned, which must not push the machine into its
+	 * OOM killer: refuse what the kernel says it does not have. */
+	if (!regular_memory_left(len)) {
+		why = WHY_MACHINE_FULL;
+		return NULL;
+	}
+	/* Over-allocate to get a 2 MiB aligned range of regular pages. */
 	size_t span = len + DMA_CHUNK_SIZE;
 	uint8_t *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (raw == MAP_FAILED)
+	if (raw == MAP_FAILED) {
+		why = WHY_NO_MEMORY;
 		return NULL;
+	}
 	uintptr_t aligned = ((uintptr_t)raw + DMA_CHUNK_SIZE - 1) & ~(uintptr_t)(DMA_CHUNK_SIZE - 1);
 	size_t head = aligned - (uintptr_t)raw;
 	if (head)
@@ -150,7 +273,7 @@ static void *map_memory(size_t len, bool *huge)
 	/* Pinning keeps the device's view valid; without the privilege the memory still works
 	 * for the emulated device, which shares our address space. */
 	bool locked = mlock((void *)aligned, len) == 0;
-	if (!notice_given && !getenv("UNVME_QUIET")) {
+	if (!notice_given && !unvme_env_quiet()) {
 		fprintf(stderr, "unvme: no hugepages reserved; DMA memory is %s regular memory "
 			"(reserve some with: echo 1024 > /proc/sys/vm/nr_hugepages)\n",
 			locked ? "locked" : "unlocked");
@@ -163,57 +286,66 @@ static void *map_memory(size_t len, bool *huge)
 /* Creates a chunk and maps it into every registered device. Called with dma_lock held. */
 static struct dma_chunk *chunk_create(size_t len, int cls)
 {
-	struct dma_chunk *c = calloc(1, sizeof(*c));
+	struct dma_chunk *c = desc_get();
 	if (!c)
 		return NULL;
-	c->va = map_memory(len, &c->huge);
-	if (!c->va) {
-		free(c);
+	bool huge = false;
+	uint8_t *va = map_memory(len, &huge);
+	if (!va) {
+		desc_put(c);
 		return NULL;
 	}
-	c->len = len;
+	if ((uintptr_t)va + len > (1ull << VA_BITS)) {
+		munmap(va, len); /* above any address a user mapping gets without asking */
+		desc_put(c);
+		return NULL;
+	}
+	uint64_t iova = IOVA_NONE;
+	if (iova_space.hi || iova_space_init(&iova_space, IOVA_BASE, IOVA_LIMIT) == 0)
+		iova = iova_alloc(&iova_space, len, DMA_CHUNK_SIZE);
+	if (iova == IOVA_NONE) {
+		why = WHY_IOVA;
+		munmap(va, len);
+		desc_put(c);
+		return NULL;
+	}
+	atomic_store_explicit(&c->va, (uintptr_t)va, memory_order_relaxed);
+	atomic_store_explicit(&c->len, len, memory_order_relaxed);
+	atomic_store_explicit(&c->iova, iova, memory_order_relaxed);
 	c->cls = cls;
-	if (!iova_space.hi && iova_space_init(&iova_space, IOVA_BASE, IOVA_LIMIT) != 0)
-		c->iova = IOVA_NONE;
-	else
-		c->iova = iova_alloc(&iova_space, len, DMA_CHUNK_SIZE);
-	if (c->iova == IOVA_NONE) {
-		munmap(c->va, len);
-		free(c);
+	c->huge = huge;
+	size_t mapped = 0;
+	for (; mapped < nmappers; mapped++)
+		if (mappers[mapped].map(mappers[mapped].ctx, va, iova, len) != 0)
+			break;
+	if (mapped < nmappers || set_slots((uintptr_t)va, len, c) != 0) {
+		set_slots((uintptr_t)va, len, NULL);
+		for (size_t j = 0; j < mapped; j++)
+			mappers[j].unmap(mappers[j].ctx, iova, len);
+		iova_free(&iova_space, iova, len);
+		munmap(va, len);
+		desc_put(c);
 		return NULL;
 	}
-	for (size_t i = 0; i < nmappers; i++) {
-		if (mappers[i].map(mappers[i].ctx, c->va, c->iova, c->len) != 0) {
-			for (size_t j = 0; j < i; j++)
-				mappers[j].unmap(mappers[j].ctx, c->iova, c->len);
-			iova_free(&iova_space, c->iova, len);
-			munmap(c->va, len);
-			free(c);
-			return NULL;
-		}
-	}
-	if (publish_with(c, NULL) != 0) {
-		for (size_t i = 0; i < nmappers; i++)
-			mappers[i].unmap(mappers[i].ctx, c->iova, c->len);
-		iova_free(&iova_space, c->iova, len);
-		munmap(c->va, len);
-		free(c);
-		return NULL;
-	}
+	live_add(c);
 	return c;
 }
 
 static void chunk_destroy(struct dma_chunk *c)
 {
-	publish_with(NULL, c);
+	uintptr_t va = atomic_load_explicit(&c->va, memory_order_relaxed);
+	size_t len = atomic_load_explicit(&c->len, memory_order_relaxed);
+	uint64_t iova = atomic_load_explicit(&c->iova, memory_order_relaxed);
+	set_slots(va, len, NULL);
+	live_remove(c);
 	for (size_t i = 0; i < nmappers; i++)
-		mappers[i].unmap(mappers[i].ctx, c->iova, c->len);
+		mappers[i].unmap(mappers[i].ctx, iova, len);
 	/* Unmapped from every device first: only then may another chunk get this IOVA. */
-	iova_free(&iova_space, c->iova, c->len);
-	munmap(c->va, c->len);
-	/* The descriptor may still be read by a lock-free translator holding an old table;
-	 * keep it (it is 40 bytes) rather than free it under that reader. */
-	c->len = 0;
+	iova_free(&iova_space, iova, len);
+	munmap((void *)va, len);
+	if (!c->huge)
+		regular_budget += len;
+	desc_put(c);
 }
 
 static int size_class(size_t size, size_t align)
@@ -233,9 +365,10 @@ static bool refill_class(int cls)
 	if (!c)
 		return false;
 	size_t obj = (size_t)1 << (cls + CLASS_MIN_SHIFT);
+	uint8_t *va = (uint8_t *)atomic_load_explicit(&c->va, memory_order_relaxed);
 	/* Thread the free list from the end so objects are handed out in address order. */
 	for (size_t off = DMA_CHUNK_SIZE; off >= obj; off -= obj) {
-		struct free_obj *o = (struct free_obj *)(c->va + off - obj);
+		struct free_obj *o = (struct free_obj *)(va + off - obj);
 		o->next = free_list[cls];
 		free_list[cls] = o;
 	}
@@ -244,12 +377,14 @@ static bool refill_class(int cls)
 
 UNVME_API void *unvme_dma_alloc(size_t size, size_t align)
 {
-	if (size == 0 || (align & (align - 1)) != 0 || align > DMA_CHUNK_SIZE) {
+	if (size == 0 || (align & (align - 1)) != 0 || align > DMA_CHUNK_SIZE ||
+	    size > (1ull << VA_BITS)) {
 		unvme_fail(-EINVAL, "unvme_dma_alloc: size %zu / alignment %zu invalid", size, align);
 		return NULL;
 	}
 	void *p = NULL;
 	pthread_mutex_lock(&dma_lock);
+	why = WHY_NO_MEMORY;
 	int cls = size_class(size, align);
 	if (cls >= 0) {
 		if (free_list[cls] || refill_class(cls)) {
@@ -260,12 +395,22 @@ UNVME_API void *unvme_dma_alloc(size_t size, size_t align)
 		size_t len = (size + DMA_CHUNK_SIZE - 1) & ~(size_t)(DMA_CHUNK_SIZE - 1);
 		struct dma_chunk *c = chunk_create(len, -1);
 		if (c)
-			p = c->va;
+			p = (void *)atomic_load_explicit(&c->va, memory_order_relaxed);
 	}
+	int reason = why;
 	pthread_mutex_unlock(&dma_lock);
-	if (!p)
+	if (p)
+		return p;
+	if (reason == WHY_MACHINE_FULL)
+		unvme_fail(-ENOMEM, "unvme_dma_alloc: %zu bytes asked, but the machine has no free "
+			   "hugepages and only %" PRIu64 " MB of memory available", size,
+			   unvme_dma_mem_available() >> 20);
+	else if (reason == WHY_IOVA)
+		unvme_fail(-ENOMEM, "unvme_dma_alloc: %zu bytes asked, but the device address space "
+			   "(IOVA, %llu GiB) is used up", size, (IOVA_LIMIT - IOVA_BASE) >> 30);
+	else
 		unvme_fail(-ENOMEM, "unvme_dma_alloc: cannot get %zu bytes of DMA memory", size);
-	return p;
+	return NULL;
 }
 
 UNVME_API void *unvme_dma_zalloc(size_t size, size_t align)
@@ -281,7 +426,7 @@ UNVME_API void unvme_dma_free(void *buf)
 	if (!buf)
 		return;
 	pthread_mutex_lock(&dma_lock);
-	struct dma_chunk *c = (struct dma_chunk *)find_chunk(buf);
+	struct dma_chunk *c = find_chunk(buf);
 	if (!c) {
 		pthread_mutex_unlock(&dma_lock);
 		fprintf(stderr, "unvme: unvme_dma_free(%p): not DMA memory, ignored\n", buf);
@@ -315,13 +460,14 @@ int dma_mapper_register(const struct dma_mapper *m)
 		pthread_mutex_unlock(&dma_lock);
 		return unvme_fail(-ENOSPC, "too many controllers attached (%d)", MAX_MAPPERS);
 	}
-	const struct chunk_table *t = atomic_load_explicit(&table, memory_order_relaxed);
-	size_t n = t ? t->n : 0;
-	for (size_t i = 0; i < n; i++) {
-		int rc = m->map(m->ctx, t->chunk[i]->va, t->chunk[i]->iova, t->chunk[i]->len);
+	for (struct dma_chunk *c = live; c; c = c->next) {
+		int rc = m->map(m->ctx, (void *)atomic_load_explicit(&c->va, memory_order_relaxed),
+				atomic_load_explicit(&c->iova, memory_order_relaxed),
+				atomic_load_explicit(&c->len, memory_order_relaxed));
 		if (rc != 0) {
-			for (size_t j = 0; j < i; j++)
-				m->unmap(m->ctx, t->chunk[j]->iova, t->chunk[j]->len);
+			for (struct dma_chunk *d = live; d != c; d = d->next)
+				m->unmap(m->ctx, atomic_load_explicit(&d->iova, memory_order_relaxed),
+					 atomic_load_explicit(&d->len, memory_order_relaxed));
 			pthread_mutex_unlock(&dma_lock);
 			return unvme_fail(rc, "cannot map DMA memory for the device (%d)", rc);
 		}
@@ -337,11 +483,26 @@ void dma_mapper_unregister(const struct dma_mapper *m)
 	for (size_t i = 0; i < nmappers; i++) {
 		if (mappers[i].ctx != m->ctx)
 			continue;
-		const struct chunk_table *t = atomic_load_explicit(&table, memory_order_relaxed);
-		for (size_t k = 0; t && k < t->n; k++)
-			m->unmap(m->ctx, t->chunk[k]->iova, t->chunk[k]->len);
+		for (struct dma_chunk *c = live; c; c = c->next)
+			m->unmap(m->ctx, atomic_load_explicit(&c->iova, memory_order_relaxed),
+				 atomic_load_explicit(&c->len, memory_order_relaxed));
 		mappers[i] = mappers[--nmappers];
 		break;
 	}
+	pthread_mutex_unlock(&dma_lock);
+}
+
+void dma_stats(struct dma_stats *st)
+{
+	pthread_mutex_lock(&dma_lock);
+	memset(st, 0, sizeof(*st));
+	for (struct dma_chunk *c = live; c; c = c->next) {
+		st->chunks++;
+		st->bytes += atomic_load_explicit(&c->len, memory_order_relaxed);
+	}
+	for (struct dma_chunk *c = free_descs; c; c = c->next)
+		st->free_descriptors++;
+	for (size_t t = 0; t < (1u << TOP_BITS); t++)
+		st->leaves += atomic_load_explicit(&slot_top[t], memory_order_relaxed) != NULL;
 	pthread_mutex_unlock(&dma_lock);
 }

@@ -3,7 +3,8 @@
  * DMA memory: pinned host memory with a bus address (IOVA) per byte.
  *
  * Memory comes in 2 MiB chunks (hugepages when reserved, else locked regular pages), each
- * given an IOVA range of its own. Every device attached to the process sees every chunk:
+ * given an IOVA range of its own; regular pages are refused beyond what the kernel reports
+ * available (MemAvailable), rather than left to the OOM killer. Every device attached to the process sees every chunk:
  * transports register a mapper, which is told about all existing chunks at once and about
  * each new chunk as it is created (VFIO_IOMMU_MAP_DMA for a PCIe device, the emulated
  * platform's IOMMU for an emulated one).
@@ -30,5 +31,12 @@ void dma_mapper_unregister(const struct dma_mapper *m);
 /* The IOVA of vaddr and how many bytes from vaddr on are contiguous in IOVA space (to the
  * end of its allocation's chunk). Returns UINT64_MAX when vaddr is not DMA memory. Lock free. */
 uint64_t dma_translate(const void *vaddr, size_t *contig);
+
+/* The allocator's own bookkeeping, for tests: live chunks and their bytes, descriptors kept
+ * for reuse, leaves of the slot table. */
+struct dma_stats {
+	uint64_t chunks, bytes, free_descriptors, leaves;
+};
+void dma_stats(struct dma_stats *st);
 
 #endif

@@ -27,20 +27,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/common/clock.h"
+#include "lib/common/compiler.h"
 #include "ctrlr.h"
 #include "errmsg.h"
 #include "prp.h"
 
 #define SCAN_INTERVAL_MS 10
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
-
-uint64_t unvme_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
+#define MAX_POLL_NESTING 8 /* polls from completion callbacks of the same queue pair */
 
 static inline uint8_t req_state(const struct unvme_req *r)
 {
@@ -116,15 +110,17 @@ static int split_failed(struct unvme_qpair *qp)
 {
 	if (atomic_load(&qp->ctrlr->resetting))
 		return -EAGAIN;
-	return unvme_fail(-EIO, "queue %u: the controller %s; stop the queue's submitter and "
-			  "poller and call unvme_qpair_recover", qp->qid,
-			  qp->ctrlr->failed ? "has failed" : "was reset");
+	return unvme_fail(-EIO, "queue %u: %s; stop the queue's submitter and poller and call "
+			  "unvme_qpair_recover", qp->qid,
+			  qp->ctrlr->failed ? "the controller has failed"
+					    : "the queue was lost (controller reset or timeout fence)");
 }
 
 void qpair_reset_rings(struct unvme_qpair *qp)
 {
 	qp->sq_tail = 0;
 	qp->cq_head = 0;
+	qp->cq_head_rung = 0;
 	qp->phase = 1;
 	qp->unrung = 0;
 	atomic_store_explicit(&qp->sq_tail_pub, 0, memory_order_relaxed);
@@ -274,21 +270,35 @@ UNVME_API void unvme_qpair_ring(struct unvme_qpair *qp)
 	}
 }
 
-static void scan_timeouts(struct unvme_qpair *qp, uint64_t now);
+static int poll_refused(struct unvme_qpair *qp)
+{
+	if (qp->recovering)
+		return unvme_fail(-EDEADLK, "queue %u: unvme_qpair_poll from a callback of the "
+				  "queue's own recovery", qp->qid);
+	return unvme_fail(-EDEADLK, "queue %u: unvme_qpair_poll nested more than %d deep in "
+			  "completion callbacks of the same queue pair", qp->qid, MAX_POLL_NESTING);
+}
 
+/*
+ * Reaping re-reads the head and phase from the queue pair for every entry, and moves them
+ * before the entry's callback runs: a callback may poll the same queue pair again (a
+ * synchronous command inside a callback), and that nested poll reaps the entries after this
+ * one. The CQ head doorbell is written once, by whichever poll last moved the head.
+ */
 UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 {
+	if (unlikely(qp->poll_depth) && (qp->poll_depth >= MAX_POLL_NESTING || qp->recovering))
+		return poll_refused(qp);
+	qp->poll_depth++;
 	unvme_qpair_ring(qp);
 	uint32_t n = 0;
-	bool moved = false;
-	uint16_t head = qp->cq_head;
-	uint8_t phase = qp->phase;
 	for (;;) {
+		uint16_t head = qp->cq_head;
 		volatile struct nvme_cqe *e = &qp->cq[head];
 		/* acquire: the rest of the entry is read only after its phase says it is complete */
 		uint16_t status = atomic_load_explicit((_Atomic uint16_t *)&e->status,
 						       memory_order_acquire);
-		if ((status & 1u) != phase)
+		if ((status & 1u) != qp->phase)
 			break;
 		struct nvme_cqe cpl;
 		cpl.dw0 = e->dw0;
@@ -299,132 +309,112 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 		cpl.status = status;
 		if (unlikely(++head == qp->depth)) {
 			head = 0;
-			phase ^= 1u;
+			qp->phase ^= 1u;
 		}
-		uint16_t cid = cpl.cid;
 		qp->cq_head = head;
-		qp->phase = phase;
+		uint16_t cid = cpl.cid;
 		if (unlikely(cid >= qp->depth - 1u || req_state(&qp->reqs[cid]) == REQ_FREE)) {
 			/* A completion for nothing we sent: a device bug; consume it rather than
 			 * corrupt a tracker. */
-			moved = true;
 			continue;
 		}
 		struct unvme_req *req = &qp->reqs[cid];
 		unvme_cmd_cb cb = req->cb;
 		void *arg = req->arg;
 		release_req(qp, cid);
-		moved = true;
 		if (cb)
 			cb(arg, &cpl);
 		if (++n == max)
 			break;
 	}
-	if (moved)
+	if (qp->cq_head != qp->cq_head_rung) {
+		qp->cq_head_rung = qp->cq_head;
 		qp->write32(qp->bus, qp->cq_db, qp->cq_head);
-	if (unlikely((++qp->poll_count & 255u) == 0) && qp->timeout_ms) {
-		uint64_t now = unvme_now_ms();
-		if (now - qp->last_scan_ms >= SCAN_INTERVAL_MS)
-			scan_timeouts(qp, now);
 	}
-	if (unlikely(atomic_load_explicit(&qp->failed, memory_order_relaxed))) {
-		int rc = qp->split ? split_failed(qp) : qpair_rebuild(qp);
-		if (rc)
-			return rc == -EAGAIN ? (int)n : rc; /* a reset under way: nothing to reap yet */
+	int rc = (int)n;
+	/* Timeouts and recovery belong to the outermost poll, not to one inside a callback. */
+	if (qp->poll_depth == 1) {
+		if (unlikely((++qp->poll_count & 255u) == 0) && qp->timeout_ms) {
+			uint64_t now = mono_ms_coarse();
+			if (now - qp->last_scan_ms >= SCAN_INTERVAL_MS)
+				qpair_scan_timeouts(qp, now);
+		}
+		if (unlikely(atomic_load_explicit(&qp->failed, memory_order_relaxed))) {
+			int frc;
+			if (qp->split) {
+				if (atomic_load(&qp->gone))
+					qpair_give_back_gone(qp);
+				frc = split_failed(qp);
+			} else {
+				frc = qpair_rebuild(qp);
+			}
+			if (frc && frc != -EAGAIN) /* -EAGAIN: a reset under way, nothing to reap yet */
+				rc = frc;
+		}
 	}
-	return (int)n;
+	qp->poll_depth--;
+	return rc;
+}
+
+static void complete_locally(struct unvme_qpair *qp, uint16_t cid, uint8_t sct, uint8_t sc)
+{
+	struct unvme_req *req = &qp->reqs[cid];
+	struct nvme_cqe cpl = {
+		.sqid = qp->qid,
+		.cid = cid,
+		.status = NVME_CQE_STATUS(sct, sc),
+	};
+	unvme_cmd_cb cb = req->cb;
+	void *arg = req->arg;
+	req->doomed = false;
+	release_req(qp, cid);
+	if (cb)
+		cb(arg, &cpl);
 }
 
 void qpair_fail_outstanding(struct unvme_qpair *qp, uint8_t sct, uint8_t sc)
 {
 	uint32_t ntrk = qp->depth - 1u;
-	for (uint32_t cid = 0; cid < ntrk; cid++) {
-		struct unvme_req *req = &qp->reqs[cid];
-		if (req_state(req) == REQ_FREE)
-			continue;
-		struct nvme_cqe cpl = {
-			.sqid = qp->qid,
-			.cid = (uint16_t)cid,
-			.status = NVME_CQE_STATUS(sct, sc),
-		};
-		unvme_cmd_cb cb = req->cb;
-		void *arg = req->arg;
-		release_req(qp, (uint16_t)cid);
-		if (cb)
-			cb(arg, &cpl);
-	}
+	for (uint32_t cid = 0; cid < ntrk; cid++)
+		if (req_state(&qp->reqs[cid]) != REQ_FREE)
+			complete_locally(qp, (uint16_t)cid, sct, sc);
+}
+
+void qpair_doom_outstanding(struct unvme_qpair *qp)
+{
+	uint32_t ntrk = qp->depth - 1u;
+	for (uint32_t cid = 0; cid < ntrk; cid++)
+		qp->reqs[cid].doomed = req_state(&qp->reqs[cid]) != REQ_FREE;
+}
+
+void qpair_complete_doomed(struct unvme_qpair *qp)
+{
+	uint32_t ntrk = qp->depth - 1u;
+	for (uint32_t cid = 0; cid < ntrk; cid++)
+		if (qp->reqs[cid].doomed && req_state(&qp->reqs[cid]) != REQ_FREE)
+			complete_locally(qp, (uint16_t)cid, NVME_SCT_GENERIC,
+					 NVME_SC_ABORTED_SQ_DELETION);
 }
 
 /*
- * A command that outlives the timeout gets an Abort. If it outlives a second timeout, the
- * queue is fenced: deleting the SQ on the device guarantees it will not touch the command's
- * buffers any more, the outstanding commands complete with ABORTED_SQ_DELETION, and the queue
- * is created again. A controller fatal status is handled by recovery.c instead. A split queue is not created again: its SQ tail
- * belongs to a submitter running on another thread, which this one cannot rewind, so the
- * queue fails and its owner destroys it.
+ * A synchronous wait polls flat out while the command may still be on its way (SPIN_NS, ten
+ * times a flash read), then yields the CPU between polls until YIELD_NS, then sleeps between
+ * polls, each sleep twice the last (from SLEEP_MIN_NS), at most an eighth of the time waited
+ * so far and at most SLEEP_MAX_NS: a command that never completes costs a few wake-ups a
+ * second until the queue's timeout recovers it, not a CPU, and one that is merely slow is
+ * noticed within an eighth of its latency. The timeout scan runs from here too, since the
+ * polls are rare by then.
  */
-static void recover_queue(struct unvme_qpair *qp)
-{
-	struct unvme_ctrlr *c = qp->ctrlr;
-	qp->recovering = true;
-	int rc = ctrlr_delete_io_queues(c, qp);
-	if (qp->split)
-		qp->failed = 1; /* first, so no submission follows the ones failed below */
-	qpair_fail_outstanding(qp, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
-	if (!qp->split) {
-		qpair_reset_rings(qp);
-		if (rc == 0)
-			rc = ctrlr_create_io_queues(c, qp);
-		if (rc != 0)
-			qp->failed = 1;
-	}
-	qp->recovering = false;
-}
-
-static void scan_timeouts(struct unvme_qpair *qp, uint64_t now)
-{
-	struct unvme_ctrlr *c = qp->ctrlr;
-	qp->last_scan_ms = now;
-	if (qp->qid != 0) {
-		if (ctrlr_fatal_now(c) || c->failed) {
-			/* reset the controller from here; this queue is rebuilt at the end of the poll */
-			ctrlr_recover_fatal(c);
-			qp->failed = 1;
-			return;
-		}
-	}
-	if (outstanding(qp) == 0 || qp->recovering)
-		return;
-	uint32_t ntrk = qp->depth - 1u;
-	bool fence = false;
-	for (uint32_t cid = 0; cid < ntrk; cid++) {
-		struct unvme_req *req = &qp->reqs[cid];
-		uint8_t state = req_state(req);
-		if (state == REQ_FREE)
-			continue;
-		if (req->seen_ms == 0) {
-			req->seen_ms = now;
-			continue;
-		}
-		if (now - req->seen_ms < qp->timeout_ms)
-			continue;
-		if (state == REQ_ACTIVE && qp->qid != 0) {
-			set_req_state(req, REQ_ABORT_SENT);
-			req->seen_ms = now;
-			bool aborted = false;
-			if (unvme_abort(c, qp->qid, (uint16_t)cid, &aborted) != 0 || !aborted)
-				fence = true;
-		} else if (state == REQ_ABORT_SENT) {
-			fence = true;
-		}
-	}
-	if (fence && qp->qid != 0)
-		recover_queue(qp);
-}
+#define SPIN_NS (1000 * 1000ull)
+#define YIELD_NS (10 * 1000 * 1000ull)
+#define SLEEP_MIN_NS (50 * 1000ull)
+#define SLEEP_MAX_NS (20 * 1000 * 1000ull)
 
 int qpair_wait(struct unvme_qpair *qp, volatile int *done, uint32_t timeout_ms)
 {
-	uint64_t deadline = timeout_ms ? unvme_now_ms() + timeout_ms : UINT64_MAX;
+	uint64_t start = mono_ns();
+	uint64_t limit_ns = timeout_ms ? (uint64_t)timeout_ms * 1000000u : UINT64_MAX;
+	uint64_t sleep_ns = 0, last_check = 0;
 	uint32_t idle = 0;
 	while (!*done) {
 		int rc = unvme_qpair_poll(qp, 0);
@@ -432,18 +422,40 @@ int qpair_wait(struct unvme_qpair *qp, volatile int *done, uint32_t timeout_ms)
 			return rc;
 		if (*done)
 			break;
-		if (rc == 0 && ++idle >= 1024) {
-			idle = 0;
-			/* I/O queues notice a fatal status in their poll; the admin queue's caller
-			 * must not sit out its whole timeout on a controller that stopped */
+		if (rc > 0 || ++idle < 64) {
+			cpu_relax();
+			continue;
+		}
+		idle = 0;
+		uint64_t waited = mono_ns() - start;
+		if (waited >= limit_ns)
+			return unvme_fail(-ETIMEDOUT, "queue %u: no completion within %u ms", qp->qid,
+					  timeout_ms);
+		if (waited < SPIN_NS)
+			continue;
+		if (waited - last_check >= SPIN_NS) {
+			last_check = waited;
+			/* I/O queues notice a fatal status in their timeout scan; the admin
+			 * queue's caller must not sit out its whole timeout on a controller that
+			 * stopped */
 			if (qp->qid == 0 && ctrlr_fatal_now(qp->ctrlr))
 				return unvme_fail(-EIO, "%s: controller fatal status (CSTS.CFS) while "
 						  "waiting for an admin command", qp->ctrlr->devid);
-			if (unvme_now_ms() > deadline)
-				return unvme_fail(-ETIMEDOUT, "queue %u: no completion within %u ms",
-						  qp->qid, timeout_ms);
-			sched_yield();
+			if (qp->timeout_ms && qp->poll_depth == 0) {
+				uint64_t now = mono_ms_coarse();
+				if (now - qp->last_scan_ms >= SCAN_INTERVAL_MS)
+					qpair_scan_timeouts(qp, now);
+			}
 		}
+		if (waited < YIELD_NS) {
+			sched_yield();
+			continue;
+		}
+		uint64_t cap = waited / 8 < SLEEP_MAX_NS ? waited / 8 : SLEEP_MAX_NS;
+		sleep_ns = sleep_ns ? sleep_ns * 2 : SLEEP_MIN_NS;
+		if (sleep_ns > cap)
+			sleep_ns = cap;
+		sleep_us(sleep_ns / 1000);
 	}
 	return 0;
 }

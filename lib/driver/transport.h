@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Transports: how the driver reaches a controller. A transport is a table of functions
- * registered by name. The register-based transports (the emulated PCIe slot now, VFIO next)
- * fill register access and DMA mapping and share the memory-ring queue pairs of qpair.c;
- * message-based transports (io_uring passthrough, NVMe/TCP) will add queue-pair operations
- * to this table, which stays NULL for the ring-based ones.
+ * registered by name. The register-based transports, the emulated PCIe slot
+ * (pcie_emu_slot.c) and VFIO (pcie_vfio.c), fill register access and DMA mapping and share
+ * the memory-ring queue pairs of qpair.c; message-based transports (io_uring passthrough,
+ * NVMe/TCP) add queue-pair operations to this table, which stays NULL for the ring-based ones.
  */
 #ifndef UNVME_DRIVER_TRANSPORT_H
 #define UNVME_DRIVER_TRANSPORT_H

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/common/env.h"
 #include "kv_internal.h"
 
 static _Thread_local char cfg_err[2048];
@@ -29,15 +30,14 @@ void kv_config_set_error(const char *fmt, ...)
 	va_end(ap);
 }
 
-static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void warn(const char *fmt, ...)
+void kv_config_warn(const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (!getenv("UNVME_QUIET"))
+	if (!unvme_env_quiet())
 		fprintf(stderr, "kvsdk: warning: %s\n", msg);
 	kv_log(1, "warning: %s", msg);
 }
@@ -46,6 +46,7 @@ static void warn(const char *fmt, ...)
  * field for them. */
 static _Atomic uint32_t last_idle_sleep_us = KV_DEFAULT_IDLE_SLEEP_US;
 static _Atomic uint32_t last_coalesce_us = KV_DEFAULT_COALESCE_US;
+static atomic_bool last_zero_copy, last_strict_placement;
 
 void kv_config_defaults(struct kv_config *cfg)
 {
@@ -76,34 +77,64 @@ void kv_config_free(struct kv_config *cfg)
 
 /* ---- device ids longer than the struct's 31 characters ---- */
 
-static pthread_mutex_t devid_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *long_ids[NR_MAX_SSD * 4];
-static int nlong_ids;
+/* kv_sdk_load_option must put every id into a 32-byte field. A long id goes in as a token:
+ * its first 22 characters, '~', and 8 hex digits of a hash of the whole id, so two ids that
+ * differ anywhere (even after character 31) get different tokens, and kv_sdk_init maps the
+ * token back to the whole id by exact match. */
+#define TOKEN_PREFIX (DEV_ID_LEN - 1 - 9)
 
-void kv_config_remember_devid(const char *full)
+static pthread_mutex_t devid_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	char token[DEV_ID_LEN];
+	char *full;
+} long_ids[NR_MAX_SSD * 4];
+static int nlong_ids, next_long_id;
+
+static uint32_t fnv1a(const char *s)
 {
-	if (strlen(full) < DEV_ID_LEN)
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+void kv_config_remember_devid(const char *full, char token[DEV_ID_LEN])
+{
+	if (strlen(full) < DEV_ID_LEN) {
+		snprintf(token, DEV_ID_LEN, "%s", full);
 		return;
+	}
 	pthread_mutex_lock(&devid_lock);
-	for (int i = 0; i < nlong_ids; i++) {
-		if (!strcmp(long_ids[i], full)) {
+	/* a hash collision of two different ids is resolved by perturbing the hash */
+	for (uint32_t salt = 0;; salt++) {
+		snprintf(token, DEV_ID_LEN, "%.*s~%08x", TOKEN_PREFIX, full, fnv1a(full) + salt);
+		int i;
+		for (i = 0; i < nlong_ids; i++)
+			if (!strcmp(long_ids[i].token, token))
+				break;
+		if (i == nlong_ids)
+			break; /* a new token */
+		if (!strcmp(long_ids[i].full, full)) {
 			pthread_mutex_unlock(&devid_lock);
-			return;
+			return; /* known already */
 		}
 	}
-	int slot = nlong_ids < (int)(sizeof(long_ids) / sizeof(long_ids[0])) ? nlong_ids++ : 0;
-	free(long_ids[slot]);
-	long_ids[slot] = strdup(full);
+	int slot = nlong_ids < (int)(sizeof(long_ids) / sizeof(long_ids[0])) ? nlong_ids++
+									    : next_long_id;
+	next_long_id = (slot + 1) % (int)(sizeof(long_ids) / sizeof(long_ids[0]));
+	free(long_ids[slot].full);
+	long_ids[slot].full = strdup(full);
+	snprintf(long_ids[slot].token, DEV_ID_LEN, "%s", long_ids[slot].full ? token : "");
 	pthread_mutex_unlock(&devid_lock);
 }
 
-const char *kv_config_full_devid(const char *truncated)
+const char *kv_config_full_devid(const char *token)
 {
 	const char *found = NULL;
 	pthread_mutex_lock(&devid_lock);
-	for (int i = nlong_ids - 1; i >= 0 && !found; i--)
-		if (long_ids[i] && !strncmp(long_ids[i], truncated, DEV_ID_LEN - 1))
-			found = long_ids[i];
+	for (int i = 0; i < nlong_ids && !found; i++)
+		if (long_ids[i].full && !strcmp(long_ids[i].token, token))
+			found = long_ids[i].full;
 	pthread_mutex_unlock(&devid_lock);
 	return found;
 }
@@ -118,8 +149,7 @@ static int set_devid(struct kv_config *cfg, int i, const char *id)
 		kv_config_set_error("%s: out of memory", cfg->source);
 		return -1;
 	}
-	snprintf(cfg->sdk.dev_id[i], DEV_ID_LEN, "%s", id);
-	kv_config_remember_devid(id);
+	kv_config_remember_devid(id, cfg->sdk.dev_id[i]);
 	return 0;
 }
 
@@ -249,11 +279,11 @@ static int parse_device(struct kv_config *cfg, json_object *obj, int i, const ch
 			if (get_mask(cfg, v, key, &o->cq_thread_mask))
 				return -1;
 		} else if (!strcmp(k, "queue_depth")) {
-			if (get_int(cfg, v, key, 2, 65536, &x))
+			if (get_int(cfg, v, key, 2, KV_MAX_QUEUE_DEPTH, &x))
 				return -1;
 			o->queue_depth = (uint32_t)x;
 		} else {
-			warn("%s: unknown key '%s' ignored", cfg->source, key);
+			kv_config_warn("%s: unknown key '%s' ignored", cfg->source, key);
 		}
 	}
 	if (!have_id) {
@@ -357,12 +387,20 @@ static int parse_root(struct kv_config *cfg, json_object *root)
 			if (get_int(cfg, v, key, 0, KV_MAX_COALESCE_US, &x))
 				return -1;
 			cfg->cq_coalesce_max_us = (uint32_t)x;
+		} else if (!strcmp(key, "zero_copy") || !strcmp(key, "strict_placement")) {
+			bool *flag = key[0] == 'z' ? &cfg->zero_copy : &cfg->strict_placement;
+			if (json_object_is_type(v, json_type_boolean))
+				*flag = json_object_get_boolean(v);
+			else if ((w = get_word(cfg, v, key, onoff, 2)) < 0)
+				return -1;
+			else
+				*flag = w == 1;
 		} else if (!strcmp(key, "device_description")) {
 			if (parse_devices(cfg, v))
 				return -1;
 			have_devices = true;
 		} else {
-			warn("%s: unknown key '%s' ignored", cfg->source, key);
+			kv_config_warn("%s: unknown key '%s' ignored", cfg->source, key);
 		}
 	}
 	if (!have_devices || k->nr_ssd == 0) {
@@ -476,28 +514,49 @@ int kv_config_load_file(const char *path, struct kv_config *cfg)
 	return rc;
 }
 
+/*
+ * The struct form, read as the original read it: the devices are the non-empty dev_id entries
+ * from the first on (nr_ssd is an output), and every field left zero gets its default
+ * (slab_alloc_policy 0 is "huge", submit_retry_interval 0 is 1 us, slab_size 0 is 44 MB,
+ * core_mask 0 the automatic masks, queue_depth 0 is 32, log_file "" /tmp/kvsdk.log). A field
+ * that is set to something that does not exist is an error.
+ */
 int kv_config_from_sdk(const kv_sdk *sdk, struct kv_config *cfg)
 {
 	kv_config_defaults(cfg);
 	cfg->sdk = *sdk;
 	cfg->cq_idle_sleep_max_us = atomic_load(&last_idle_sleep_us);
 	cfg->cq_coalesce_max_us = atomic_load(&last_coalesce_us);
+	cfg->zero_copy = atomic_load(&last_zero_copy);
+	cfg->strict_placement = atomic_load(&last_strict_placement);
 	kv_sdk *k = &cfg->sdk;
 	const char *src = cfg->source;
-	if (k->nr_ssd < 1 || k->nr_ssd > NR_MAX_SSD) {
-		kv_config_set_error("%s: nr_ssd %d is not 1..%d", src, k->nr_ssd, NR_MAX_SSD);
+	int n = 0;
+	while (n < NR_MAX_SSD && k->dev_id[n][0])
+		n++;
+	if (!n) {
+		kv_config_set_error("%s: dev_id[0] is empty: name at least one device (a PCI address, "
+				    "an emu:// URI or an alias)", src);
 		return -1;
 	}
+	if (k->nr_ssd && k->nr_ssd != n)
+		kv_log(2, "%s: nr_ssd %d replaced by the %d dev_id entries set", src, k->nr_ssd, n);
+	k->nr_ssd = n;
 	if (k->ssd_type != KV_TYPE_SSD && k->ssd_type != LBA_TYPE_SSD) {
 		kv_config_set_error("%s: ssd_type %d is neither KV_TYPE_SSD nor LBA_TYPE_SSD", src,
 				    k->ssd_type);
 		return -1;
 	}
+	if (!k->slab_alloc_policy)
+		k->slab_alloc_policy = SLAB_MM_ALLOC_HUGE;
 	if (k->slab_alloc_policy != SLAB_MM_ALLOC_POSIX && k->slab_alloc_policy != SLAB_MM_ALLOC_HUGE) {
 		kv_config_set_error("%s: slab_alloc_policy 0x%x is neither SLAB_MM_ALLOC_POSIX nor "
-				    "SLAB_MM_ALLOC_HUGE", src, k->slab_alloc_policy);
+				    "SLAB_MM_ALLOC_HUGE (0: the default, huge)", src,
+				    k->slab_alloc_policy);
 		return -1;
 	}
+	if (!k->submit_retry_interval)
+		k->submit_retry_interval = KV_DEFAULT_RETRY_US;
 	if (k->submit_retry_interval < -1 || k->submit_retry_interval > KV_MAX_RETRY_US) {
 		kv_config_set_error("%s: submit_retry_interval %d is not -1..%d", src,
 				    k->submit_retry_interval, KV_MAX_RETRY_US);
@@ -520,16 +579,12 @@ int kv_config_from_sdk(const kv_sdk *sdk, struct kv_config *cfg)
 		snprintf(k->log_file, sizeof(k->log_file), "/tmp/kvsdk.log");
 	if (!k->slab_size)
 		k->slab_size = (uint64_t)KV_DEFAULT_SLAB_MB << 20;
-	for (int i = 0; i < k->nr_ssd; i++) {
+	for (int i = 0; i < n; i++) {
 		char id[DEV_ID_LEN];
 		memcpy(id, k->dev_id[i], DEV_ID_LEN);
 		id[DEV_ID_LEN - 1] = 0;
-		if (!id[0]) {
-			kv_config_set_error("%s: dev_id[%d] is empty", src, i);
-			return -1;
-		}
-		/* a full id truncated into the struct by kv_sdk_load_option */
-		const char *full = strlen(id) == DEV_ID_LEN - 1 ? kv_config_full_devid(id) : NULL;
+		/* a long id put into the struct as a token by kv_sdk_load_option */
+		const char *full = kv_config_full_devid(id);
 		free(cfg->devid[i]);
 		cfg->devid[i] = strdup(full ? full : id);
 		if (!cfg->devid[i]) {
@@ -537,11 +592,17 @@ int kv_config_from_sdk(const kv_sdk *sdk, struct kv_config *cfg)
 			return -1;
 		}
 		kv_nvme_io_options *o = &k->dd_options[i];
-		if (o->queue_depth && (o->queue_depth < 2 || o->queue_depth > 65536)) {
-			kv_config_set_error("%s: dd_options[%d].queue_depth %u is not 2..65536", src, i,
-					    o->queue_depth);
+		if (o->queue_depth && (o->queue_depth < 2 || o->queue_depth > KV_MAX_QUEUE_DEPTH)) {
+			kv_config_set_error("%s: dd_options[%d].queue_depth %u is not 2..%u (the driver's "
+					    "limit; 0 means %u)", src, i, o->queue_depth,
+					    KV_MAX_QUEUE_DEPTH, KV_DEFAULT_QUEUE_DEPTH);
 			return -1;
 		}
+	}
+	/* entries after the devices are not devices: no stale masks or handles there */
+	for (int i = n; i < NR_MAX_SSD; i++) {
+		memset(&k->dd_options[i], 0, sizeof(k->dd_options[i]));
+		k->dev_handle[i] = 0;
 	}
 	return 0;
 }
@@ -555,7 +616,7 @@ KV_API int kv_sdk_load_option(kv_sdk *sdk_opt, char *log_path)
 	}
 	struct kv_config cfg;
 	if (kv_config_load_file(log_path, &cfg)) {
-		if (!getenv("UNVME_QUIET"))
+		if (!unvme_env_quiet())
 			fprintf(stderr, "kvsdk: %s\n", kv_config_error());
 		kv_err("%s", kv_config_error());
 		return -1;
@@ -567,6 +628,8 @@ KV_API int kv_sdk_load_option(kv_sdk *sdk_opt, char *log_path)
 	memcpy(&sdk_opt->cb_cnt_mutex, &keep, sizeof(keep));
 	atomic_store(&last_idle_sleep_us, cfg.cq_idle_sleep_max_us);
 	atomic_store(&last_coalesce_us, cfg.cq_coalesce_max_us);
+	atomic_store(&last_zero_copy, cfg.zero_copy);
+	atomic_store(&last_strict_placement, cfg.strict_placement);
 	kv_config_free(&cfg);
 	return 0;
 }

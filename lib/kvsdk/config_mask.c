@@ -4,6 +4,8 @@
  * the automatic layout (the original's "resource scheduler") used when core_mask is absent or 0.
  */
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "kv_internal.h"
@@ -48,9 +50,65 @@ void kv_auto_masks(int dev_idx, int ncpu, kv_nvme_io_options *o)
 	o->num_cq_threads = 1;
 }
 
+/* "2-3", "4", "2-3,7": the CPUs of mask, for messages. */
+static void cpu_list(uint64_t mask, char *out, size_t len)
+{
+	out[0] = 0;
+	size_t used = 0;
+	for (int c = 0; c < 64 && used + 1 < len; c++) {
+		if (!(mask >> c & 1))
+			continue;
+		int e = c;
+		while (e + 1 < 64 && (mask >> (e + 1) & 1))
+			e++;
+		int w = e > c ? snprintf(out + used, len - used, "%s%d-%d", used ? "," : "", c, e)
+			      : snprintf(out + used, len - used, "%s%d", used ? "," : "", c);
+		used += w > 0 ? (size_t)w : 0;
+		c = e;
+	}
+}
+
+/* Masks naming CPUs this machine lacks, as the original's configurations often do (written
+ * for bigger machines): the queues of those cores exist but no thread can run there, and a
+ * completion thread for such a core runs unpinned. With strict_placement it is an error. */
+static int check_cpus(struct kv_config *cfg, int i, int ncpu)
+{
+	const kv_nvme_io_options *o = &cfg->sdk.dd_options[i];
+	uint64_t all = low_bits(ncpu);
+	uint64_t sub = o->core_mask & ~all, cq = o->cq_thread_mask & ~all;
+	if (!sub && !cq)
+		return 0;
+	const char *which = sub ? "core_mask" : "cq_thread_mask";
+	uint64_t mask = sub ? o->core_mask : o->cq_thread_mask;
+	char missing[128], have[32];
+	cpu_list(sub ? sub : cq, missing, sizeof(missing));
+	cpu_list(all, have, sizeof(have));
+	if (cfg->strict_placement || getenv("UNVME_KV_STRICT_PLACEMENT")) {
+		kv_config_set_error("%s: device_description[%d].%s 0x%llx names CPU %s, but this "
+				    "machine has %d CPUs (%s) and strict placement is on", cfg->source,
+				    i, which, (unsigned long long)mask, missing, ncpu, have);
+		return -1;
+	}
+	char subs[320] = "", cqs[320] = "";
+	if (sub) {
+		cpu_list(sub, missing, sizeof(missing));
+		snprintf(subs, sizeof(subs), "queues are made for CPU %s but no thread runs there "
+			 "(threads use the queues of CPU %s)", missing, have);
+	}
+	if (cq) {
+		cpu_list(cq, missing, sizeof(missing));
+		snprintf(cqs, sizeof(cqs), "%sthe completion thread for CPU %s runs unpinned",
+			 sub ? "; " : "", missing);
+	}
+	kv_config_warn("%s: device_description[%d]: core_mask 0x%llx / cq_thread_mask 0x%llx name CPUs this "
+	     "machine lacks (it has %d: %s): %s%s (\"strict_placement\": true makes this an error)",
+	     cfg->source, i, (unsigned long long)o->core_mask,
+	     (unsigned long long)o->cq_thread_mask, ncpu, have, subs, cqs);
+	return 0;
+}
+
 int kv_config_check_masks(struct kv_config *cfg, int ncpu)
 {
-	uint64_t all = low_bits(ncpu);
 	for (int i = 0; i < cfg->sdk.nr_ssd; i++) {
 		kv_nvme_io_options *o = &cfg->sdk.dd_options[i];
 		const char *src = cfg->source;
@@ -63,44 +121,30 @@ int kv_config_check_masks(struct kv_config *cfg, int ncpu)
 			       (unsigned long long)o->cq_thread_mask);
 			continue;
 		}
-		if (o->core_mask & ~all) {
-			kv_config_set_error("%s: device_description[%d].core_mask 0x%llx names CPU %d, but "
-					    "this machine has %d CPUs", src, i,
-					    (unsigned long long)o->core_mask,
-					    63 - __builtin_clzll(o->core_mask), ncpu);
-			return -1;
-		}
 		if (o->sync_mask & ~o->core_mask) {
-			kv_config_set_error("%s: device_description[%d].sync_mask 0x%llx has bits outside "
-					    "core_mask 0x%llx", src, i, (unsigned long long)o->sync_mask,
-					    (unsigned long long)o->core_mask);
-			return -1;
+			/* as the original: a sync bit names a queue only where core_mask has one */
+			kv_log(2, "%s: device_description[%d].sync_mask 0x%llx: bits outside core_mask "
+			       "0x%llx ignored", src, i, (unsigned long long)o->sync_mask,
+			       (unsigned long long)o->core_mask);
+			o->sync_mask &= o->core_mask;
 		}
 		uint64_t async = o->core_mask & ~o->sync_mask;
-		if (o->cq_thread_mask & ~all) {
-			kv_config_set_error("%s: device_description[%d].cq_thread_mask 0x%llx names CPU %d, "
-					    "but this machine has %d CPUs", src, i,
-					    (unsigned long long)o->cq_thread_mask,
-					    63 - __builtin_clzll(o->cq_thread_mask), ncpu);
-			return -1;
-		}
-		if (async && !o->cq_thread_mask) {
-			kv_config_set_error("%s: device_description[%d].cq_thread_mask is empty, but "
-					    "core_mask 0x%llx has async cores (sync_mask 0x%llx)", src, i,
-					    (unsigned long long)o->core_mask,
-					    (unsigned long long)o->sync_mask);
-			return -1;
-		}
-		if (async && (o->cq_thread_mask & o->core_mask)) {
-			kv_config_set_error("%s: device_description[%d].cq_thread_mask 0x%llx: completion "
-					    "core %d is also a submission core of core_mask 0x%llx", src, i,
-					    (unsigned long long)o->cq_thread_mask,
-					    __builtin_ctzll(o->cq_thread_mask & o->core_mask),
-					    (unsigned long long)o->core_mask);
-			return -1;
-		}
-		if (!async)
+		if (!async) {
 			o->cq_thread_mask = 0; /* all sync: no completion thread is needed */
+		} else if (!o->cq_thread_mask && cfg->sdk.ssd_type != LBA_TYPE_SSD) {
+			/* the original started one on a default core: the highest CPU here */
+			o->cq_thread_mask = UINT64_C(1) << (ncpu - 1);
+			kv_log(2, "%s: device_description[%d]: cq_thread_mask 0 with async cores: "
+			       "completion thread on CPU %d", src, i, ncpu - 1);
+		} else if (!o->cq_thread_mask) {
+			/* LBA mode (the original's mkfs and fuse): no completion thread; the
+			 * application reaps with kv_process_completion */
+			kv_log(2, "%s: device_description[%d]: no completion thread (cq_thread_mask 0): "
+			       "async completions are reaped by kv_process_completion and waiting "
+			       "callers", src, i);
+		}
+		if (check_cpus(cfg, i, ncpu))
+			return -1;
 		o->num_cq_threads = (uint64_t)__builtin_popcountll(o->cq_thread_mask);
 	}
 	return 0;

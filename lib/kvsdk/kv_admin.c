@@ -73,14 +73,15 @@ KV_API uint64_t kv_get_num_sectors(uint64_t handle)
 	return v;
 }
 
-/* Namespace utilization NUSE / NSZE from Identify Namespace, in 1/100 of a percent. */
+/* LBA mode, as the original: the bytes in use, NUSE (Identify Namespace, the blocks the
+ * device holds data for) times the sector size; 0 on a namespace never written. */
 static uint64_t used_from_identify(struct kv_dev *d)
 {
 	struct nvme_id_ns *id = unvme_dma_zalloc(4096, 4096);
 	uint64_t v = KV_ERR_INVALID_VALUE;
 	int st = id ? unvme_identify(d->ctrlr, 0x00, d->nsid, 0, id) : -12;
-	if (st == 0 && id->nsze)
-		v = id->nuse >= id->nsze ? 10000 : id->nuse * 10000 / id->nsze;
+	if (st == 0)
+		v = id->nuse * (uint64_t)d->sector_size;
 	else
 		kv_err("kv_get_used_size: Identify Namespace %u of device %d: %s", d->nsid, d->idx,
 		       st > 0 ? unvme_status_str(st, NVME_CSI_NVM) : unvme_errmsg());
@@ -100,7 +101,7 @@ static uint64_t used_from_log(struct kv_dev *d)
 KV_API uint64_t kv_get_used_size(uint64_t handle)
 {
 	WITH_DEV("kv_get_used_size", KV_ERR_INVALID_VALUE)
-	/* LBA mode: NUSE / NSZE of the namespace, the block SSD's notion of utilization */
+	/* KV: utilization in 1/100 percent (the device's log page C0h); LBA: bytes in use */
 	uint64_t v = d->lba ? used_from_identify(d) : used_from_log(d);
 	kv_leave();
 	return v;

@@ -92,11 +92,10 @@ int kv_cmd_build(struct kv_req *req)
 		return build_lba(req);
 	const kv_pair *kv = req->kv;
 	if (req->op == KV_OP_ITER_READ) {
-		kv_iterate *it = req->cb_arg;
 		sqe->opc = NVME_KVV_ITER_READ;
 		sqe->nsid = 0;
 		sqe->cdw10 = KV_ITERATE_READ_BUFFER_SIZE / 4;
-		sqe->cdw11 = it->iterator & 0xffu;
+		sqe->cdw11 = req->iterator;
 		return KV_SUCCESS;
 	}
 	sqe->nsid = kv->keyspace_id;

@@ -29,28 +29,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/common/clock.h"
+#include "lib/common/compiler.h"
 #include "kv_req.h"
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Reaps what has completed. Returns the number of completions. It polls even when nothing
  * looks outstanding: asking would read the submitter's counter, a cache line the submitting
  * core writes on every command, while an idle poll reads one CQ entry. */
-static int serve(struct kv_queue *q)
+int kv_queue_serve(struct kv_queue *q)
 {
 	int n = unvme_qpair_poll(q->qp, 0);
 	if (n >= 0)
@@ -67,6 +54,17 @@ static int serve(struct kv_queue *q)
 	return rc == 0 ? 1 : 0;
 }
 
+bool kv_queue_try_poll(struct kv_queue *q)
+{
+	if (q->owner || atomic_flag_test_and_set_explicit(&q->poll_lock, memory_order_acquire))
+		return false;
+	kv_poll_enter();
+	kv_queue_serve(q);
+	kv_poll_leave();
+	atomic_flag_clear_explicit(&q->poll_lock, memory_order_release);
+	return true;
+}
+
 static uint32_t in_flight(const struct kv_cq_thread *t)
 {
 	uint32_t n = 0;
@@ -80,7 +78,7 @@ static uint32_t in_flight(const struct kv_cq_thread *t)
 static void spin_for(const struct kv_cq_thread *t, uint64_t now, uint64_t ns)
 {
 	uint64_t until = now + ns;
-	while (now_ns() < until && !atomic_load_explicit(&t->stop, memory_order_relaxed))
+	while (mono_ns() < until && !atomic_load_explicit(&t->stop, memory_order_relaxed))
 		for (int i = 0; i < 8; i++)
 			cpu_relax();
 }
@@ -99,7 +97,7 @@ static void *cq_main(void *arg)
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	CPU_SET(t->core, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
+	if (t->core < kv_cpu_count() && sched_setaffinity(0, sizeof(set), &set))
 		kv_err("completion thread: cannot pin to core %d: %s (it runs unpinned)", t->core,
 		       strerror(errno));
 	uint64_t idle_since = 0;
@@ -109,7 +107,7 @@ static void *cq_main(void *arg)
 	while (!atomic_load_explicit(&t->stop, memory_order_acquire)) {
 		int work = 0;
 		for (int i = 0; i < t->nqueues; i++)
-			work += serve(t->queues[i]);
+			work += kv_queue_serve(t->queues[i]);
 		if (work) {
 			if (resting)
 				wake(t, &resting);
@@ -118,13 +116,16 @@ static void *cq_main(void *arg)
 			sleep_us = 2;
 			continue;
 		}
-		uint64_t now = now_ns();
-		if (wait_ns && !idle_since)
+		uint64_t now = mono_ns();
+		if (wait_ns && !idle_since && !t->shares_core)
 			spin_for(t, now, wait_ns);
 		if (in_flight(t)) {
-			/* waiting for the device: never asleep */
+			/* waiting for the device: never asleep; on a core shared with submitters,
+			 * let them run (they may be what the device waits for) */
 			if (resting)
 				wake(t, &resting);
+			if (t->shares_core)
+				sched_yield();
 			idle_since = 0;
 			sleep_us = 2;
 			continue;
@@ -164,6 +165,10 @@ int kv_cq_threads_start(struct kv_state *s)
 	/* one thread per completion core in use; each device's async queues are dealt round
 	 * robin to the cores of its own cq_thread_mask */
 	s->ncqt = 0;
+	uint64_t submitters = 0;
+	for (int d = 0; d < s->ndevs; d++)
+		submitters |= s->devs[d].opt.core_mask;
+	int ncpu = kv_cpu_count();
 	for (int d = 0; d < s->ndevs; d++) {
 		struct kv_dev *dev = &s->devs[d];
 		int cores[MAX_CPU_CORES], ncores = 0;
@@ -173,8 +178,8 @@ int kv_cq_threads_start(struct kv_state *s)
 		int next = 0;
 		for (int i = 0; i < dev->nqueues; i++) {
 			struct kv_queue *q = &dev->queues[i];
-			if (q->sync)
-				continue;
+			if (q->sync || !ncores)
+				continue; /* no completion thread: the waiters poll (owner NULL) */
 			int core = cores[next++ % ncores];
 			struct kv_cq_thread *t = NULL;
 			for (int k = 0; k < s->ncqt; k++)
@@ -186,6 +191,7 @@ int kv_cq_threads_start(struct kv_state *s)
 				t->core = core;
 				t->sleep_max_us = s->cfg.cq_idle_sleep_max_us;
 				t->coalesce_max_ns = s->cfg.cq_coalesce_max_us * 1000u;
+				t->shares_core = core >= ncpu || (submitters >> core & 1);
 				atomic_init(&t->stop, false);
 			}
 			struct kv_queue **nq = realloc(t->queues, sizeof(*nq) * (size_t)(t->nqueues + 1));

@@ -85,6 +85,7 @@ int kv_dev_open(struct kv_state *s, struct kv_dev *d, int idx)
 		q->core = c;
 		q->sync = d->opt.sync_mask >> c & 1;
 		atomic_flag_clear(&q->lock);
+		atomic_flag_clear(&q->poll_lock);
 		/* async: the callers submit on their own core, the completion thread reaps */
 		qo.split = !q->sync;
 		rc = unvme_qpair_create(d->ctrlr, &qo, &q->qp);
@@ -150,7 +151,8 @@ struct kv_queue *kv_pick_queue(struct kv_dev *d, bool want_sync)
 		return &d->queues[(cpu < 0 ? 0 : cpu) % d->nqueues];
 	}
 	int target = list[(cpu < 0 ? 0 : cpu) % n];
-	if (!kv_in_cq_thread()) {
+	/* a core this machine lacks (a mask written for a bigger one): use its queue, stay here */
+	if (!kv_in_cq_thread() && target < kv_cpu_count()) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
 		CPU_SET(target, &set);

@@ -24,10 +24,13 @@ struct kv_config {
 	char *devid[NR_MAX_SSD];   /* full ids (the struct's copies may be truncated) */
 	uint32_t cq_idle_sleep_max_us;
 	uint32_t cq_coalesce_max_us;
+	bool zero_copy;            /* async stores may DMA from the caller's kv_alloc'd value */
+	bool strict_placement;     /* masks naming CPUs this machine lacks are an error */
 	char source[1100];         /* "file 'x.json'" or "kv_sdk struct", for messages */
 };
 
 #define KV_DEFAULT_QUEUE_DEPTH      32u
+#define KV_MAX_QUEUE_DEPTH          65535u /* the driver keeps queue depths in 16 bits */
 #define KV_DEFAULT_IDLE_SLEEP_US    1000u
 #define KV_MAX_IDLE_SLEEP_US        1000000u
 #define KV_DEFAULT_COALESCE_US      8u
@@ -55,7 +58,11 @@ struct kv_queue {
 	struct kv_req_slot *slots;
 	uint32_t nslots;
 	uint32_t next_slot;         /* where submitters look for a free slot (under lock) */
+	/* The completion thread that polls this async queue, or NULL when the configuration
+	 * has none (cq_thread_mask 0 in LBA mode): then whoever waits polls it, one thread at a
+	 * time under poll_lock (kv_process_completion, a waiting caller, finalize). */
 	struct kv_cq_thread *owner;
+	atomic_flag poll_lock;
 };
 
 /* A queue's spin lock; contended waiters yield, as the holder may be preempted on the very
@@ -105,6 +112,9 @@ struct kv_cq_thread {
 	bool started;
 	uint32_t sleep_max_us;
 	uint32_t coalesce_max_ns;
+	/* The core is also a submission core, or does not exist (the thread runs unpinned):
+	 * waiting for the device it yields instead of spinning, so the submitters run. */
+	bool shares_core;
 	/* Nothing was in flight for a while and the thread polls rarely (yields, sleeps): the
 	 * submitters ring their doorbells themselves. Read on every async submission, written
 	 * twice per idle period: a line of its own. */
@@ -131,7 +141,11 @@ struct kv_dev *kv_dev_of(struct kv_state *s, uint64_t handle, const char *fn);
  * (if s is not NULL) and *d set, and the caller must kv_leave; or KV_ERR_SDK_CLOSE /
  * KV_ERR_DD_NO_DEVICE (logged, naming fn) with nothing held. */
 int kv_enter_dev(const char *fn, uint64_t handle, struct kv_state **s, struct kv_dev **d);
+/* True on a completion thread, and on any thread while it polls an ownerless queue (it runs
+ * callbacks there): such a thread must not wait for its own queues. */
 bool kv_in_cq_thread(void);
+void kv_poll_enter(void);
+void kv_poll_leave(void);
 struct kv_cache_stats;
 /* The read cache's counters (tests and tools); -1 when the SDK is down or the cache off. */
 int kv_sdk_cache_stats(struct kv_cache_stats *st);
@@ -146,12 +160,17 @@ int kv_config_from_sdk(const kv_sdk *sdk, struct kv_config *cfg);
 int kv_config_check_masks(struct kv_config *cfg, int ncpu);
 const char *kv_config_error(void);
 void kv_config_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A warning on stderr (unless UNVME_QUIET) and in the log. */
+void kv_config_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parses a hexadecimal mask written as a JSON number (10 means 0x10) or a string ("c", "0x1"). */
 int kv_parse_hex_mask(const char *text, uint64_t *out);
 int kv_cpu_count(void);
 void kv_auto_masks(int dev_idx, int ncpu, kv_nvme_io_options *o);
-void kv_config_remember_devid(const char *full);
-const char *kv_config_full_devid(const char *truncated);
+/* Device ids longer than DEV_ID_LEN - 1 go into the kv_sdk struct as a token that names them
+ * unambiguously; remember_devid fills the token in, full_devid maps it back (NULL: not a
+ * token of a remembered id). */
+void kv_config_remember_devid(const char *full, char token[DEV_ID_LEN]);
+const char *kv_config_full_devid(const char *token);
 
 /* ---- logging (kv_log.c) ---- */
 void kv_log_configure(int level, const char *path);
@@ -169,6 +188,10 @@ void kv_dev_refresh(struct kv_dev *d);
 struct kv_queue *kv_pick_queue(struct kv_dev *d, bool want_sync);
 /* kv_submit.c: whether every async command accepted on q has been called back. */
 bool kv_queue_idle(const struct kv_queue *q);
+/* kv_cq_thread.c: reaps q's completions (and rebuilds it after a controller reset); the
+ * number reaped. For an ownerless queue only: false when another thread polls it now. */
+int kv_queue_serve(struct kv_queue *q);
+bool kv_queue_try_poll(struct kv_queue *q);
 /* kv_submit.c: the request slots of an async queue (kv_dev_open, kv_dev_close). */
 int kv_queue_slots_init(struct kv_queue *q, uint32_t n);
 void kv_queue_slots_fini(struct kv_queue *q);

@@ -91,9 +91,13 @@ static int check(const struct kv_dev *d, const kv_pair *kv, enum kv_op op, bool 
 	return KV_SUCCESS;
 }
 
-/* A value buffer that is DMA memory already (kv_alloc, kv_zalloc) goes to the device as it
- * is: the copy through SDK memory that the original always made is only needed for other
- * memory. The driver wants it dword aligned and inside one DMA mapping. */
+/* A value buffer that is DMA memory already (kv_alloc, kv_zalloc) can go to the device as it
+ * is, when the caller cannot touch it before the device is done: sync calls (they return
+ * after the completion) and retrieves (the caller waits for the callback to read the value).
+ * An async store returns while the command is in flight and a caller may reuse its buffer
+ * at once, as the original allowed (it always copied): it is copied unless the configuration
+ * opts in with "zero_copy" (docs/kv-sdk.md). The driver wants the buffer dword aligned and
+ * inside one DMA mapping. */
 static bool usable_as_is(const void *buf, size_t len)
 {
 	return ((uintptr_t)buf & 3u) == 0 && unvme_dma_contig(buf) >= len;
@@ -101,7 +105,7 @@ static bool usable_as_is(const void *buf, size_t len)
 
 /* Fills *req (the caller's storage) with the command and its SDK buffers. KV_SUCCESS, or a
  * kv_result with nothing held. */
-static int prepare(struct kv_state *s, struct kv_dev *d, kv_pair *kv, enum kv_op op,
+static int prepare(struct kv_state *s, struct kv_dev *d, kv_pair *kv, enum kv_op op, bool async,
 		   const char *fn, struct kv_req *req)
 {
 	memset(req, 0, sizeof(*req));
@@ -120,8 +124,9 @@ static int prepare(struct kv_state *s, struct kv_dev *d, kv_pair *kv, enum kv_op
 		len = 16; /* one Dataset Management range */
 	if (len) {
 		/* a store of whole dwords and any retrieve move exactly the caller's bytes */
-		if ((op == KV_OP_STORE || op == KV_OP_RETRIEVE) && len == kv->value.length &&
-		    usable_as_is(kv->value.value, len)) {
+		bool may_share = op == KV_OP_RETRIEVE || (op == KV_OP_STORE &&
+							   (!async || s->cfg.zero_copy));
+		if (may_share && len == kv->value.length && usable_as_is(kv->value.value, len)) {
 			req->data = kv->value.value;
 			req->data_is_callers = true;
 		} else {
@@ -172,7 +177,8 @@ static int do_io(uint64_t handle, kv_pair *kv, enum kv_op op, bool async)
 				kv->value.actual_value_size = stored - kv->value.offset;
 				kv_log(3, "%s: cache hit", fn);
 				if (async)
-					((kv_async_cb_fn)kv->param.async_cb)(kv, KV_SUCCESS, 0);
+					kv_call_back((kv_async_cb_fn)kv->param.async_cb, kv, stored,
+						     KV_SUCCESS, 0);
 				rc = KV_SUCCESS;
 				goto out;
 			}
@@ -189,7 +195,7 @@ static int do_io(uint64_t handle, kv_pair *kv, enum kv_op op, bool async)
 		rc = KV_ERR_HEAP_ALLOC_FAILURE;
 		goto out;
 	}
-	rc = prepare(s, d, kv, op, fn, req);
+	rc = prepare(s, d, kv, op, async, fn, req);
 	if (rc) {
 		if (!async)
 			free(req);

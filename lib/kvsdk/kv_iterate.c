@@ -159,9 +159,11 @@ static int iter_read(uint64_t handle, kv_iterate *it, bool async)
 		kv_err("%s: kv.param.async_cb is NULL", fn);
 		goto out;
 	}
-	if (it->kv.value.length < KV_ITERATE_READ_BUFFER_SIZE) {
-		kv_err("%s: buffer of %u bytes; an iterator chunk needs %d", fn, it->kv.value.length,
-		       KV_ITERATE_READ_BUFFER_SIZE);
+	if (it->kv.value.length != KV_ITERATE_READ_BUFFER_SIZE) {
+		/* as the original: one chunk is exactly 32 KiB, and nothing was read */
+		kv_err("%s: buffer of %u bytes; an iterator chunk is exactly %d", fn,
+		       it->kv.value.length, KV_ITERATE_READ_BUFFER_SIZE);
+		it->kv.value.length = 0;
 		rc = KV_ERR_INVALID_VALUE_SIZE;
 		goto out;
 	}
@@ -171,6 +173,7 @@ static int iter_read(uint64_t handle, kv_iterate *it, bool async)
 		goto out;
 	}
 	req->cb_arg = it;
+	req->iterator = (uint8_t)it->iterator;
 	req->data = kv_dma_get(s, KV_ITERATE_READ_BUFFER_SIZE);
 	req->data_len = KV_ITERATE_READ_BUFFER_SIZE;
 	if (!req->data) {
@@ -209,9 +212,11 @@ int kv_iterator_table(struct kv_dev *d, kv_iterate_handle_info *info, int n)
 	struct nvme_kvv_iter_info t[NVME_KVV_MAX_ITERATORS];
 	int st = unvme_get_log_page(d->ctrlr, NVME_KVV_LOG_ITER, 0xffffffffu, t, sizeof(t), 0);
 	if (st) {
+		/* an admin command: its statuses are NVMe's, not KV results (Invalid Log Page,
+		 * SCT 1h SC 09h, says the device keeps no KV iterators) */
 		kv_err("iterator info: log page 0xD0 of device %d: %s", d->idx,
-		       st > 0 ? unvme_status_str(st, NVME_CSI_KV) : unvme_errmsg());
-		return st > 0 ? kv_result_from_status(st, true) : kv_result_from_errno(st);
+		       st > 0 ? unvme_status_str(st, NVME_CSI_NVM) : unvme_errmsg());
+		return st > 0 ? kv_result_from_status(st, false) : kv_result_from_errno(st);
 	}
 	for (int i = 0; i < n; i++) {
 		memset(&info[i], 0, sizeof(info[i]));

@@ -47,3 +47,23 @@ KV_API void kv_free(void *ptr)
 {
 	unvme_dma_free(ptr);
 }
+
+/* DMA memory here is not bound to a NUMA node: any node (or SOCKET_ID_ANY) gets kv_alloc
+ * memory. A negative id other than SOCKET_ID_ANY is refused, as the original did. */
+KV_API void *kv_alloc_socket(size_t size, int socket_id)
+{
+	if (socket_id < 0 && socket_id != SOCKET_ID_ANY) {
+		kv_err("kv_alloc_socket: socket_id %d is neither a node number nor SOCKET_ID_ANY",
+		       socket_id);
+		return NULL;
+	}
+	return kv_alloc(size);
+}
+
+KV_API void *kv_zalloc_socket(size_t size, int socket_id)
+{
+	void *p = kv_alloc_socket(size, socket_id);
+	if (p)
+		memset(p, 0, size);
+	return p;
+}

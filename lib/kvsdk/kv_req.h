@@ -33,6 +33,8 @@ struct kv_req {
 	size_t data_len;
 	bool data_is_callers; /* data is the caller's own value buffer (DMA memory): no copies */
 	void *keybuf;       /* DMA copy of a key longer than 16 bytes, or NULL */
+	uint8_t iterator;   /* iterate read: the handle, kept here (the caller's kv_iterate
+			     * may be reused or freed by another callback meanwhile) */
 	uint64_t ticket;    /* cache ticket taken before submission */
 	int result;         /* kv_result */
 	int status;         /* NVMe status, (SCT << 8) | SC; 0 for host-side failures */
@@ -49,9 +51,15 @@ struct kv_req_slot {
 			     * when the request is done with */
 };
 
-/* How async_cb is called: the kv_pair (or kv_iterate), the kv_result, the NVMe status. The
- * public field is declared without a prototype, as in the original. */
+/* How async_cb is called, as the original did: the kv_pair (or kv_iterate), result =
+ * completion dword 0 (the stored value size of a retrieve, the bytes filled by an iterate
+ * read), status = the command's status code, which is its kv_result. The public field is
+ * declared without a prototype, as in the original. */
 typedef void (*kv_async_cb_fn)(void *arg, unsigned int result, unsigned int status);
+
+/* kv_submit.c: calls cb as above, with the full NVMe status ((SCT << 8) | SC, 0 for host-side
+ * failures) readable through kv_async_nvme_status() during the call. */
+void kv_call_back(kv_async_cb_fn cb, void *arg, uint32_t result, int kvr, int nvme_status);
 
 /* kv_cmd.c: fills req->sqe for the request's operation (the wire protocol). Returns
  * KV_SUCCESS or a kv_result for a request the device could not take. */

@@ -576,6 +576,10 @@ int kv_slab_init(uint64_t budget_bytes, int policy)
 		pthread_mutex_unlock(&init_lock);
 		return 0;
 	}
+	if (budget_bytes > unvme_dma_mem_available()) {
+		pthread_mutex_unlock(&init_lock);
+		return -ENOSPC;
+	}
 	uint64_t want = (budget_bytes + KV_SLAB_REGION_SIZE - 1) / KV_SLAB_REGION_SIZE;
 	if (budget_bytes > UINT64_MAX - KV_SLAB_REGION_SIZE || want > MAX_REGIONS)
 		want = MAX_REGIONS;

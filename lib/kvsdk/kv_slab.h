@@ -56,8 +56,10 @@
  *   SLAB_MM_ALLOC_HUGE:  the whole budget is taken from the driver now (as the original took
  *                        its hugepage slab up front); init fails if it cannot be had.
  *   SLAB_MM_ALLOC_POSIX: regions are taken from the driver on demand, up to the budget.
- * Returns 0, -EINVAL for an unknown policy or a zero budget, -ENOMEM when memory for the
- * slab's own bookkeeping or (HUGE) the DMA memory cannot be had.
+ * Returns 0, -EINVAL for an unknown policy or a zero budget, -ENOSPC when the budget exceeds
+ * the memory the machine can provide now (unvme_dma_mem_available: checked up front, so an
+ * impossible budget fails at once instead of growing into the OOM killer), -ENOMEM when
+ * memory for the slab's own bookkeeping or (HUGE) the DMA memory cannot be had.
  */
 int kv_slab_init(uint64_t budget_bytes, int policy);
 

@@ -3,11 +3,12 @@
  * Getting a prepared request to the device and back. Sync requests are run by the calling
  * thread on a sync queue (spin lock held while it polls: several threads may share a core's
  * queue). Async requests are submitted by the calling thread too, on its core's async queue,
- * a split queue pair: the caller writes the command and rings the doorbell, the completion
- * thread that owns the queue reaps it and calls back. So the submitting core builds and
- * submits (and, on the emulated device in inline mode, runs the device's work, which the
- * doorbell write triggers), while the completion core only reaps and calls back: two cores
- * share the work instead of one doing nearly all of it, and a command crosses cores once.
+ * a split queue pair: the caller writes the command, the completion thread that owns the
+ * queue rings the doorbell at its next poll (so on the emulated device in inline mode the
+ * device's work, which the doorbell write triggers, runs on the completion core), reaps it
+ * and calls back. Only while that thread rests (idle, polling rarely) does the caller ring
+ * for itself. Two cores share the work instead of one doing nearly all of it, and a command
+ * crosses cores once.
  * A device with no queue of the wanted kind still serves the call (docs/kv-sdk.md,
  * "Thread model"):
  *   - sync call, no sync queue: handed to a completion thread like an async one, and waited for;
@@ -19,17 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/common/compiler.h"
 #include "kv_cache.h"
 #include "kv_req.h"
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
 
 static const char *op_name(enum kv_op op)
 {
@@ -92,20 +85,29 @@ static void apply_result(struct kv_req *req)
 			kv_cache_invalidate(cache, kv->keyspace_id, kv->key.key, kv->key.length);
 		break;
 	case KV_OP_ITER_READ: {
-		kv_iterate *it = req->cb_arg;
-		if (cache && atomic_load(&req->dev->iter_type[it->iterator & 0xff]) !=
-				     KV_KEY_ITERATE)
+		if (cache && atomic_load(&req->dev->iter_type[req->iterator]) != KV_KEY_ITERATE)
 			kv_cache_clear(cache);
-		if (!ok && req->result != KV_ERR_ITERATE_READ_EOF)
+		/* key-only iterate: the keys are in the buffer, none in kv.key (the original's
+		 * samples count keys from the buffer when key.length is 0) */
+		kv->key.length = 0;
+		if (!ok && req->result != KV_ERR_ITERATE_READ_EOF) {
+			kv->value.length = 0;
 			break;
+		}
 		/* DW0 is the number of bytes filled, for sync and async reads alike. */
 		uint32_t n = req->dw0 < KV_ITERATE_READ_BUFFER_SIZE ? req->dw0
 								    : KV_ITERATE_READ_BUFFER_SIZE;
-		if (n > kv->value.length)
-			n = kv->value.length;
+		uint32_t count = 0;
+		if (n >= KV_ITERATE_READ_BUFFER_OFFSET)
+			memcpy(&count, req->data, sizeof(count));
+		/* the end with no keys left (every read after the end, too) is an empty chunk,
+		 * not a 4-byte count of zero */
+		if (req->result == KV_ERR_ITERATE_READ_EOF && count == 0)
+			n = 0;
 		memcpy(kv->value.value, req->data, n);
 		kv->value.length = n;
 		kv->value.actual_value_size = n;
+		req->dw0 = n; /* what the callback receives as result */
 		break;
 	}
 	default:
@@ -135,11 +137,12 @@ static void finish(struct kv_req *req)
 	struct kv_req_slot *slot = req->slot;
 	kv_async_cb_fn cb = (kv_async_cb_fn)req->kv->param.async_cb;
 	int result = req->result, status = req->status;
+	uint32_t dw0 = req->dw0;
 	void *arg = req->cb_arg;
 	if (!slot)
 		free(req);
 	if (cb)
-		cb(arg, (unsigned)result, (unsigned)status);
+		kv_call_back(cb, arg, dw0, result, status);
 	/* after the callback: kv_sdk_finalize waits for every slot to be free */
 	if (slot)
 		atomic_store_explicit(&slot->busy, false, memory_order_release);
@@ -164,7 +167,23 @@ void kv_req_fail(struct kv_req *req, int result)
 {
 	req->result = result;
 	req->status = 0;
+	req->dw0 = 0;
 	finish(req);
+}
+
+static _Thread_local int cb_nvme_status = -1;
+
+void kv_call_back(kv_async_cb_fn cb, void *arg, uint32_t result, int kvr, int nvme_status)
+{
+	int outer = cb_nvme_status; /* a callback may run another one inline */
+	cb_nvme_status = nvme_status;
+	cb(arg, result, (unsigned)kvr);
+	cb_nvme_status = outer;
+}
+
+KV_API int kv_async_nvme_status(void)
+{
+	return cb_nvme_status;
 }
 
 
@@ -250,8 +269,8 @@ static struct kv_req_slot *take_slot(struct kv_queue *q)
 }
 
 /*
- * Moves req into a slot of async queue q, submits it and rings; the owning completion thread
- * completes it. While every slot is busy, waits per submit_retry_interval. On success req is
+ * Moves req into a slot of async queue q and submits it; the owning completion thread rings
+ * (or the caller, while that thread rests) and completes it. While every slot is busy, waits per submit_retry_interval. On success req is
  * an empty shell for the caller to free and *out (may be NULL) is the request in its slot,
  * which an async completion may already have given back; on failure nothing was queued and
  * the caller still owns req and its buffers.
@@ -259,6 +278,7 @@ static struct kv_req_slot *take_slot(struct kv_queue *q)
 static int submit_on_async_queue(struct kv_queue *q, struct kv_req *req, struct kv_req **out)
 {
 	int interval = req->s->cfg.sdk.submit_retry_interval;
+	bool polled_once = false;
 	for (;;) {
 		kv_queue_lock(q);
 		struct kv_req_slot *slot = take_slot(q);
@@ -281,7 +301,8 @@ static int submit_on_async_queue(struct kv_queue *q, struct kv_req *req, struct 
 				 * the command is rung here. The fence pairs with its announcement
 				 * (cq_main): it sees this command in flight, or this sees it resting. */
 				atomic_thread_fence(memory_order_seq_cst);
-				if (atomic_load_explicit(&q->owner->resting, memory_order_relaxed))
+				if (!q->owner ||
+				    atomic_load_explicit(&q->owner->resting, memory_order_relaxed))
 					unvme_qpair_ring(q->qp);
 			} else
 				atomic_store_explicit(&slot->busy, false, memory_order_release);
@@ -295,6 +316,12 @@ static int submit_on_async_queue(struct kv_queue *q, struct kv_req *req, struct 
 			return KV_SUCCESS;
 		}
 		kv_queue_unlock(q);
+		/* A queue without a completion thread is drained by whoever waits on it (with
+		 * no retries asked for, once). */
+		if (kv_queue_try_poll(q) && (interval >= 0 || !polled_once)) {
+			polled_once = true;
+			continue;
+		}
 		/* A completion thread must not wait for itself to drain the queue. */
 		if (interval < 0 || kv_in_cq_thread()) {
 			kv_err("async queue of core %d on device %d is full (%u commands)", q->core,
@@ -340,6 +367,8 @@ int kv_submit_sync(struct kv_req *req, uint32_t *dw0)
 		free(req);
 		unsigned spins = 0;
 		while (!atomic_load_explicit(&in_slot->done, memory_order_acquire)) {
+			if (kv_queue_try_poll(q))
+				continue; /* no completion thread: this caller reaps */
 			if (++spins > 256)
 				sched_yield();
 		}
@@ -381,9 +410,10 @@ int kv_submit_async(struct kv_req *req)
 		return result;
 	kv_async_cb_fn cb = (kv_async_cb_fn)req->kv->param.async_cb;
 	int status = req->status;
+	uint32_t dw0 = req->dw0;
 	void *arg = req->cb_arg;
 	free(req);
 	if (cb)
-		cb(arg, (unsigned)result, (unsigned)status);
+		kv_call_back(cb, arg, dw0, result, status);
 	return KV_SUCCESS;
 }

@@ -147,13 +147,17 @@ KV_API bool context_switch_sync_to_async(int did)
 	return switch_to(did, false, "context_switch_sync_to_async");
 }
 
-/* Completion threads reap async completions on their own, so "processing" a queue means
- * waiting until every async command accepted on it has been called back. Inside a callback
- * (on a completion thread) this returns at once: waiting there would wait for itself. */
-static void drain(const struct kv_queue *q)
+/* A queue with a completion thread is reaped by it, so "processing" the queue means waiting
+ * until every async command accepted on it has been called back. A queue without one (LBA
+ * mode with cq_thread_mask 0, as the original's mkfs and fuse ran) is reaped here, by the
+ * caller, until nothing accepted on it is left. Inside a callback this returns at once:
+ * waiting there would wait for itself. */
+static void drain(struct kv_queue *q)
 {
 	unsigned spins = 0;
 	while (!kv_queue_idle(q)) {
+		if (kv_queue_try_poll(q))
+			continue;
 		if (++spins > 64)
 			sched_yield();
 	}
@@ -172,16 +176,23 @@ KV_API void kv_process_completion(uint64_t handle)
 	kv_leave();
 }
 
-/* queue_id: the position of the queue's core in kv_get_cpus_on_device's list (0-based). */
+/* queue_id: a core of the device's core_mask, whose queue is processed, as in the original;
+ * MAX_CPU_CORES or more: the calling thread's core. */
 KV_API void kv_process_completion_queue(uint64_t handle, uint32_t queue_id)
 {
 	const char *fn = "kv_process_completion_queue";
 	struct kv_dev *d;
 	if (kv_enter_dev(fn, handle, NULL, &d))
 		return;
-	if (queue_id >= (uint32_t)d->nqueues)
-		kv_err("%s: queue %u is not 0..%d of device %d", fn, queue_id, d->nqueues - 1, d->idx);
-	else if (!kv_in_cq_thread() && !d->queues[queue_id].sync)
-		drain(&d->queues[queue_id]);
+	if (queue_id >= MAX_CPU_CORES) {
+		int cpu = sched_getcpu();
+		queue_id = cpu < 0 ? 0 : (uint32_t)cpu;
+	}
+	struct kv_queue *q = queue_id < MAX_CPU_CORES ? d->by_core[queue_id] : NULL;
+	if (!q)
+		kv_err("%s: core %u has no queue on device %d (core_mask 0x%llx)", fn, queue_id, d->idx,
+		       (unsigned long long)d->opt.core_mask);
+	else if (!kv_in_cq_thread() && !q->sync)
+		drain(q);
 	kv_leave();
 }

@@ -22,13 +22,12 @@
 #include <unvme/spec/kv.h>
 
 #include "fio_glue.h"
+#include "lib/common/compiler.h"
 
 #ifndef UFIO_FIO_VERSION
 #error "UFIO_FIO_VERSION (the fio this engine is built against) must be defined"
 #endif
 
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
 
 #define KEY_SLOT 256 /* a key of up to 255 bytes in a slot that never crosses a page */
 
@@ -379,11 +378,17 @@ static int ufio_init(struct thread_data *td)
 		bool shared;
 		unsigned slot;
 		int core = ufio_dev_assign_core(d, &shared, &slot);
-		if (shared)
-			log_info("unvme: warning: %s: more jobs than the %u queue%s of its core_mask "
-				 "(%s0x%llx): jobs share cores from job %u on (core %d)\n", d->name,
-				 d->ncores, d->ncores == 1 ? "" : "s", d->core_mask ? "" : "every CPU, ",
-				 (unsigned long long)d->core_mask, slot + 1, core);
+		if (shared) {
+			char mask[64];
+			if (d->core_mask)
+				snprintf(mask, sizeof(mask), "core_mask 0x%llx",
+					 (unsigned long long)d->core_mask);
+			else
+				snprintf(mask, sizeof(mask), "no core_mask: every CPU fio may use");
+			log_info("unvme: warning: %s: more jobs than its %u queue%s (%s): jobs share "
+				 "cores from job %u on (core %d)\n", d->name, d->ncores,
+				 d->ncores == 1 ? "" : "s", mask, slot + 1, core);
+		}
 		if (!pinned) {
 			/* the job runs on its core of the first device, as the SDK's queue did */
 			cpu_set_t set;

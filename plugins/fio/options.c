@@ -54,10 +54,52 @@ int ufio_check_job(struct thread_data *td, char *err, size_t errlen)
 	return 0;
 }
 
+/* Where this job starts in the file: fio's own rule (filesetup.c get_start_offset) for
+ * offset=, offset as a percentage, and offset_increment / its percentage for the numjobs
+ * copies. */
+static unsigned long long start_offset(struct thread_data *td, unsigned long long size)
+{
+	struct thread_options *o = &td->o;
+	bool align = false;
+	unsigned long long inc = o->offset_increment, off;
+	if (o->offset_increment_percent) {
+		inc = o->offset_increment_percent * size / 100;
+		align = true;
+	}
+	if (o->start_offset_percent > 0) {
+		off = size * o->start_offset_percent / 100 + td->subjob_number * inc;
+		align = true;
+	} else {
+		off = o->start_offset + td->subjob_number * inc;
+	}
+	if (align) {
+		unsigned long long abs = fio_option_is_set(o, start_offset_align) ? o->start_offset_align
+										    : td_min_bs(td);
+		if (abs)
+			off = (off / abs + (off % abs != 0)) * abs;
+	}
+	return off;
+}
+
 int ufio_check_file(struct thread_data *td, struct fio_file *f, const struct ufio_dev *d,
 		    uint32_t ks, char *err, size_t errlen)
 {
 	char a[64], b[64];
+	/* fio itself would run such a job to nothing and exit 0: say so instead */
+	unsigned long long off = start_offset(td, d->capacity);
+	if (off >= d->capacity) {
+		snprintf(err, errlen, "%s: job '%s' starts at offset %llu, at or beyond the end of the "
+			 "namespace (%llu bytes): nothing would be done; lower offset= (or "
+			 "offset_increment=)", f->file_name, td->o.name, off,
+			 (unsigned long long)d->capacity);
+		return -1;
+	}
+	if (td->o.size && off + td->o.size > d->capacity && d->kind == UFIO_BLOCK) {
+		snprintf(err, errlen, "%s: job '%s' covers offset %llu to %llu, beyond the end of the "
+			 "namespace (%llu bytes)", f->file_name, td->o.name, off, off + td->o.size,
+			 (unsigned long long)d->capacity);
+		return -1;
+	}
 	static const char *const dname[] = { "read", "write", "trim" };
 	for (int dd = DDIR_READ; dd <= DDIR_TRIM; dd++) {
 		unsigned long long minbs = td->o.min_bs[dd], maxbs = td->o.max_bs[dd];

@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The benchmark helpers that make bench runs, driven in their quickest form: they start, print
-their tables and write JSON a report can use. Speed is never asserted (machines are noisy);
-only that the figures exist and the model's line is what the model says."""
+"""make bench in its quick form (BENCH_QUICK=1: short runs, few points, 2 rounds), then
+make bench-doc on a copy of docs/performance.md. Speed is never asserted (machines are noisy);
+what is checked is that every section runs both sides, keeps every round and reports medians
+with their range, that the comparisons do the same work on both sides where the figures can
+tell (the same share of keys found by the KV reads on both sides, every block written before a
+memory-namespace read), and that the document is regenerated from the results."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -11,32 +15,150 @@ import pytest
 
 from conftest import REPO, build_dir
 
-
-def run_script(name, *args, timeout=180):
-    env = dict(os.environ, BUILD=str(build_dir()), UNVME_QUIET="1")
-    p = subprocess.run([sys.executable, str(REPO / "scripts" / name), *args], env=env,
-                       capture_output=True, text=True, timeout=timeout)
-    assert p.returncode == 0, f"{name} {args}: rc={p.returncode}\n{p.stdout}\n{p.stderr}"
-    return p.stdout
+QUICK_ROUNDS = 2
 
 
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the device engine needs a second CPU")
-def test_devthread_sweep_and_layouts(tmp_path):
-    out_json = tmp_path / "dt.json"
-    out = run_script("bench_devthread.py", "--seconds", "1", "--qds", "1,64",
-                     "--json", str(out_json), "--plot-dir", str(tmp_path))
-    assert "measured / model" in out and "N:N" in out
-    r = json.loads(out_json.read_text())
+def quick_env():
+    return dict(os.environ, BUILD=str(build_dir()), UNVME_QUIET="1", BENCH_QUICK="1",
+                BENCH_ROUNDS=str(QUICK_ROUNDS))
+
+
+def check_stat(s, runs=QUICK_ROUNDS):
+    assert s is not None
+    assert len(s["runs"]) == runs, s
+    assert s["min"] <= s["median"] <= s["max"], s
+    return s["median"]
+
+
+@pytest.fixture(scope="module")
+def quick_bench(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    p = subprocess.run([sys.executable, str(REPO / "scripts" / "bench.py"), "--out", str(out)],
+                       env=quick_env(), capture_output=True, text=True, timeout=900)
+    results = sorted(out.glob("*.json"))
+    assert results, f"no results: rc={p.returncode}\n{p.stdout}\n{p.stderr}"
+    return out, results[-1], json.loads(results[-1].read_text()), p
+
+
+needs_tools = pytest.mark.skipif(
+    not (shutil.which("fio") and shutil.which("db_bench") and (os.cpu_count() or 1) >= 2),
+    reason="the quick bench needs fio, db_bench and 2 CPUs")
+
+
+@needs_tools
+def test_every_section_runs(quick_bench):
+    out, path, res, p = quick_bench
+    assert p.returncode == 0, p.stderr + p.stdout
+    assert not res["failed"]
+    assert set(res["sections"]) == {"per_io", "fio", "qd", "kv", "devthread"}
+    assert res["meta"]["quick"] and res["meta"]["rounds"] == QUICK_ROUNDS
+    md = path.with_suffix(".md").read_text()
+    for title in ("Driver + emulated device per I/O", "fio with our engine", "Queue-depth sweep",
+                  "KV SDK", "Device-thread mode"):
+        assert f"## {title}" in md
+
+
+@needs_tools
+def test_per_io_and_fio_measure_cpu(quick_bench):
+    res = quick_bench[2]["sections"]
+    for row in res["per_io"]["rows"]:
+        assert check_stat(row["iops"]) > 0 and check_stat(row["cpu_ns"]) > 0
+    null, mem = res["fio"]["rows"]
+    for row in (null, mem):
+        for side in ("ours", "base"):
+            assert check_stat(row[side]["iops"]) > 0
+            # the whole process's CPU, measured, counts at least what fio's job thread does
+            assert check_stat(row[side]["cpu_ns"]) > 0
+        assert check_stat(row["ratio"]) > 0
+    assert "io_uring" in mem["baseline"] and "fixedbufs" in mem["baseline"]
+    assert check_stat(mem["limit_iops"]) > 0
+    assert "registerfiles=1" in mem["baseline_runs"][0]["cmd"]
+
+
+@needs_tools
+def test_qd_sweep_sides_and_limit(quick_bench):
+    qd = quick_bench[2]["sections"]["qd"]
+    assert {r["bs"] for r in qd["rows"]} == {4096, 512}
+    for r in qd["rows"]:
+        for side in ("perf", "engine", "io_uring"):
+            assert check_stat(r[side]["iops"]) > 0, (r["bs"], r["qd"], side)
+        assert check_stat(r["engine_vs_uring"]) > 0
+        assert check_stat(r["limit_iops"]) > 0
+        # perf read only written blocks
+        assert all(run["unwritten_blocks"] == 0 for run in r["runs"]["perf"])
+    for png in qd["plots"].values():
+        if png:
+            assert os.path.getsize(png) > 0
+
+
+@needs_tools
+def test_kv_same_work_on_both_sides(quick_bench):
+    kv = quick_bench[2]["sections"]["kv"]
+    rows = {(r["mode"], r["round"], r["phase"]): r for r in kv["rows"]}
+    assert {r["round"] for r in kv["rows"]} == {"cold", "warm"}
+    assert rows[("sync", "cold", "store")]["threads"] == 1
+    assert rows[("async", "cold", "store")]["threads"] == 2
+    for r in kv["rows"]:
+        check_stat(r["ours"])
+        check_stat(r["rocksdb"])
+    # the same key distribution: after one fill of N random draws over N keys, about 1 - 1/e
+    # of the random reads find their key, on both sides
+    for mode in ("sync", "async"):
+        r = rows[(mode, "cold", "retrieve")]
+        ours, theirs = r["ours_found"]["median"], r["rocksdb_found"]["median"]
+        assert 0.55 < ours < 0.72 and 0.55 < theirs < 0.72, (mode, ours, theirs)
+    place = {(r["device"], r["phase"]): r for r in kv["placement"]}
+    assert len(place) == 6
+    for r in place.values():
+        for col in ("same core, QD 1", "separate cores, QD 1", "separate cores, QD 64"):
+            check_stat(r[col])
+        check_stat(r["separate_vs_same_qd1"])
+
+
+@needs_tools
+def test_devthread_fills_and_follows_the_model(quick_bench):
+    dt = quick_bench[2]["sections"]["devthread"]
     # the model's line: min(QD, 48 units) / 80 us
-    assert [round(x["theory"]) for x in r["sweep"]] == [12500, 600000]
-    assert all(x["iops"] > 0 and x["p50_us"] > 0 for x in r["sweep"])
-    assert [x["layout"] for x in r["layouts"]] == ["1:1", "1:4", "N:N (2:2)"]
-    assert [round(x["theory"]) for x in r["layouts"]] == [600000, 1600000, 1200000]
-    assert all(x["iops"] > 0 for x in r["layouts"])
+    assert [round(x["theory"]) for x in dt["sweep"]] == [12500, 600000]
+    assert [x["layout"] for x in dt["layouts"]] == ["1:1", "1:4", "N:N (2:2)"]
+    assert [round(x["theory"]) for x in dt["layouts"]] == [600000, 1600000, 1200000]
+    for x in dt["sweep"] + dt["layouts"]:
+        check_stat(x["iops"])
+        assert all(run["unwritten_blocks"] == 0 for run in x["runs"])
     # reads of the SSD model take at least its 80 us
-    assert r["sweep"][0]["p50_us"] >= 80
-    if "plot not drawn" not in out:
-        assert (tmp_path / "devthread-qd.png").stat().st_size > 0
+    assert dt["sweep"][0]["p50_us"]["median"] >= 80
+
+
+@needs_tools
+def test_bench_doc_regenerates_the_tables(quick_bench, tmp_path):
+    out, path, res, _ = quick_bench
+    doc = tmp_path / "performance.md"
+    doc.write_text((REPO / "docs" / "performance.md").read_text())
+    p = subprocess.run([sys.executable, str(REPO / "scripts" / "bench_doc.py"), str(path),
+                        "--doc", str(doc), "--img", str(tmp_path / "img")],
+                       env=quick_env(), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "BENCH_QUICK" in p.stderr  # says these are not figures to publish
+    text = doc.read_text()
+    assert "Pending the first full run" not in text
+    for name in ("meta", "per_io", "fio", "qd", "kv", "devthread"):
+        start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+        assert text.count(start) == 1 and text.count(end) == 1
+        assert len(text[text.index(start):text.index(end)]) > 100
+    assert res["meta"]["started"] in text
+    assert (tmp_path / "img" / "qd-randread-4096.png").exists()
+    # the same again changes nothing: the markers survive a regeneration
+    before = doc.read_text()
+    subprocess.run([sys.executable, str(REPO / "scripts" / "bench_doc.py"), str(path), "--doc",
+                    str(doc), "--img", str(tmp_path / "img")], env=quick_env(), check=True,
+                   capture_output=True, timeout=120)
+    assert doc.read_text() == before
+
+
+def test_performance_md_has_every_marker():
+    text = (REPO / "docs" / "performance.md").read_text()
+    for name in ("meta", "per_io", "fio", "qd", "kv", "devthread"):
+        assert text.count(f"<!-- bench:{name} -->") == 1 and text.count(f"<!-- /bench:{name} -->") == 1
 
 
 def test_core_pingpong_reports_and_refuses_bad_cpus():
@@ -51,3 +173,19 @@ def test_core_pingpong_reports_and_refuses_bad_cpus():
     assert p.returncode == 2 and "two different CPU" in p.stderr
     p = subprocess.run([str(exe), "0", "1000"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 1 and "cannot run on CPU 1000" in p.stderr
+
+
+def test_memcpy_floor_reports_and_refuses_bad_input():
+    exe = build_dir() / "tools" / "bench" / "memcpy_floor"
+    p = subprocess.run([str(exe), "4096", str(16 << 20), "1", "0"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["block"] == 4096 and r["region"] == 16 << 20 and r["copies_per_s"] > 0
+    assert r["gib_per_s"] > 0
+    for args in (["0"], ["abc"], ["4096", "100"], ["4096", "1M", "0"], []):
+        p = subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and ("usage" in p.stderr or "must" in p.stderr), (args, p.stderr)
+    p = subprocess.run([str(exe), "4096", str(1 << 20), "1", "5000"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode in (1, 2) and "CPU" in p.stderr

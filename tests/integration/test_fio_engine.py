@@ -159,7 +159,7 @@ def test_several_jobs_on_one_device(fio, tmp_path):
     # core_mask 1 has one queue: the second and third job share its core, with a warning
     warn = [l for l in (p.stdout + p.stderr).splitlines() if "share cores" in l]
     assert len(warn) == 1, p.stdout + p.stderr
-    assert "core_mask (0x1)" in warn[0] and "from job 2 on" in warn[0]
+    assert "(core_mask 0x1)" in warn[0] and "from job 2 on" in warn[0]
     fio.ok("--name=jobs", *args, "--verify_only=1")
 
 
@@ -174,6 +174,34 @@ def test_jobs_within_core_mask_do_not_warn(fio, tmp_path):
 
 
 # ---- trim ----
+
+def test_jobs_beyond_every_cpu_warn_without_a_mask(fio, tmp_path):
+    # no json_path: every CPU fio may use is a core; one job more than CPUs shares
+    ncpu = len(os.sched_getaffinity(0))
+    dev = blk_uri(tmp_path, size="256M")
+    p = fio.ok("--name=jobs", f"--filename={esc(dev)}", "--thread=1", "--bs=4k", "--size=1M",
+               "--offset_increment=1M", f"--numjobs={ncpu + 1}", "--rw=write")
+    warn = [l for l in (p.stdout + p.stderr).splitlines() if "share cores" in l]
+    assert len(warn) == 1, p.stdout + p.stderr
+    assert "every CPU" in warn[0] and "0x0" not in warn[0], warn[0]
+
+
+def test_offset_beyond_the_namespace_is_refused(fio, tmp_path):
+    dev = blk_uri(tmp_path, size="64M")
+    base = [f"--filename={esc(dev)}", "--thread=1", "--bs=4k", "--rw=read"]
+    line = fio.fails("--name=far", *base, "--offset=64M", expect="beyond the end of the namespace")
+    assert "64M" in line or "67108864" in line
+    fio.fails("--name=far", *base, "--offset=1T", expect="beyond the end of the namespace")
+    # a later job of numjobs that offset_increment pushes out is refused too
+    fio.fails("--name=far", *base, "--size=4M", "--offset_increment=70M", "--numjobs=2",
+              expect="beyond the end of the namespace")
+    # the KV namespace's keys stand for offsets within its capacity as well
+    kv = kv_uri(tmp_path, cap="64M")
+    fio.fails("--name=far", f"--filename={esc(kv)}", "--thread=1", "--bs=4k", "--rw=read",
+              "--offset=64M", expect="beyond the end of the namespace")
+    # inside, it runs
+    fio.ok("--name=near", *base, "--offset=60M", "--size=4M")
+
 
 def test_block_trim_then_read_gives_zeroes(fio, tmp_path):
     dev = esc(blk_uri(tmp_path))

@@ -15,7 +15,7 @@ def test_text_output(unvme):
     total = next(l for l in lines if l.startswith("Total"))
     assert float(total.split()[1]) > 0
     assert any(l.startswith(f"{NULL_DEV} nsid 1") for l in lines)
-    assert "ns per I/O" in r.out
+    assert "ns per I/O (process CPU time" in r.out and "Busy:" in r.out
 
 
 def test_json_output(unvme):
@@ -28,7 +28,10 @@ def test_json_output(unvme):
     lat = ns["latency_us"]
     assert 0 <= lat["min"] <= lat["p50"] <= lat["p99"] <= lat["p99.9"] <= lat["p99.99"]
     assert lat["p99.99"] <= lat["max"] * 1.02 + 0.01
-    assert j["ns_per_io_cpu"] > 0
+    cpu = j["cpu"]
+    assert cpu["process_s"] > 0 and cpu["ns_per_io"] > 0
+    assert cpu["submitting_threads_ns_per_io"] > 0 and cpu["other_threads_ns_per_io"] >= 0
+    assert j["busy_ns_per_io"] > 0
     assert "percentiles" not in ns
 
 
@@ -127,3 +130,35 @@ def test_fill_writes_every_block_before_the_run(unvme):
     dev2 = unvme.file_dev("fillv", size="1M", lba=512)
     r = unvme.ok("perf", dev2, "--fill", "-V", "-w", "randrw", "-b", "4k", "-q", "8", "-t", "1")
     assert "0 blocks failed" in r.out
+
+
+def test_cpu_counts_the_engine_threads(unvme):
+    """In thread mode the device's engine thread works for the I/O: the measured CPU per I/O
+    includes it (process CPU time), next to the submitting thread's own."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("the engine thread needs a second CPU")
+    j = unvme.ok("perf", "emu://eng?ns=null:1G:512&mode=thread&cpu=1", "-w", "randread", "-b",
+                 "512", "-q", "16", "-t", "1", "-c", "0", "-o", "json").json()
+    cpu = j["cpu"]
+    # the engine thread executes every command on CPU 1: its CPU time is in the figure
+    assert cpu["other_threads_ns_per_io"] > 0.05 * cpu["submitting_threads_ns_per_io"], cpu
+    assert cpu["ns_per_io"] >= cpu["submitting_threads_ns_per_io"]
+
+
+def test_warns_about_never_written_blocks(unvme):
+    """Reads of a memory namespace nobody wrote come from the zero page: perf says so, counts
+    the written blocks (Identify NUSE), and --fill makes the warning go away."""
+    dev = "emu://unw?ns=mem:8M:512"
+    r = unvme.ok("perf", dev, "-w", "randread", "-b", "4k", "-q", "4", "-t", "1", "-o", "json")
+    assert "0 of its 16384 blocks were ever written" in r.err and "--fill" in r.err
+    assert r.json()["namespaces"][0]["blocks_written"] == 0
+    r = unvme.ok("perf", dev, "--fill", "-w", "randread", "-b", "4k", "-q", "4", "-t", "1",
+                 "-o", "json")
+    assert "warning" not in r.err
+    ns = r.json()["namespaces"][0]
+    assert ns["blocks_written"] == ns["blocks"] == 16384
+    # writes are not warned about, and neither is a device that reports no utilization
+    r = unvme.ok("perf", dev, "-w", "randwrite", "-b", "4k", "-q", "4", "-t", "1")
+    assert "warning" not in r.err
+    r = unvme.ok("perf", "emu://n?ns=null:8M:512", "-w", "randread", "-q", "4", "-t", "1")
+    assert "warning" not in r.err

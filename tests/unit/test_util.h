@@ -2,7 +2,9 @@
 /*
  * Minimal unit-test helpers. A test file defines test functions, lists them in a
  * TEST_MAIN(...) table, and the runner prints one line per test and a closing
- * "N passed, M failed" line; the exit status is non-zero if anything failed.
+ * "N passed, S skipped, M failed" line. Exit status: 1 if anything failed, else 77 (meson's
+ * "skipped") if a test could not run on this machine (SKIP_UNLESS, NEED_CPUS), else 0, so a
+ * test that needs two CPUs shows as skipped on one instead of passing without running.
  *
  *   static void test_ring_wraps(void) { CHECK_EQ(1, 1); }
  *   TEST_MAIN(TEST(test_ring_wraps))
@@ -14,13 +16,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct test_case {
 	const char *name;
 	void (*fn)(void);
 };
 
-static int test_failures_in_case;
+static int test_failures_in_case __attribute__((unused));
+static const char *test_skipped_in_case __attribute__((unused)); /* why the current test could not run, or NULL */
 
 #define CHECK(cond)                                                                      \
 	do {                                                                             \
@@ -61,28 +65,51 @@ static int test_failures_in_case;
 		}                                                                        \
 	} while (0)
 
+/* Ends the current test as skipped when the machine cannot run it (never to hide a failure:
+ * checks made before it still count). */
+#define SKIP_UNLESS(cond, why)                                                           \
+	do {                                                                             \
+		if (!(cond)) {                                                           \
+			test_skipped_in_case = (why);                                    \
+			return;                                                          \
+		}                                                                        \
+	} while (0)
+
+static inline long test_online_cpus(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* Threads pinned to CPU 1 and beyond, completion threads on a core of their own. */
+#define NEED_CPUS(n) SKIP_UNLESS(test_online_cpus() >= (n), "needs " #n " online CPUs")
+
 #define TEST(fn) { #fn, fn }
 
 #define TEST_MAIN(...)                                                                   \
 	int main(int argc, char **argv)                                                  \
 	{                                                                                \
 		static const struct test_case cases[] = { __VA_ARGS__ };                 \
-		int passed = 0, failed = 0;                                              \
+		int passed = 0, skipped = 0, failed = 0;                                 \
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {          \
 			if (argc > 1 && !strstr(cases[i].name, argv[1]))                 \
 				continue;                                                \
 			test_failures_in_case = 0;                                       \
+			test_skipped_in_case = NULL;                                     \
 			cases[i].fn();                                                   \
 			if (test_failures_in_case) {                                     \
 				failed++;                                                \
 				printf("FAIL %s\n", cases[i].name);                      \
+			} else if (test_skipped_in_case) {                               \
+				skipped++;                                               \
+				printf("skip %s: %s\n", cases[i].name,                   \
+				       test_skipped_in_case);                            \
 			} else {                                                         \
 				passed++;                                                \
 				printf("ok   %s\n", cases[i].name);                      \
 			}                                                                \
 		}                                                                        \
-		printf("%d passed, %d failed\n", passed, failed);                        \
-		return failed ? 1 : 0;                                                   \
+		printf("%d passed, %d skipped, %d failed\n", passed, skipped, failed);   \
+		return failed ? 1 : skipped ? 77 : 0;                                    \
 	}
 
 #endif

@@ -5,13 +5,6 @@
 #include <errno.h>
 #include <pthread.h>
 
-uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 #if defined(__x86_64__)
 
 #define CALIBRATION_NS 20000000L /* 20 ms: clock read jitter stays far below 0.1% */

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "lib/common/clock.h" /* mono_ns: wall-clock monotonic nanoseconds (run durations) */
+
 #if defined(__x86_64__)
 #include <x86intrin.h>
 static inline uint64_t tsc_now(void)
@@ -19,9 +21,7 @@ static inline uint64_t tsc_now(void)
 #else
 static inline uint64_t tsc_now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return mono_ns();
 }
 #endif
 
@@ -31,7 +31,5 @@ static inline double tsc_to_ns(uint64_t ticks)
 {
 	return (double)ticks * 1e9 / tsc_hz();
 }
-/* Wall-clock monotonic nanoseconds (for run durations). */
-uint64_t mono_ns(void);
 
 #endif

@@ -42,12 +42,13 @@ struct async_wait {
 	uint64_t t1;
 };
 
+/* status is the kv_result; result (the bytes filled) is in it->kv.value.length too */
 static void on_read(kv_iterate *it, unsigned int result, unsigned int status)
 {
-	(void)status;
+	(void)result;
 	struct async_wait *w = it->kv.param.private_data;
 	w->t1 = tsc_now();
-	atomic_store_explicit(&w->result, (int)result, memory_order_relaxed);
+	atomic_store_explicit(&w->result, (int)status, memory_order_relaxed);
 	atomic_store_explicit(&w->done, true, memory_order_release);
 }
 

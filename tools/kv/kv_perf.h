@@ -20,7 +20,8 @@ struct kvp_opts {
 	uint32_t num_tests;
 	uint32_t value_size;
 	uint32_t key_size;
-	int dist;              /* 0 seq inc, 1 seq dec, 2 random, 3 unique random, 4 range random */
+	int dist;              /* 0 seq inc, 1 seq dec, 2 random, 3 unique random, 4 range random,
+				* 5 random drawn anew per phase (db_bench's *random benchmarks) */
 	const char *json_config;
 	uint32_t slab_mb;
 	int ssd_type;

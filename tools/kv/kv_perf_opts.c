@@ -28,7 +28,8 @@ void kvp_usage(FILE *f)
 		"  -v BYTES      value size [4096]\n"
 		"  -K BYTES      key size, 4..255 [16]\n"
 		"  -p DIST       key distribution: 0 sequential increasing, 1 sequential decreasing,\n"
-		"                2 random, 3 unique random, 4 range random (with -y) [0]\n"
+		"                2 random, 3 unique random, 4 range random (with -y), 5 random drawn\n"
+		"                anew for every phase, as db_bench's fillrandom/readrandom/deleterandom [0]\n"
 		"  -y RANGE      key range for -p 4 [the number of keys]\n"
 		"  -g SEED       random seed [1]\n"
 		"  -k BYTE       fill every value with this byte (0..255)\n"
@@ -198,8 +199,8 @@ int kvp_parse(struct kvp_opts *o, int argc, char **argv)
 			o->key_size = (uint32_t)x;
 			break;
 		case 'p':
-			if (!num(v, &x, 10) || x > 4)
-				return bad(c, v, "expected a key distribution, 0..4");
+			if (!num(v, &x, 10) || x > 5)
+				return bad(c, v, "expected a key distribution, 0..5");
 			o->dist = (int)x;
 			break;
 		case 'y':

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/common/fdio.h"
 #include "kv_apis.h"
 #include "kv_result_name.h"
 #include "kv_sdk_config.h"
@@ -96,19 +97,13 @@ int kvt_cfg_write(const struct kvt_sdk_cfg *cfg, const char *prog, char *path, s
 		return -1;
 	}
 	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
-	size_t len = strlen(text), done = 0;
-	while (done < len) {
-		ssize_t w = write(fd, text + done, len - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
-			close(fd);
-			unlink(path);
-			json_object_put(root);
-			return -1;
-		}
-		done += (size_t)w;
+	int wr = fd_write_all(fd, text, strlen(text));
+	if (wr) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(-wr));
+		close(fd);
+		unlink(path);
+		json_object_put(root);
+		return -1;
 	}
 	close(fd);
 	json_object_put(root);

@@ -115,7 +115,7 @@ int cmd_batch(struct cli_args *a)
 	if (a->batch_file && strcmp(a->batch_file, "-") != 0) {
 		f = fopen(a->batch_file, "r");
 		if (!f)
-			return cli_fail("batch", EXIT_HOST, "cannot open %s: %s", a->batch_file,
+			return cli_fail("batch", EXIT_HOST, "cannot open %s: %s", cli_echo(a->batch_file),
 					strerror(errno));
 	}
 	const char *saved_default = cli_default_device;

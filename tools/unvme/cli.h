@@ -64,6 +64,7 @@ struct cli_args {
 	const char *out_file;
 	bool fault_fatal;
 	uint32_t fault_drop;
+	uint32_t fault_swallow;
 	uint32_t fault_media;
 	bool fault_clear;
 
@@ -209,6 +210,13 @@ void cli_close_all(void);
 int cli_result(const char *cmd, int rc, uint8_t csi);
 /* Prints "unvme: CMD: message" to stderr and returns code. */
 int cli_fail(const char *cmd, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* User input as it may be echoed in a message: itself when short, else its start and its
+ * length ("aaaa... (1048576 characters)"), so a megabyte argument does not come back whole.
+ * The result lives until the 8th call after this one (for several echoes in one message).
+ * cli_fail also caps a whole message at CLI_MSG_MAX characters. */
+#define CLI_ECHO_MAX 96
+#define CLI_MSG_MAX 4096
+const char *cli_echo(const char *s);
 
 /* output.c */
 struct json_object;

@@ -138,10 +138,11 @@ int cmd_show_regs(struct cli_args *a)
 
 int cmd_inject_fault(struct cli_args *a)
 {
-	unsigned n = a->fault_fatal + cli_given(a, "drop") + cli_given(a, "media-error") + a->fault_clear;
+	unsigned n = a->fault_fatal + cli_given(a, "drop") + cli_given(a, "swallow") +
+		     cli_given(a, "media-error") + a->fault_clear;
 	if (n != 1)
-		return cli_fail(a->cmd, EXIT_USAGE,
-				"give exactly one of --fatal, --drop N, --media-error N, --clear");
+		return cli_fail(a->cmd, EXIT_USAGE, "give exactly one of --fatal, --drop N, --swallow N, "
+				"--media-error N, --clear");
 	struct nvme_sqe cmd;
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.opc = NVME_ADM_EMU_FAULT;
@@ -154,6 +155,12 @@ int cmd_inject_fault(struct cli_args *a)
 		cmd.cdw10 = NVME_EMU_FAULT_DROP;
 		cmd.cdw11 = a->fault_drop;
 		snprintf(buf, sizeof(buf), "the next %u I/O commands will never complete", a->fault_drop);
+		what = buf;
+	} else if (cli_given(a, "swallow")) {
+		cmd.cdw10 = NVME_EMU_FAULT_SWALLOW;
+		cmd.cdw11 = a->fault_swallow;
+		snprintf(buf, sizeof(buf), "the next %u I/O commands will be lost for good (Abort "
+			 "cannot find them)", a->fault_swallow);
 		what = buf;
 	} else if (cli_given(a, "media-error")) {
 		cmd.cdw10 = NVME_EMU_FAULT_MEDIA_ERROR;

@@ -33,11 +33,12 @@ struct async_wait {
 	_Atomic unsigned result;
 };
 
+/* status is the kv_result (result is completion dword 0) */
 static void on_done(kv_pair *kv, unsigned int result, unsigned int status)
 {
-	(void)status;
+	(void)result;
 	struct async_wait *w = kv->param.private_data;
-	atomic_store_explicit(&w->result, result, memory_order_relaxed);
+	atomic_store_explicit(&w->result, status, memory_order_relaxed);
 	atomic_store_explicit(&w->done, true, memory_order_release);
 }
 

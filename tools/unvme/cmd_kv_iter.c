@@ -86,7 +86,8 @@ int cmd_kv_read_it(struct cli_args *a)
 	int rc = cli_kv_handle(a, &h);
 	if (rc)
 		return rc;
-	uint8_t *buf = calloc(1, size ? size : 1);
+	/* the SDK reads whole 32 KiB chunks; --value-size limits what is written and shown */
+	uint8_t *buf = calloc(1, KV_ITERATE_READ_BUFFER_SIZE);
 	if (!buf)
 		return cli_fail(a->cmd, EXIT_HOST, "out of memory");
 	kv_iterate it;
@@ -94,7 +95,7 @@ int cmd_kv_read_it(struct cli_args *a)
 	it.iterator = a->kv_it_id;
 	it.kv.keyspace_id = a->kv_keyspace;
 	it.kv.value.value = buf;
-	it.kv.value.length = (uint32_t)size;
+	it.kv.value.length = KV_ITERATE_READ_BUFFER_SIZE;
 	it.kv.param.io_option.iterate_read_option = KV_ITERATE_READ_DEFAULT;
 	int result = kv_iterate_read(h, &it);
 	bool eof = result == KV_ERR_ITERATE_READ_EOF;

@@ -5,9 +5,12 @@
  * configuration (a device id longer than kv_sdk.dev_id's 31 characters only fits there) and
  * stays up for the process: in `unvme batch` the next line finds the same device, its memory
  * namespace and its open iterators. A kv-* command on another device restarts it there.
- * Block commands open devices on their own: on a file-backed device the two cannot be open in
- * one process at once (the backing file is locked), so a batch keeps to one kind per device.
+ * One device handle per process: the driver hands every open of an address the same
+ * controller, and the session opens the device through the tool first (with the tool's
+ * options, so block commands keep a queue pair of their own next to the SDK's), so kv-* and
+ * block commands in one batch drive the same device, file-backed or in memory.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +45,14 @@ int cli_kv_handle(const struct cli_args *a, uint64_t *handle)
 		registered = true;
 	}
 	session_end();
+	/* the tool's handle first: the SDK's open then shares it (and the tool's queue count) */
+	struct unvme_ctrlr *ctrlr;
+	int orc = cli_try_open(devid, &ctrlr);
+	if (orc) {
+		const char *msg = unvme_errmsg();
+		return cli_fail(a->cmd, EXIT_HOST, "cannot initialize the SDK on %s: %s",
+				cli_echo(devid), msg && *msg ? msg : strerror(-orc));
+	}
 
 	struct kvt_sdk_cfg cfg;
 	/* With two CPUs or more: an async queue with its completion thread on the other CPU,

@@ -125,7 +125,9 @@ static const struct opt_def fw_image_opts[] = {
 static const struct opt_def fault_opts[] = {
 	OPT("fatal", 0, OPT_FLAG, fault_fatal, NULL,
 	    "controller fatal status now: commands fail until a reset"),
-	OPT("drop", 0, OPT_U32, fault_drop, "N", "the next N I/O commands never complete"),
+	OPT("drop", 0, OPT_U32, fault_drop, "N", "the next N I/O commands never complete (Abort ends them)"),
+	OPT("swallow", 0, OPT_U32, fault_swallow, "N",
+	    "the next N I/O commands are lost for good (Abort does not find them)"),
 	OPT("media-error", 0, OPT_U32, fault_media, "N", "the next N reads/writes fail with a media error"),
 	OPT("clear", 0, OPT_FLAG, fault_clear, NULL, "remove every injected fault"),
 	OPT_END,
@@ -297,7 +299,7 @@ static const struct opt_def kv_open_it_opts[] = {
 
 static const struct opt_def kv_read_it_opts[] = {
 	OPT("id", 'i', OPT_U8, kv_it_id, "HANDLE", "iterator handle from kv-open-it (required)"),
-	OPT("value-size", 's', OPT_SIZE, kv_value_size, "BYTES", "buffer size (default 32768)"),
+	OPT("value-size", 's', OPT_SIZE, kv_value_size, "BYTES", "bytes of the 32 KiB chunk to write and show (default all)"),
 	OPT("value", 'v', OPT_STR, kv_value_file, "FILE", "write the raw buffer to FILE"),
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
@@ -320,9 +322,13 @@ static const char perf_details[] =
 	"Each core runs one thread pinned to it, with its own queue pair on every device; the\n"
 	"queue depth is per queue pair, and each queue pair spreads its I/Os round robin over\n"
 	"the device's selected namespaces. Latency percentiles come from a log-linear histogram\n"
-	"(within 1.6%). \"ns per I/O of CPU\" is threads x elapsed / I/Os: the CPU time the\n"
-	"driver, the emulated device (inline mode) and the tool spend per I/O.\n"
-	"Example: unvme perf 'emu://perf?ns=null:1T:512' -w randread -b 512 -q 128 -t 3\n";
+	"(within 1.6%). \"CPU\" per I/O is the process's CPU time over the measured period\n"
+	"(getrusage-style clocks, every thread: the submitting threads and an emulated device's\n"
+	"engine threads) divided by the I/Os; \"busy\" is threads x elapsed / I/Os, the wall time\n"
+	"a polling thread holds its core. Reads of blocks never written move no data: perf warns\n"
+	"when a namespace reports fewer written blocks (Identify NUSE) than it has; --fill writes\n"
+	"every block first.\n"
+	"Example: unvme perf 'emu://perf?ns=mem:1G:512' --fill -w randread -b 4k -q 32 -t 3 -c 0\n";
 
 static const char io_details[] =
 	"The command goes to the device as given: a range past the end of the namespace or an\n"

@@ -23,14 +23,29 @@ struct open_dev {
 static struct open_dev open_devs[MAX_OPEN];
 static unsigned n_open;
 
+const char *cli_echo(const char *s)
+{
+	static char ring[8][CLI_ECHO_MAX + 48];
+	static unsigned next;
+	if (!s)
+		return "(null)";
+	size_t n = strlen(s);
+	if (n <= CLI_ECHO_MAX)
+		return s;
+	char *b = ring[next++ % 8];
+	snprintf(b, sizeof(ring[0]), "%.*s... (%zu characters)", CLI_ECHO_MAX - 16, s, n);
+	return b;
+}
+
 int cli_fail(const char *cmd, int code, const char *fmt, ...)
 {
+	char msg[CLI_MSG_MAX + 1];
 	va_list ap;
-	fprintf(stderr, "unvme: %s: ", cmd ? cmd : "error");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	int n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "unvme: %s: %s%s\n", cli_echo(cmd ? cmd : "error"), msg,
+		n > CLI_MSG_MAX ? "... (message cut)" : "");
 	return code;
 }
 
@@ -82,7 +97,7 @@ int cli_open_devid(const char *cmd, const char *devid, struct unvme_ctrlr **out)
 	if (rc == -EMFILE)
 		return cli_fail(cmd, EXIT_HOST, "too many devices open at once (%d)", MAX_OPEN);
 	const char *msg = unvme_errmsg();
-	return cli_fail(cmd, EXIT_HOST, "cannot open %s: %s", devid,
+	return cli_fail(cmd, EXIT_HOST, "cannot open %s: %s", cli_echo(devid),
 			msg && *msg ? msg : strerror(rc < 0 ? -rc : EIO));
 }
 

@@ -52,7 +52,7 @@ int cmd_help(struct cli_args *a)
 	}
 	const struct cli_cmd *c = cli_find_command(a->positional);
 	if (!c)
-		return cli_fail("help", EXIT_USAGE, "unknown command '%s'", a->positional);
+		return cli_fail("help", EXIT_USAGE, "unknown command '%s'", cli_echo(a->positional));
 	cli_print_command_help(stdout, c);
 	return EXIT_OK;
 }

@@ -105,13 +105,14 @@ static int set_value(struct cli_args *a, const struct opt_def *o, const char *va
 			a->fmt = UNVME_FMT_JSON;
 		else
 			return cli_fail(a->cmd, EXIT_USAGE,
-					"invalid value '%s' for %s: expected normal or json", val, name);
+					"invalid value '%s' for %s: expected normal or json", cli_echo(val),
+					name);
 		return EXIT_OK;
 	case OPT_SIZE:
 		if (!cli_parse_size(val, &v))
 			return cli_fail(a->cmd, EXIT_USAGE,
 					"invalid value '%s' for %s: expected a byte count such as 4096 "
-					"or 4k", val, name);
+					"or 4k", cli_echo(val), name);
 		*(uint64_t *)field = v;
 		return EXIT_OK;
 	case OPT_U8: max = UINT8_MAX; break;
@@ -121,11 +122,11 @@ static int set_value(struct cli_args *a, const struct opt_def *o, const char *va
 	}
 	if (!cli_parse_u64(val, &v))
 		return cli_fail(a->cmd, EXIT_USAGE,
-				"invalid value '%s' for %s: expected a number (decimal or 0x hex)", val,
-				name);
+				"invalid value '%s' for %s: expected a number (decimal or 0x hex)",
+				cli_echo(val), name);
 	if (v > max)
-		return cli_fail(a->cmd, EXIT_USAGE, "value '%s' for %s is out of range (0..%llu)", val,
-				name, (unsigned long long)max);
+		return cli_fail(a->cmd, EXIT_USAGE, "value '%s' for %s is out of range (0..%llu)",
+				cli_echo(val), name, (unsigned long long)max);
 	switch (o->kind) {
 	case OPT_U8: *(uint8_t *)field = (uint8_t)v; break;
 	case OPT_U16: *(uint16_t *)field = (uint16_t)v; break;
@@ -190,8 +191,9 @@ int cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_args *a
 			o = find_long(c->opts, name, len);
 			if (!o)
 				return cli_fail(c->name, EXIT_USAGE,
-						"unknown option '%.*s' (see 'unvme %s --help')",
-						(int)(len + 2), arg, c->name);
+						"unknown option '%.*s%s' (see 'unvme %s --help')",
+						(int)(len + 2 > CLI_ECHO_MAX ? CLI_ECHO_MAX : len + 2), arg,
+						len + 2 > CLI_ECHO_MAX ? "..." : "", c->name);
 			if (eq) {
 				val = eq + 1;
 				inline_val = true;
@@ -208,7 +210,7 @@ int cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_args *a
 			}
 		} else {
 			if (c->pos == POS_NONE || a->positional)
-				return cli_fail(c->name, EXIT_USAGE, "unexpected argument '%s'%s", arg,
+				return cli_fail(c->name, EXIT_USAGE, "unexpected argument '%s'%s", cli_echo(arg),
 						a->positional ? " (only one positional argument)" : "");
 			a->positional = arg;
 			continue;
@@ -219,7 +221,7 @@ int cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_args *a
 		if (o->kind == OPT_FLAG) {
 			if (inline_val)
 				return cli_fail(c->name, EXIT_USAGE, "option %s takes no value (got '%s')",
-						name, val);
+						name, cli_echo(val));
 		} else if (!inline_val) {
 			if (i + 1 >= argc)
 				return cli_fail(c->name, EXIT_USAGE, "option %s needs a value (%s)", name,

@@ -58,13 +58,13 @@ int cli_write_file(const char *cmd, const char *path, const void *buf, size_t le
 {
 	FILE *f = fopen(path, "wb");
 	if (!f)
-		return cli_fail(cmd, EXIT_HOST, "cannot create %s: %s", path, strerror(errno));
+		return cli_fail(cmd, EXIT_HOST, "cannot create %s: %s", cli_echo(path), strerror(errno));
 	size_t n = fwrite(buf, 1, len, f);
 	int err = (n != len) ? errno : 0;
 	if (fclose(f) != 0 && !err)
 		err = errno;
 	if (err)
-		return cli_fail(cmd, EXIT_HOST, "cannot write %s: %s", path, strerror(err));
+		return cli_fail(cmd, EXIT_HOST, "cannot write %s: %s", cli_echo(path), strerror(err));
 	return EXIT_OK;
 }
 
@@ -72,29 +72,29 @@ int cli_read_file(const char *cmd, const char *path, size_t max, void **buf, siz
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
-		return cli_fail(cmd, EXIT_HOST, "cannot open %s: %s", path, strerror(errno));
+		return cli_fail(cmd, EXIT_HOST, "cannot open %s: %s", cli_echo(path), strerror(errno));
 	struct stat st;
 	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
 		fclose(f);
-		return cli_fail(cmd, EXIT_HOST, "%s is not a regular file", path);
+		return cli_fail(cmd, EXIT_HOST, "%s is not a regular file", cli_echo(path));
 	}
 	if ((uint64_t)st.st_size > max) {
 		fclose(f);
-		return cli_fail(cmd, EXIT_HOST, "%s is too large (%lld bytes, at most %zu)", path,
+		return cli_fail(cmd, EXIT_HOST, "%s is too large (%lld bytes, at most %zu)", cli_echo(path),
 				(long long)st.st_size, max);
 	}
 	size_t size = (size_t)st.st_size;
 	uint8_t *b = malloc(size ? size : 1);
 	if (!b) {
 		fclose(f);
-		return cli_fail(cmd, EXIT_HOST, "out of memory reading %s", path);
+		return cli_fail(cmd, EXIT_HOST, "out of memory reading %s", cli_echo(path));
 	}
 	size_t n = fread(b, 1, size, f);
 	int err = ferror(f) ? errno : 0;
 	fclose(f);
 	if (n != size) {
 		free(b);
-		return cli_fail(cmd, EXIT_HOST, "cannot read %s: %s", path,
+		return cli_fail(cmd, EXIT_HOST, "cannot read %s: %s", cli_echo(path),
 				err ? strerror(err) : "file shrank while reading");
 	}
 	*buf = b;

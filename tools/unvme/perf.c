@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,7 +167,7 @@ static int open_targets(struct cli_args *a, struct perf_config *cfg)
 	for (unsigned d = 0; d < ndevs; d++) {
 		for (unsigned k = 0; k < cfg->nctrlrs; k++)
 			if (strcmp(cfg->ctrlr_names[k], devs[d]) == 0)
-				return cli_fail(a->cmd, EXIT_USAGE, "device %s given twice", devs[d]);
+				return cli_fail(a->cmd, EXIT_USAGE, "device %s given twice", cli_echo(devs[d]));
 		if (cfg->nctrlrs == PERF_MAX_CTRLRS)
 			return cli_fail(a->cmd, EXIT_USAGE, "at most %d devices", PERF_MAX_CTRLRS);
 		struct unvme_ctrlr *c;
@@ -225,6 +226,36 @@ bad:
 	return cli_fail(a->cmd, EXIT_USAGE,
 			"invalid value '%s' for --namespace-id (-n): expected namespace ids such as 1 or 1,2",
 			a->nsid_list);
+}
+
+/*
+ * Reads of blocks that were never written measure nothing: an emulated memory namespace
+ * answers them from the kernel's zero page, an SSD from its mapping table without touching
+ * flash. Identify Namespace NUSE says how many blocks were written; a read workload over a
+ * namespace with fewer gets a warning (the run goes on: it may be what was meant).
+ */
+static void check_written(const struct perf_config *cfg, struct perf_target *tg)
+{
+	tg->nuse = unvme_ns_nlbas(tg->ns);
+	if (unvme_ns_csi(tg->ns) != NVME_CSI_NVM)
+		return;
+	struct nvme_id_ns *id = unvme_dma_zalloc(4096, 4096);
+	if (!id)
+		return;
+	if (unvme_identify(cfg->ctrlrs[tg->ctrlr], NVME_CNS_NS, tg->nsid, 0, id) == 0 &&
+	    id->nuse < id->nsze)
+		tg->nuse = id->nuse;
+	unvme_dma_free(id);
+	uint64_t nlbas = unvme_ns_nlbas(tg->ns);
+	if (!(cfg->all_reads || cfg->mixed) || tg->nuse >= nlbas)
+		return;
+	fprintf(stderr,
+		"unvme: perf: warning: %s namespace %u: %llu of its %llu blocks were ever written "
+		"(Identify Namespace NUSE), so about %.0f%% of the reads hit never-written blocks, "
+		"which move no data (a memory namespace reads them from the kernel's zero page) and "
+		"inflate the figures: add --fill to write every block first\n",
+		tg->devid, tg->nsid, (unsigned long long)tg->nuse, (unsigned long long)nlbas,
+		100.0 * (double)(nlbas - tg->nuse) / (double)nlbas);
 }
 
 static void free_threads(struct perf_config *cfg, struct perf_thread *threads)
@@ -391,6 +422,9 @@ int cmd_perf(struct cli_args *a)
 			goto out;
 		}
 	}
+
+	for (unsigned k = 0; k < cfg->ntargets; k++)
+		check_written(cfg, &cfg->targets[k]);
 
 	struct perf_thread *threads = NULL;
 	rc = build_threads(a, cfg, &threads);

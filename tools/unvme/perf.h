@@ -22,6 +22,7 @@
 /* A namespace under test, shared read-only by every thread. */
 struct perf_target {
 	const char *devid;
+	uint64_t nuse;        /* blocks ever written (Identify NUSE) when the run started */
 	struct unvme_ns *ns;
 	uint32_t nsid;
 	unsigned ctrlr;       /* index in perf_config.ctrlrs */
@@ -86,6 +87,10 @@ struct perf_thread {
 	unsigned nqps;
 	struct perf_stats *stats; /* [cfg->ntargets] */
 	uint64_t start_ts, end_ts; /* the measured period, ticks */
+	/* CPU time at the ends of the measured period, ns: this thread's, and the process's
+	 * (every thread, engine threads included) as this thread saw it */
+	uint64_t cpu_start_ns, cpu_end_ns;
+	uint64_t proc_start_ns, proc_end_ns;
 	uint64_t submit_failures;
 	int fatal;            /* a poll or submit failed: the library's result */
 	char fatal_msg[256];

@@ -16,11 +16,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/common/compiler.h"
 #include "perf.h"
 #include "tsc.h"
 
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
 
 /* Stamp written into every logical block by --verify writes (first 24 bytes, last 8). */
 #define PERF_STAMP_MAGIC 0x464550454d564e55ull /* "UNVMEPEF" */
@@ -195,6 +194,13 @@ static bool poll_all(struct perf_thread *t)
 	return true;
 }
 
+/* The CPU clocks at one end of the measured period (two system calls, outside the loop). */
+static void mark_cpu(uint64_t *thread_ns, uint64_t *process_ns)
+{
+	*thread_ns = thread_cpu_ns();
+	*process_ns = process_cpu_ns();
+}
+
 static void reset_stats(struct perf_thread *t)
 {
 	for (unsigned i = 0; i < t->cfg->ntargets; i++) {
@@ -220,6 +226,7 @@ void *perf_thread_main(void *arg)
 	uint64_t end_at = measure_at + cfg->seconds * ticks_per_s;
 	t->measuring = cfg->warmup == 0;
 	t->start_ts = now;
+	mark_cpu(&t->cpu_start_ns, &t->proc_start_ns);
 
 	for (unsigned i = 0; i < t->nqps && !t->fatal; i++) {
 		struct perf_qpair *q = &t->qps[i];
@@ -243,14 +250,19 @@ void *perf_thread_main(void *arg)
 				reset_stats(t);
 				t->measuring = true;
 				t->start_ts = now;
+				mark_cpu(&t->cpu_start_ns, &t->proc_start_ns);
 			}
 			if (now >= end_at || perf_interrupted)
 				break;
 		}
 	}
 	t->end_ts = tsc_now();
-	if (!t->measuring) /* interrupted during warmup: nothing measured */
+	mark_cpu(&t->cpu_end_ns, &t->proc_end_ns);
+	if (!t->measuring) { /* interrupted during warmup: nothing measured */
 		t->start_ts = t->end_ts;
+		t->cpu_start_ns = t->cpu_end_ns;
+		t->proc_start_ns = t->proc_end_ns;
+	}
 	t->measuring = false;
 	t->stopping = true;
 

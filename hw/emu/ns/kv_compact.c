@@ -18,6 +18,7 @@
 
 #include "hw/emu/ns/kv_store_int.h"
 #include "lib/common/crash_point.h"
+#include "lib/common/fdio.h"
 
 #define COMPACT_MIN_DEAD (1u << 20)   /* below this, a rewrite costs more than it frees */
 #define COPY_BUF (1u << 20)
@@ -53,22 +54,20 @@ static int copy_live(struct kv_store *s, int fd, uint64_t *newloc, uint64_t *end
 	KV_INDEX_FOREACH(&s->ix, e) {
 		uint64_t size = kv_rec_size(e->klen, e->vlen);
 		if (fill + size > BUF_SIZE) {
-			r = kv_pwrite_all(fd, buf, fill, out);
+			r = fd_pwrite_all(fd, buf, fill, out);
 			if (r)
 				goto done;
 			out += fill;
 			fill = 0;
 		}
 		/* the whole record, header included: it is read back and its CRC still holds */
-		ssize_t n = pread(s->fd, buf + fill, size, (off_t)e->loc);
-		if (n != (ssize_t)size) {
-			r = n < 0 ? -errno : -EIO;
+		r = fd_pread_all(s->fd, buf + fill, size, e->loc);
+		if (r)
 			goto done;
-		}
 		newloc[i++] = out + fill;
 		fill += size;
 	}
-	r = kv_pwrite_all(fd, buf, fill, out);
+	r = fd_pwrite_all(fd, buf, fill, out);
 	out += fill;
 done:
 	free(buf);
@@ -89,7 +88,7 @@ int kv_compact(struct kv_store *s)
 	if (!r && flock(fd, LOCK_EX | LOCK_NB) != 0)
 		r = -errno;
 	if (!r)
-		r = kv_log_init_file(fd);
+		r = kv_file_init(fd);
 	if (!r)
 		r = copy_live(s, fd, newloc, &end);
 	CRASH_POINT("kv.compact.copied");

@@ -110,7 +110,7 @@ uint8_t kv_iter_close(struct kv_iters *its, uint8_t handle)
 }
 
 uint8_t kv_iter_read(struct kv_iters *its, struct kv_store *st, uint8_t handle, uint8_t *out,
-		     uint32_t cap, uint32_t *filled)
+		     uint32_t cap, uint32_t *filled, bool durable)
 {
 	pthread_mutex_lock(&its->lock);
 	struct kv_iter *it = lookup(its, handle);
@@ -119,7 +119,7 @@ uint8_t kv_iter_read(struct kv_iters *its, struct kv_store *st, uint8_t handle, 
 		*filled = 0;
 		return NVME_KVV_SC_ITER_REQUEST_FAIL;
 	}
-	uint32_t used = 4, count = 0;
+	uint32_t used = 4, count = 0, deleted = 0;
 	while (it->pos < it->len) {
 		uint8_t klen = it->keys[it->pos];
 		const uint8_t *key = it->keys + it->pos + 1;
@@ -129,6 +129,8 @@ uint8_t kv_iter_read(struct kv_iters *its, struct kv_store *st, uint8_t handle, 
 		bool present = it->type == KV_ITER_TYPE_KEY_DELETE
 				       ? kv_store_del(st, it->ks, key, klen, false) == KV_OK
 				       : kv_store_exist(st, it->ks, key, klen);
+		if (present && it->type == KV_ITER_TYPE_KEY_DELETE)
+			deleted++;
 		if (present) {
 			uint32_t l = klen;
 			memcpy(out + used, &l, 4);
@@ -144,6 +146,9 @@ uint8_t kv_iter_read(struct kv_iters *its, struct kv_store *st, uint8_t handle, 
 		it->eof = true;
 	bool eof = it->eof;
 	pthread_mutex_unlock(&its->lock);
+	/* the deletes went to the log one by one without a sync; one sync covers them all */
+	if (durable && deleted && kv_store_flush(st) != 0)
+		return NVME_KVV_SC_ITER_ERROR;
 	return eof ? NVME_KVV_SC_ITER_EOF : 0;
 }
 

@@ -128,6 +128,8 @@ uint16_t emu_kv_log(struct emu_kv *kv, uint8_t lid, void *out, uint32_t size)
 		l->nr_keys = st.nr_keys;
 		l->nr_keys_ks[0] = st.nr_keys_ks[0];
 		l->nr_keys_ks[1] = st.nr_keys_ks[1];
+		l->damaged_spans = st.damaged_spans;
+		l->damaged_bytes = st.damaged_bytes;
 		uint64_t u = st.capacity ? st.used * 10000 / st.capacity : 0;
 		l->utilization = (uint32_t)(u > 10000 ? 10000 : u);
 		return 0;

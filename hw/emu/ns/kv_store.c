@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The KV storage engine: capacity accounting, option checks and locking around the index
- * (kv_index.c) and, when file-backed, the log (kv_log.c, kv_compact.c).
+ * (kv_index.c) and, when file-backed, the log (kv_file.c, kv_compact.c).
  *
  * Capacity counts each live key as the size of its record (header + key + value, 8-byte
  * aligned) in both engines, so a namespace fills at the same point in memory and in a file,
@@ -51,7 +51,7 @@ int kv_store_open(uint64_t capacity, const char *path, struct kv_store **out, ch
 			char stale[PATH_MAX + 16];
 			snprintf(stale, sizeof(stale), "%s.compact", path);
 			unlink(stale);
-			r = kv_log_load(s, err, errlen);
+			r = kv_file_load(s, err, errlen);
 			/* a new log must keep its name through a power loss, or every store
 			 * made durable in it would go with it */
 			if (!r && !existed)
@@ -115,7 +115,7 @@ static uint8_t *merge(struct kv_store *s, const struct kv_ent *old, const uint8_
 		return NULL;
 	}
 	if (s->file) {
-		if (old->vlen && kv_log_read_value(s, old->loc, old->klen, 0, m, old->vlen) != 0) {
+		if (old->vlen && kv_file_read_value(s, old->loc, old->klen, 0, m, old->vlen) != 0) {
 			kv_store_value_free(s, m, size);
 			*rc = KV_EIO;
 			return NULL;
@@ -175,7 +175,7 @@ enum kv_rc kv_store_put(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 	e->vlen = len;
 	if (s->file) {
 		CRASH_POINT("kv.put.before_append");
-		if (kv_log_append(s, KV_REC_PUT, ks, key, klen, val, len, &e->loc) != 0) {
+		if (kv_file_append(s, KV_REC_PUT, ks, key, klen, val, len, &e->loc) != 0) {
 			rc = KV_EIO;
 			goto fail;
 		}
@@ -187,6 +187,8 @@ enum kv_rc kv_store_put(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 		}
 		CRASH_POINT("kv.put.before_sync");
 		if (durable && fdatasync(s->fd) != 0) {
+			/* failed, so it must not come back at the next open */
+			kv_file_revoke(s, e->loc);
 			rc = KV_EIO;
 			goto fail;
 		}
@@ -236,7 +238,7 @@ enum kv_rc kv_store_get(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 	uint32_t n = e->vlen - off < max ? e->vlen - off : max;
 	if (n) {
 		if (s->file) {
-			if (kv_log_read_value_xfer(s, e->loc, e->klen, off, x, n) != 0)
+			if (kv_file_read_value_xfer(s, e->loc, e->klen, off, x, n) != 0)
 				rc = KV_EIO;
 		} else {
 			emu_xfer_to_host(x, e->val + off, n);
@@ -262,12 +264,13 @@ enum kv_rc kv_store_del(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 	uint64_t osize = kv_rec_size(e->klen, e->vlen);
 	if (s->file) {
 		uint64_t at;
-		if (kv_log_append(s, KV_REC_DEL, ks, key, klen, NULL, 0, &at) != 0) {
+		if (kv_file_append(s, KV_REC_DEL, ks, key, klen, NULL, 0, &at) != 0) {
 			rc = KV_EIO;
 			goto out;
 		}
 		CRASH_POINT("kv.del.before_sync");
 		if (durable && fdatasync(s->fd) != 0) {
+			kv_file_revoke(s, at);
 			rc = KV_EIO;
 			goto out;
 		}
@@ -314,7 +317,7 @@ int kv_store_erase(struct kv_store *s)
 			(void)ignored;
 			crash_point_die("kv.format.truncated");
 		}
-		r = kv_log_init_file(s->fd);
+		r = kv_file_init(s->fd);
 		CRASH_POINT("kv.format.done");
 		s->tail = KV_SB_SIZE;
 	} else {
@@ -341,6 +344,8 @@ void kv_store_get_stats(struct kv_store *s, struct kv_store_stats *st)
 	st->media_bytes = s->media_bytes;
 	st->compactions = s->compactions;
 	st->file_size = s->file ? s->tail : 0;
+	st->damaged_spans = s->damaged_spans;
+	st->damaged_bytes = s->damaged_bytes;
 	pthread_rwlock_unlock(&s->lock);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The storage engine of a KV namespace: two keyspaces of (key -> value), in memory or in a
- * log-structured file (kv_log.c) with recovery and compaction (kv_compact.c). Thread safe:
+ * log-structured file (kv_file.c) with recovery and compaction (kv_compact.c). Thread safe:
  * one reader-writer lock guards the index and the log, so retrieves and exists run in
  * parallel and stores and deletes one at a time (each is a hash update plus one pwrite).
  */
@@ -41,10 +41,13 @@ struct kv_store_stats {
 	uint64_t media_bytes;
 	uint64_t compactions;
 	uint64_t file_size;     /* file engine: bytes of the log file, else 0 */
+	uint64_t damaged_spans; /* file engine: damaged spans its recovery found and skipped */
+	uint64_t damaged_bytes;
 };
 
-/* path NULL or "": in memory. Otherwise the log file is created or recovered (a torn or
- * corrupt tail is cut off) and locked exclusively. 0 or -errno with a message in err. */
+/* path NULL or "": in memory. Otherwise the log file is created or recovered (damaged
+ * records are skipped, reported and copied aside; intact ones after them are kept) and
+ * locked exclusively. 0 or -errno with a message in err. */
 int kv_store_open(uint64_t capacity, const char *path, struct kv_store **out, char *err,
 		  size_t errlen);
 void kv_store_close(struct kv_store *s);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The engine's private state, shared by kv_store.c, kv_log.c and kv_compact.c. */
+/* The engine's private state, shared by kv_store.c, kv_file.c and kv_compact.c. */
 #ifndef UNVME_EMU_KV_STORE_INT_H
 #define UNVME_EMU_KV_STORE_INT_H
 
@@ -15,6 +15,8 @@
  *   u32 magic "KVR1", u32 CRC-32C of everything after it (header bytes 8..23, key, value),
  *   u64 sequence number, u32 value length, u8 type (1 put, 2 delete), u8 keyspace,
  *   u8 key length, u8 reserved, key bytes, value bytes, zero padding.
+ * A void record (type 3) is an append that was taken back (kv_file_revoke): recovery passes
+ * over it.
  */
 #define KV_SB_SIZE       64u
 #define KV_SB_MAGIC      "UNVMEKV1"
@@ -22,6 +24,7 @@
 #define KV_REC_HDR       24u
 #define KV_REC_PUT       1u
 #define KV_REC_DEL       2u
+#define KV_REC_VOID      3u
 
 struct kv_rec_hdr {
 	uint32_t magic;
@@ -57,26 +60,30 @@ struct kv_store {
 	int      fd;
 	uint64_t tail;          /* file: where the next record goes */
 	uint64_t seq;           /* file: sequence number of the next record */
+	uint64_t damaged_spans; /* file: damaged spans the last recovery found (kv_file.c) */
+	uint64_t damaged_bytes; /* ... and their bytes */
 	char     path[PATH_MAX];
 };
 
-/* kv_log.c */
-/* Creates (empty file) or recovers the log at s->path into s->ix; s->fd is open. */
-int kv_log_load(struct kv_store *s, char *err, size_t errlen);
+/* kv_file.c: the log file */
+/* Creates (empty file) or recovers the log at s->path into s->ix; s->fd is open. Damaged
+ * records are skipped, reported and copied to "<path>.damaged" (see kv_file.c). */
+int kv_file_load(struct kv_store *s, char *err, size_t errlen);
 /* Appends one record at s->tail (advanced on success); *at = its offset. 0 or -errno; on
  * failure the file is cut back to the old tail. */
-int kv_log_append(struct kv_store *s, uint8_t type, uint8_t ks, const uint8_t *key, uint8_t klen,
-		  const uint8_t *val, uint32_t vlen, uint64_t *at);
+int kv_file_append(struct kv_store *s, uint8_t type, uint8_t ks, const uint8_t *key, uint8_t klen,
+		   const uint8_t *val, uint32_t vlen, uint64_t *at);
+/* Takes back the last append (the record at at, which ends at s->tail) whose durability
+ * failed: the file is cut back, or the record turned void, so it never comes back. */
+void kv_file_revoke(struct kv_store *s, uint64_t at);
 /* Reads len bytes of the value of the record at rec (key length klen) from value byte off. */
-int kv_log_read_value(struct kv_store *s, uint64_t rec, uint8_t klen, uint32_t off, void *buf,
-		      uint32_t len);
+int kv_file_read_value(struct kv_store *s, uint64_t rec, uint8_t klen, uint32_t off, void *buf,
+		       uint32_t len);
 /* The same into host memory segments (at most len bytes). */
-int kv_log_read_value_xfer(struct kv_store *s, uint64_t rec, uint8_t klen, uint32_t off,
-			   const struct emu_xfer *x, uint32_t len);
-/* pwrite of all len bytes at off, through short writes and EINTR. 0 or -errno. */
-int kv_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
+int kv_file_read_value_xfer(struct kv_store *s, uint64_t rec, uint8_t klen, uint32_t off,
+			    const struct emu_xfer *x, uint32_t len);
 /* Writes a fresh superblock to fd and cuts it there. */
-int kv_log_init_file(int fd);
+int kv_file_init(int fd);
 
 /* kv_compact.c */
 /* Rewrites the live records into a new log that replaces the old one. Caller holds the

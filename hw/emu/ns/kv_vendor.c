@@ -193,7 +193,8 @@ static uint16_t kvv_iter_request(struct emu_kv *kv, const struct nvme_sqe *cmd,
 }
 
 /* Iterate read (B2h): exactly one 32 KiB buffer per read. */
-static uint16_t kvv_iter_read(struct emu_kv *kv, const struct nvme_sqe *cmd, struct emu_io_ctx *io)
+static uint16_t kvv_iter_read(struct emu_kv *kv, bool durable, const struct nvme_sqe *cmd,
+			      struct emu_io_ctx *io)
 {
 	uint8_t ks;
 	uint16_t st = get_keyspace(cmd, &ks);
@@ -210,7 +211,7 @@ static uint16_t kvv_iter_read(struct emu_kv *kv, const struct nvme_sqe *cmd, str
 		return rc_status(KV_NOMEM);
 	uint32_t filled = 0;
 	uint8_t sc = kv_iter_read(&kv->its, kv->st, (uint8_t)(cmd->cdw11 & 0xffu), buf,
-				  NVME_KVV_ITER_BUF, &filled);
+				  NVME_KVV_ITER_BUF, &filled, durable);
 	if (filled)
 		emu_xfer_to_host(&x, buf, filled);
 	free(buf);
@@ -225,7 +226,7 @@ uint16_t emu_kv_vendor_execute(struct emu_kv *kv, bool durable, const struct nvm
 	case NVME_KVV_ITER_REQ:
 		return kvv_iter_request(kv, cmd, io);
 	case NVME_KVV_ITER_READ:
-		return kvv_iter_read(kv, cmd, io);
+		return kvv_iter_read(kv, durable, cmd, io);
 	case NVME_KVV_STORE:
 	case NVME_KVV_RETRIEVE:
 	case NVME_KVV_DELETE:

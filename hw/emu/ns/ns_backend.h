@@ -5,7 +5,9 @@
  * the backend never sees LBAs, only byte offsets inside its capacity, already checked.
  *
  * Three backends exist: anonymous memory (ns_mem.c), a file (ns_file.c) and "null"
- * (ns_null.c), which keeps nothing and exists to measure the controller's own overhead.
+ * (ns_null.c), which keeps nothing and exists to measure the controller's own overhead. The
+ * executor maps the host memory of every data command (PRPs through the IOMMU) before it calls
+ * a backend, so even the null backend sees only transfers a device could have made.
  */
 #ifndef UNVME_EMU_NS_BACKEND_H
 #define UNVME_EMU_NS_BACKEND_H
@@ -25,8 +27,6 @@ struct emu_ns_backend;
  * threads at once, on different (or, by host mistake, the same) ranges.
  */
 struct emu_ns_backend_ops {
-	/* false: the backend stores nothing, so the executor does not even map host memory. */
-	bool moves_data;
 	/* Copies len bytes at off into the host segments of x. */
 	uint16_t (*read)(struct emu_ns_backend *be, uint64_t off, const struct emu_xfer *x,
 			 uint32_t len);
@@ -45,6 +45,9 @@ struct emu_ns_backend_ops {
 	int (*flush)(struct emu_ns_backend *be);
 	/* Makes the whole capacity read as zeroes (Format NVM). */
 	int (*erase)(struct emu_ns_backend *be);
+	/* Bytes ever written and not deallocated since (Identify Namespace NUSE); NULL: the
+	 * backend does not track it and reports its whole capacity as allocated. */
+	uint64_t (*used)(struct emu_ns_backend *be);
 	void (*destroy)(struct emu_ns_backend *be);
 };
 

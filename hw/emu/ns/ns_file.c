@@ -168,7 +168,6 @@ static void file_destroy(struct emu_ns_backend *be)
 }
 
 static const struct emu_ns_backend_ops file_ops = {
-	.moves_data = true,
 	.read = file_read,
 	.write = file_write,
 	.compare = file_compare,
@@ -211,12 +210,7 @@ static int open_backing_file(const char *path, uint64_t size_bytes, bool *create
 	return fd;
 }
 
-/*
- * A new file must still exist after a power loss for its flushed blocks to survive: its
- * directory entry is made durable once, at creation. File systems that cannot sync a
- * directory (some network ones) make theirs durable otherwise, so a failure is not an error.
- */
-static void sync_parent_dir(const char *path)
+int emu_sync_parent_dir(const char *path)
 {
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s", path);
@@ -228,10 +222,11 @@ static void sync_parent_dir(const char *path)
 	else
 		*slash = 0;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)fsync(fd);
-		close(fd);
-	}
+	if (fd < 0)
+		return -errno;
+	int rc = fsync(fd) != 0 ? -errno : 0;
+	close(fd);
+	return rc;
 }
 
 /* Checks (and for a new or empty file, sets) the file's size; -errno with a message. */
@@ -312,7 +307,11 @@ int emu_ns_file_open(const char *path, uint64_t size_bytes, uint32_t lba_size,
 		goto fail;
 	if (created) {
 		(void)fsync(fd); /* its size, before its name */
-		sync_parent_dir(path);
+		/* A new file must still exist after a power loss for its flushed blocks to
+		 * survive: its directory entry is made durable once, at creation. File systems
+		 * that cannot sync a directory (some network ones) make theirs durable
+		 * otherwise, so a failure is not an error. */
+		(void)emu_sync_parent_dir(path);
 	}
 
 	struct ns_file *f = calloc(1, sizeof(*f));

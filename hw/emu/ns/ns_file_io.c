@@ -9,47 +9,14 @@
 #include <unistd.h>
 
 #include "hw/emu/ns/ns_file.h"
-
-/* Drops the first n bytes of the vector. */
-static void iov_advance(struct iovec **iov, int *iovcnt, size_t n)
-{
-	while (*iovcnt > 0 && n >= (*iov)->iov_len) {
-		n -= (*iov)->iov_len;
-		(*iov)++;
-		(*iovcnt)--;
-	}
-	if (*iovcnt > 0 && n) {
-		(*iov)->iov_base = (char *)(*iov)->iov_base + n;
-		(*iov)->iov_len -= n;
-	}
-}
+#include "lib/common/fdio.h"
 
 int emu_ns_file_pio(int fd, struct iovec *iov, int iovcnt, uint64_t off, bool write, bool dsync)
 {
 	int flags = write && dsync ? RWF_DSYNC : 0;
-	bool sync_after = false;
-
-	iov_advance(&iov, &iovcnt, 0); /* skips empty leading entries */
-	while (iovcnt > 0) {
-		ssize_t n = write ? pwritev2(fd, iov, iovcnt, (off_t)off, flags)
-				  : preadv(fd, iov, iovcnt, (off_t)off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (flags && (errno == EOPNOTSUPP || errno == ENOSYS)) {
-				/* a kernel without RWF_DSYNC (before Linux 4.7): sync afterwards */
-				flags = 0;
-				sync_after = true;
-				continue;
-			}
-			return -errno;
-		}
-		if (n == 0)
-			return write ? -ENOSPC : -ENODATA; /* the file shrank under us */
-		off += (uint64_t)n;
-		iov_advance(&iov, &iovcnt, (size_t)n);
-	}
-	if (sync_after && fdatasync(fd) != 0)
-		return -errno;
-	return 0;
+	int rc = fd_pio_all(fd, iov, iovcnt, off, write, &flags);
+	/* a kernel without RWF_DSYNC (before Linux 4.7): sync afterwards */
+	if (rc == 0 && write && dsync && !flags && fdatasync(fd) != 0)
+		rc = -errno;
+	return rc;
 }

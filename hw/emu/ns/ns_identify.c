@@ -29,13 +29,19 @@ void emu_ns_identify(const struct emu_ns *ns, struct nvme_id_ns *id)
 
 	memset(id, 0, sizeof(*id));
 	/*
-	 * No thin provisioning (NSFEAT bit 0 clear): capacity is the size, and utilization is
-	 * reported as the whole namespace rather than tracked per block, which the spec allows
-	 * for a namespace that is not thinly provisioned.
+	 * No thin provisioning (NSFEAT bit 0 clear): capacity is the size. Utilization is the
+	 * blocks written and not deallocated since where the backend tracks it (memory, in whole
+	 * pages), else the whole namespace, which the spec allows for a namespace that is not
+	 * thinly provisioned.
 	 */
 	id->nsze = nlbas;
 	id->ncap = nlbas;
 	id->nuse = nlbas;
+	if (ns->be->ops->used) {
+		uint64_t lba = 1ull << shift;
+		uint64_t used = (ns->be->ops->used(ns->be) + lba - 1) >> shift;
+		id->nuse = used < nlbas ? used : nlbas;
+	}
 	/*
 	 * DAE (bit 2) stays clear: reading a deallocated block returns zeroes, never the
 	 * Deallocated or Unwritten Logical Block error.

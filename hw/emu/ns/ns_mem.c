@@ -8,8 +8,15 @@
  * (NVM Command Set 1.0 section 3.2.3).
  *
  * The I/O path makes no system call and no allocation: a read is a memcpy per host segment.
+ *
+ * A never-written block costs nothing to read (the zero page), so a read benchmark on an
+ * unwritten namespace measures nothing: the backend keeps a bit per page that was written and
+ * not released since, and Identify Namespace reports their total as NUSE, which tools such as
+ * `unvme perf` check before they read. A write tests its pages' bits with a plain load and
+ * sets one only the first time, so the steady state adds a load per page and no atomic.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -23,7 +30,40 @@ struct ns_mem {
 	uint8_t *data;
 	size_t map_len;   /* capacity rounded up to whole pages */
 	size_t page_size; /* the host's page size: the granularity MADV_DONTNEED works in */
+	unsigned page_shift;
+	_Atomic uint64_t *written; /* a bit per page written and not released since */
+	size_t written_len;        /* bytes of the bitmap's mapping */
+	atomic_uint_fast64_t used_pages;
 };
+
+#define BITS 64u
+
+/* Marks the pages of [off, off + len) written; counts those that were not. */
+static void mark_written(struct ns_mem *m, uint64_t off, uint64_t len)
+{
+	for (uint64_t pg = off >> m->page_shift, last = (off + len - 1) >> m->page_shift; pg <= last;
+	     pg++) {
+		_Atomic uint64_t *w = &m->written[pg / BITS];
+		uint64_t bit = UINT64_C(1) << (pg % BITS);
+		if (atomic_load_explicit(w, memory_order_relaxed) & bit)
+			continue;
+		if (!(atomic_fetch_or_explicit(w, bit, memory_order_relaxed) & bit))
+			atomic_fetch_add_explicit(&m->used_pages, 1, memory_order_relaxed);
+	}
+}
+
+/* Forgets the whole pages [first, last) (released to the kernel: they read as zeroes). */
+static void mark_released(struct ns_mem *m, uint64_t first, uint64_t last)
+{
+	for (uint64_t pg = first >> m->page_shift, end = last >> m->page_shift; pg < end; pg++) {
+		_Atomic uint64_t *w = &m->written[pg / BITS];
+		uint64_t bit = UINT64_C(1) << (pg % BITS);
+		if (!(atomic_load_explicit(w, memory_order_relaxed) & bit))
+			continue;
+		if (atomic_fetch_and_explicit(w, ~bit, memory_order_relaxed) & bit)
+			atomic_fetch_sub_explicit(&m->used_pages, 1, memory_order_relaxed);
+	}
+}
 
 static struct ns_mem *to_mem(struct emu_ns_backend *be)
 {
@@ -48,7 +88,10 @@ static uint16_t mem_write(struct emu_ns_backend *be, uint64_t off, const struct 
 {
 	/* Memory has no cache in front of it: every write is as durable as it will ever be. */
 	(void)durable;
-	uint8_t *dst = to_mem(be)->data + off;
+	struct ns_mem *m = to_mem(be);
+	if (len)
+		mark_written(m, off, len);
+	uint8_t *dst = m->data + off;
 	for (uint32_t i = 0; i < x->nseg && len; i++) {
 		uint32_t n = x->seg[i].len < len ? x->seg[i].len : len;
 		memcpy(dst, x->seg[i].addr, n);
@@ -95,6 +138,8 @@ static uint16_t mem_zero(struct emu_ns_backend *be, uint64_t off, uint64_t len, 
 	memset(m->data + off, 0, first - off);
 	if (madvise(m->data + first, last - first, MADV_DONTNEED) != 0)
 		memset(m->data + first, 0, last - first); /* cannot happen on a private mapping */
+	else
+		mark_released(m, first, last);
 	memset(m->data + last, 0, end - last);
 	return 0;
 }
@@ -108,26 +153,37 @@ static int mem_flush(struct emu_ns_backend *be)
 static int mem_erase(struct emu_ns_backend *be)
 {
 	struct ns_mem *m = to_mem(be);
-	if (madvise(m->data, m->map_len, MADV_DONTNEED) != 0)
+	if (madvise(m->data, m->map_len, MADV_DONTNEED) != 0) {
 		memset(m->data, 0, m->map_len);
+		return 0; /* the pages stay: still allocated, now holding zeroes */
+	}
+	mark_released(m, 0, m->map_len);
 	return 0;
+}
+
+static uint64_t mem_used(struct emu_ns_backend *be)
+{
+	struct ns_mem *m = to_mem(be);
+	uint64_t bytes = atomic_load_explicit(&m->used_pages, memory_order_relaxed) << m->page_shift;
+	return bytes < be->capacity ? bytes : be->capacity;
 }
 
 static void mem_destroy(struct emu_ns_backend *be)
 {
 	struct ns_mem *m = to_mem(be);
 	munmap(m->data, m->map_len);
+	munmap((void *)m->written, m->written_len);
 	free(m);
 }
 
 static const struct emu_ns_backend_ops mem_ops = {
-	.moves_data = true,
 	.read = mem_read,
 	.write = mem_write,
 	.compare = mem_compare,
 	.zero = mem_zero,
 	.flush = mem_flush,
 	.erase = mem_erase,
+	.used = mem_used,
 	.destroy = mem_destroy,
 };
 
@@ -158,6 +214,21 @@ int emu_ns_mem_open(uint64_t capacity, struct emu_ns_backend **out, char *err, s
 		return -e;
 	}
 	m->data = p;
+	m->page_shift = (unsigned)__builtin_ctzll(page);
+	/* one bit per page, reserved like the data: a large namespace pays for what it touches */
+	size_t words = (m->map_len / page + BITS - 1) / BITS;
+	m->written_len = (words * sizeof(uint64_t) + page - 1) / page * page;
+	p = mmap(NULL, m->written_len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		int e = errno;
+		emu_ns_set_error(err, errlen, "cannot reserve the namespace's allocation bitmap: %s",
+				 strerror(e));
+		munmap(m->data, m->map_len);
+		free(m);
+		return -e;
+	}
+	m->written = p;
 	m->base.ops = &mem_ops;
 	m->base.capacity = capacity;
 	*out = &m->base;

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Null backend: stores nothing and moves no data. Reads leave the host buffer untouched,
- * writes are dropped, compares always match. Commands are still checked (LBA ranges, MDTS)
- * and counted by the executor, so this backend measures the cost of the driver and the
- * controller alone; moves_data = false tells the executor not to map host memory at all.
+ * Null backend: a device that discards data. Reads leave the host buffer untouched, writes
+ * are dropped, compares always match. Everything before the data moves still happens as on
+ * the memory namespace: the command is checked (LBA range, MDTS), its PRPs are walked and
+ * every page is translated through the IOMMU (nvm_io.c maps before calling a backend), so a
+ * bad data pointer fails with the same status, and the I/O is counted. What null leaves out
+ * is the copy itself: its per-I/O figure is the driver and the controller, DMA mapping
+ * included, without the bytes (the memory namespace's figure adds them).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -51,7 +54,6 @@ static void null_destroy(struct emu_ns_backend *be)
 }
 
 static const struct emu_ns_backend_ops null_ops = {
-	.moves_data = false,
 	.read = null_read,
 	.write = null_write,
 	.compare = null_compare,

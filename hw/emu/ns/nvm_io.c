@@ -70,27 +70,26 @@ static uint16_t nvm_transfer(struct emu_ns *ns, const struct nvme_sqe *cmd,
 	if (len > EMU_MDTS_BYTES) /* larger than Identify Controller MDTS allows */
 		return emu_ns_status(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD, true);
 
-	uint16_t st = 0;
-	if (be->ops->moves_data) {
-		struct emu_xfer x;
-		st = emu_xfer_map(io->ctrl, cmd, (uint32_t)len, &x);
-		if (st)
-			return st;
-		uint64_t off = slba << shift;
-		switch (dir) {
-		case NVM_READ:
-			st = be->ops->read(be, off, &x, (uint32_t)len);
-			break;
-		case NVM_WRITE:
-			st = be->ops->write(be, off, &x, (uint32_t)len, write_durable(ns, cmd));
-			break;
-		case NVM_COMPARE:
-			st = be->ops->compare(be, off, &x, (uint32_t)len);
-			break;
-		}
-		if (st)
-			io->err_lba = slba;
+	/* Every backend, null included, gets host memory through the PRPs and the IOMMU, as a
+	 * device's DMA engine would: a bad data pointer fails the same way everywhere. */
+	struct emu_xfer x;
+	uint16_t st = emu_xfer_map(io->ctrl, cmd, (uint32_t)len, &x);
+	if (st)
+		return st;
+	uint64_t off = slba << shift;
+	switch (dir) {
+	case NVM_READ:
+		st = be->ops->read(be, off, &x, (uint32_t)len);
+		break;
+	case NVM_WRITE:
+		st = be->ops->write(be, off, &x, (uint32_t)len, write_durable(ns, cmd));
+		break;
+	case NVM_COMPARE:
+		st = be->ops->compare(be, off, &x, (uint32_t)len);
+		break;
 	}
+	if (st)
+		io->err_lba = slba;
 
 	struct emu_io_stats *s = io->stats;
 	if (!s)

@@ -64,6 +64,13 @@ KV_API void kv_sdk_info(void);
 KV_API void kv_process_completion(uint64_t handle);
 KV_API void kv_process_completion_queue(uint64_t handle, uint32_t queue_id);
 
+/* Not in the original. Async callbacks receive status = the command's status code, equal to
+ * its kv_result (0x10 key does not exist, 0x93 end of iteration, ...), as the original
+ * passed. Inside a callback this returns the full NVMe status of that completion,
+ * (SCT << 8) | SC, e.g. 0x110 (0 for success and for failures that never reached the
+ * device); outside one, -1. */
+KV_API int kv_async_nvme_status(void);
+
 #ifdef __cplusplus
 }
 #endif

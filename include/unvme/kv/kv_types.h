@@ -28,6 +28,8 @@ extern "C" {
 #define DEV_ID_LEN                     (32)
 #define NR_MAX_SSD                     (64)
 #define MAX_CPU_CORES                  (64)
+/* "any NUMA node" for kv_alloc_socket / kv_zalloc_socket */
+#define SOCKET_ID_ANY                  (-1)
 #define KV_ERR_INVALID_VALUE           (UINT64_MAX)
 #define KV_INVALID_ITERATE_HANDLE      (0)
 
@@ -36,7 +38,7 @@ enum kv_sdk_init_types {
 	KV_SDK_INIT_FROM_STR = 0x01,
 };
 
-enum kv_ssd_type {
+enum kv_sdk_ssd_types {
 	KV_TYPE_SSD = 0x00,
 	LBA_TYPE_SSD = 0x01,
 };
@@ -45,7 +47,7 @@ enum kv_cache_algorithm {
 	CACHE_ALGORITHM_RADIX = 0x00,
 };
 
-enum kv_cache_reclaim_policy {
+enum kv_cache_reclaim {
 	CACHE_RECLAIM_LRU = 0x00,
 };
 
@@ -85,7 +87,7 @@ enum kv_iterate_request_option {
 	KV_ITERATE_REQUEST_CLOSE = 0x02,
 };
 
-enum kv_iterate_type {
+enum kv_iterate_handle_type {
 	KV_KEY_ITERATE = 0x01,
 	KV_KEY_ITERATE_WITH_RETRIEVE = 0x02,
 	KV_KEY_ITERATE_WITH_DELETE = 0x03,
@@ -100,12 +102,13 @@ enum kv_iterate_read_option {
 	KV_ITERATE_READ_DEFAULT = 0x00,
 };
 
-enum kv_iterate_handle_status {
+enum kv_sdk_iterate_status {
 	ITERATE_HANDLE_CLOSED = 0x00,
 	ITERATE_HANDLE_OPENED = 0x01,
 };
 
-typedef enum {
+/* The original names it enum kv_result; kv_result alone works too. */
+typedef enum kv_result {
 	KV_SUCCESS = 0,
 
 	/* device */

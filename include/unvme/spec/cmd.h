@@ -193,5 +193,9 @@ enum nvme_emu_fault {
 	NVME_EMU_FAULT_FATAL       = 1, /* set CSTS.CFS now; the controller stops processing until reset */
 	NVME_EMU_FAULT_DROP        = 2, /* the next CDW11 I/O commands are fetched but never completed */
 	NVME_EMU_FAULT_MEDIA_ERROR = 3, /* the next CDW11 reads/writes fail with a media error */
+	NVME_EMU_FAULT_SWALLOW     = 4, /* as DROP, but Abort cannot find them either: lost for good
+					 * until their SQ is deleted or the controller reset; with
+					 * CDW12 bit 0 (NVME_EMU_FAULT_ADMIN) the next admin commands */
 };
+#define NVME_EMU_FAULT_ADMIN 0x1u
 #endif

@@ -157,7 +157,12 @@ struct nvme_kvv_log_capacity {
 	uint32_t utilization;   /* used / capacity in 1/100 percent, 0..10000 */
 	uint32_t rsvd28;
 	uint64_t nr_keys_ks[2]; /* per keyspace */
-	uint8_t  rsvd48[464];
+	/* Emulator extension (reserved, zero, on other devices): what the recovery of a
+	 * file-backed namespace's log found when it was opened, damaged spans skipped and their
+	 * bytes (copied to "<log>.damaged"). */
+	uint64_t damaged_spans;
+	uint64_t damaged_bytes;
+	uint8_t  rsvd64[448];
 };
 NVME_STATIC_ASSERT(sizeof(struct nvme_kvv_log_capacity) == 512, "log C0h is 512 bytes");
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* DMA memory: size classes, alignment, IOVA translation and device mappers. */
+/* DMA memory: size classes, alignment, IOVA translation, device mappers, bounded
+ * bookkeeping under churn, and refusal of more memory than the machine has. */
 #include <errno.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "lib/driver/dma.h"
 #include "unvme/unvme.h"
@@ -108,5 +110,56 @@ static void test_mappers_see_old_and_new_chunks(void)
 	unvme_dma_free(before);
 }
 
+/* Chunks made and freed over and over, as a slab set up and torn down repeatedly: the
+ * descriptors are recycled (none leaks, none is kept per free), every address translates to
+ * its own chunk, and a freed chunk's addresses stop translating. */
+static void test_bookkeeping_bounded_under_churn(void)
+{
+	struct dma_stats base, st;
+	dma_stats(&base);
+	enum { N = 64 };
+	uint8_t *p[N];
+	for (int round = 0; round < 50; round++) {
+		for (int i = 0; i < N; i++) {
+			p[i] = unvme_dma_alloc((size_t)(1 + i % 3) << 21, 4096);
+			REQUIRE(p[i] != NULL);
+		}
+		for (int i = 0; i < N; i++) {
+			size_t len = (size_t)(1 + i % 3) << 21;
+			size_t contig = 0;
+			uint64_t iova = dma_translate(p[i] + len - 1, &contig);
+			CHECK(iova != UINT64_MAX && contig == 1);
+			CHECK_EQ(dma_translate(p[i], NULL), iova - (len - 1));
+		}
+		dma_stats(&st);
+		CHECK_EQ(st.chunks, base.chunks + N);
+		for (int i = 0; i < N; i++)
+			unvme_dma_free(p[i]);
+		CHECK_EQ(unvme_dma_iova(p[0]), UINT64_MAX);
+	}
+	dma_stats(&st);
+	CHECK_EQ(st.chunks, base.chunks);
+	CHECK_EQ(st.bytes, base.bytes);
+	/* every descriptor ever made is live or free for reuse: at most one block beyond
+	 * the N the churn needed at once */
+	CHECK(st.chunks + st.free_descriptors <= base.chunks + base.free_descriptors + N + 256);
+	CHECK(st.leaves <= base.leaves + 2);
+}
+
+/* More than the machine can give is refused with a message, not left to the OOM killer. */
+static void test_refuses_more_than_the_machine_has(void)
+{
+	uint64_t avail = unvme_dma_mem_available();
+	REQUIRE(avail != UINT64_MAX && avail > 0);
+	void *p = unvme_dma_alloc((size_t)(avail + (64ull << 30)), 4096);
+	CHECK(p == NULL);
+	CHECK(strstr(unvme_errmsg(), "available") != NULL);
+	/* and the allocator still works afterwards */
+	void *q = unvme_dma_alloc(4u << 20, 4096);
+	CHECK(q != NULL);
+	unvme_dma_free(q);
+}
+
 TEST_MAIN(TEST(test_alignment_and_translation), TEST(test_not_dma_memory), TEST(test_free_and_reuse),
-	  TEST(test_mappers_see_old_and_new_chunks))
+	  TEST(test_mappers_see_old_and_new_chunks), TEST(test_bookkeeping_bounded_under_churn),
+	  TEST(test_refuses_more_than_the_machine_has))

@@ -2,7 +2,8 @@
 /*
  * Queue pairs end to end against the emulated controller: ring wrap-around and phase
  * inversion, command id reuse, a full queue, error statuses, timeouts with Abort (a fatal
- * controller status: test_recovery.c).
+ * controller status: test_recovery.c; fences: test_timeouts.c), polls from completion
+ * callbacks of the same queue pair.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -247,6 +248,127 @@ static void test_timeout_sends_abort(void)
 	unvme_ctrlr_close(c);
 }
 
+/* ---- polling from a completion callback of the same queue pair ---- */
+
+struct nested {
+	struct unvme_ns *ns;
+	struct unvme_qpair *qp;
+	uint8_t *bufs[6];
+	uint8_t *inner;
+	int calls[6];
+	int bad_data;
+	int inner_rc;
+	int depth, max_depth, deepest_rc;
+};
+
+struct nested_cmd {
+	struct nested *n;
+	int i;
+};
+
+static bool block_is(const uint8_t *p, uint32_t lba)
+{
+	uint8_t want[512];
+	fill(want, 512, lba);
+	return memcmp(p, want, 512) == 0;
+}
+
+static void nested_cb(void *arg, const struct nvme_cqe *cpl)
+{
+	struct nested_cmd *nc = arg;
+	struct nested *n = nc->n;
+	n->calls[nc->i]++;
+	if (NVME_STATUS_FROM_CQE(cpl->status) != 0 || !block_is(n->bufs[nc->i], (uint32_t)nc->i))
+		n->bad_data++;
+	if (nc->i == 0) {
+		/* a synchronous read from inside the callback: polls the same queue pair, which
+		 * reaps the other reads' completions (their callbacks run nested) and its own */
+		n->inner_rc = unvme_read_sync(n->ns, n->qp, n->inner, 9, 1);
+		if (n->inner_rc == 0 && !block_is(n->inner, 9))
+			n->bad_data++;
+	}
+}
+
+static void deep_cb(void *arg, const struct nvme_cqe *cpl)
+{
+	struct nested *n = arg;
+	(void)cpl;
+	if (++n->depth > n->max_depth)
+		n->max_depth = n->depth;
+	if (n->deepest_rc) { /* refused once: stop the chain */
+		n->depth--;
+		return;
+	}
+	int rc = unvme_read(n->ns, n->qp, n->inner, 9, 1, deep_cb, n);
+	if (rc == 0) {
+		int p = 0;
+		while ((p = unvme_qpair_poll(n->qp, 0)) == 0)
+			;
+		if (p < 0 && !n->deepest_rc) {
+			n->deepest_rc = p;
+			/* the refused poll left the command queued: the outer polls reap it */
+		}
+	}
+	n->depth--;
+}
+
+static void test_poll_from_callback(void)
+{
+	struct unvme_ctrlr *c = open_dev(DEV_MEM);
+	REQUIRE(c != NULL);
+	struct nested n = { 0 };
+	struct unvme_qpair_opts o = { .depth = 32 };
+	REQUIRE(unvme_qpair_create(c, &o, &n.qp) == 0);
+	n.ns = unvme_ctrlr_ns(c, 1);
+	uint8_t *w = unvme_dma_alloc(512, 512);
+	for (uint32_t lba = 0; lba < 10; lba++) {
+		fill(w, 512, lba);
+		REQUIRE(unvme_write_sync(n.ns, n.qp, w, lba, 1) == 0);
+	}
+	for (int i = 0; i < 6; i++)
+		n.bufs[i] = unvme_dma_zalloc(512, 512);
+	n.inner = unvme_dma_zalloc(512, 512);
+	/* several rounds, so the CQ wraps (and the phase flips) inside nested polls */
+	struct nested_cmd nc[6];
+	for (int round = 0; round < 20; round++) {
+		memset(n.calls, 0, sizeof(n.calls));
+		for (int i = 0; i < 6; i++) {
+			nc[i] = (struct nested_cmd){ &n, i };
+			memset(n.bufs[i], 0, 512);
+			REQUIRE(unvme_read(n.ns, n.qp, n.bufs[i], (uint64_t)i, 1, nested_cb, &nc[i]) == 0);
+		}
+		int total = 0;
+		for (int spins = 0; total < 6 && spins < 1000000; spins++) {
+			int r = unvme_qpair_poll(n.qp, 1); /* one at a time: the rest are left for the
+							    * nested poll to find */
+			REQUIRE(r >= 0);
+			total = 0;
+			for (int i = 0; i < 6; i++)
+				total += n.calls[i];
+		}
+		for (int i = 0; i < 6; i++)
+			CHECK_EQ(n.calls[i], 1);
+		CHECK_EQ(n.inner_rc, 0);
+	}
+	CHECK_EQ(n.bad_data, 0);
+	CHECK_EQ(unvme_qpair_outstanding(n.qp), 0);
+
+	/* nesting is bounded: the 8th level is refused with -EDEADLK, nothing is lost */
+	REQUIRE(unvme_read(n.ns, n.qp, n.inner, 9, 1, deep_cb, &n) == 0);
+	for (int spins = 0; unvme_qpair_outstanding(n.qp) && spins < 1000000; spins++)
+		REQUIRE(unvme_qpair_poll(n.qp, 0) >= 0);
+	CHECK_EQ(n.deepest_rc, -EDEADLK);
+	CHECK_EQ(n.max_depth, 8);
+	CHECK_EQ(unvme_qpair_outstanding(n.qp), 0);
+
+	for (int i = 0; i < 6; i++)
+		unvme_dma_free(n.bufs[i]);
+	unvme_dma_free(n.inner);
+	unvme_dma_free(w);
+	unvme_qpair_destroy(n.qp);
+	unvme_ctrlr_close(c);
+}
+
 static void test_bad_device_ids(void)
 {
 	struct unvme_ctrlr *c = NULL;
@@ -317,5 +439,5 @@ static void test_threads_device_thread(void)
 
 TEST_MAIN(TEST(test_open_identify_close), TEST(test_read_write_roundtrip),
 	  TEST(test_ring_wraps_and_cids_are_reused), TEST(test_full_queue), TEST(test_device_statuses),
-	  TEST(test_timeout_sends_abort), TEST(test_bad_device_ids),
+	  TEST(test_timeout_sends_abort), TEST(test_poll_from_callback), TEST(test_bad_device_ids),
 	  TEST(test_threads_inline), TEST(test_threads_device_thread))

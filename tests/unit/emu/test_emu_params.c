@@ -139,6 +139,28 @@ static void test_errors(void)
 	expect_error("emu://bad/name", "device name");
 	expect_error("emu://x?file=/a%2", "%-escape");
 	expect_error("emu://x?ns=mem:99999999999999999999G", "size");
+	/* the query is strict, one rule for every shape of empty */
+	expect_error("emu://x?ns=mem:1M:512&&&", "empty parameter");
+	expect_error("emu://x?&ns=mem:1M:512", "empty parameter");
+	expect_error("emu://x?ns=mem:1M:512&", "empty parameter");
+	expect_error("emu://x?mode=inline&&queues=2", "empty parameter");
+	expect_error("emu://x?=5", "empty key");
+	expect_error("emu://x?ns=mem:1M&=", "empty key");
+	expect_error("emu://x?", "nothing after '?'");
+	REQUIRE(parse("emu://x") == 0); /* no query: the defaults */
+}
+
+/* A long URI is shown by its start, and the message still says what is wrong. */
+static void test_long_uri_echo(void)
+{
+	static char uri[8192];
+	strcpy(uri, "emu://x?file=/");
+	memset(uri + 14, 'a', 1000);
+	strcat(uri, "&bogus=1");
+	CHECK_EQ(parse(uri), -EINVAL);
+	CHECK(strlen(err) < 400);
+	CHECK(strstr(err, "unknown key 'bogus'") != NULL);
+	CHECK(strstr(err, "characters") != NULL);
 }
 
 static void test_too_many_namespaces(void)
@@ -179,4 +201,4 @@ static void test_stable_identity(void)
 
 TEST_MAIN(TEST(test_defaults), TEST(test_namespaces), TEST(test_shorthand),
 	  TEST(test_controller_keys), TEST(test_latency_keys), TEST(test_errors),
-	  TEST(test_too_many_namespaces), TEST(test_stable_identity))
+	  TEST(test_too_many_namespaces), TEST(test_stable_identity), TEST(test_long_uri_echo))

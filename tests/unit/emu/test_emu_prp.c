@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * PRP rules (NVMe Base 2.0, 4.1.1): emu_xfer_map checked directly on the device's IOMMU,
- * then data moved end to end through a memory namespace with scattered PRP lists.
+ * then data moved end to end through a memory namespace with scattered PRP lists, and the
+ * same checks on a null namespace, which discards data but still walks the PRPs.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "emu_test_host.h"
 #include "hw/emu/emu_ctrl.h"
@@ -262,6 +264,50 @@ static void test_iommu(void)
 	CHECK(emu_iommu_translate(&ctrl->iommu, pg_iova(3), PG) == pg_ptr(3));
 }
 
+/* The null namespace keeps no data, yet a bad data pointer fails exactly as on memory. */
+static void test_null_namespace_walks_prps(void)
+{
+	struct th n;
+	struct th_queue q;
+	REQUIRE(th_open(&n, "emu://prpnull?ns=null:16M") == 0);
+	REQUIRE((th_enable(&n, 8, 8) & NVME_CSTS_RDY) != 0);
+	REQUIRE(th_create_qpair(&n, &q, 1, 16) == 0);
+	uint64_t iova;
+	uint8_t *buf = th_alloc(&n, 4 * PG, PG, &iova);
+	REQUIRE(buf != NULL);
+	memset(buf, 0x5a, 4 * PG);
+	const uint16_t xfer = NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_DATA_TRANSFER_ERROR);
+	const uint16_t offset = NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_PRP_OFFSET_INVALID);
+	uint64_t outside = TH_IOVA_BASE + TH_ARENA_SIZE;
+	for (uint8_t opc = NVME_CMD_WRITE; opc <= NVME_CMD_COMPARE; opc++) {
+		if (opc == NVME_CMD_WRITE_UNCOR || opc == 0x03)
+			continue;
+		struct nvme_sqe c = { .opc = opc, .nsid = 1, .cdw12 = 7, .prp1 = iova };
+		CHECK_EQ(th_cmd(&n, &q, &c, NULL), 0);
+		c.prp1 = 0x3000; /* never mapped */
+		CHECK_EQ(th_cmd(&n, &q, &c, NULL), xfer);
+		c.prp1 = outside - 256; /* runs off the mapping's end */
+		CHECK_EQ(th_cmd(&n, &q, &c, NULL), xfer);
+		c.prp1 = iova + 2;
+		CHECK_EQ(th_cmd(&n, &q, &c, NULL), offset);
+		/* three pages: PRP2 is a list whose second entry points outside */
+		uint64_t *list = (uint64_t *)(buf + 3 * PG);
+		list[0] = iova + PG;
+		list[1] = outside;
+		struct nvme_sqe l = { .opc = opc, .nsid = 1, .cdw12 = 23, .prp1 = iova,
+				      .prp2 = iova + 3 * PG };
+		CHECK_EQ(th_cmd(&n, &q, &l, NULL), xfer);
+		list[1] = iova + 2 * PG;
+		CHECK_EQ(th_cmd(&n, &q, &l, NULL), 0);
+	}
+	/* a read moved nothing into the buffer: the device discards, it does not invent data */
+	bool untouched = true;
+	for (size_t i = 0; i < 3 * PG; i++)
+		untouched &= buf[i] == 0x5a;
+	CHECK(untouched);
+	th_close(&n);
+}
+
 static void test_teardown(void)
 {
 	th_close(&h);
@@ -270,4 +316,4 @@ static void test_teardown(void)
 
 TEST_MAIN(TEST(test_single_page), TEST(test_two_pages), TEST(test_list), TEST(test_chained_lists),
 	  TEST(test_unmapped), TEST(test_sgl_rejected), TEST(test_data_end_to_end), TEST(test_iommu),
-	  TEST(test_teardown))
+	  TEST(test_null_namespace_walks_prps), TEST(test_teardown))

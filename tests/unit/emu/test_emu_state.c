@@ -2,7 +2,8 @@
 /*
  * Firmware download / commit / activation, and the non-volatile state that survives a
  * device being destroyed and created again: firmware slots, power cycles, unsafe shutdowns,
- * SMART counters, saved features, the LBA format.
+ * SMART counters, saved features, the LBA format. Saving is durable when the command
+ * completes: the durability spy checks the state file and its name were synced.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include "emu_test_host.h"
 #include "hw/emu/emu_ctrl.h"
+#include "tests/unit/durability_spy.h"
 #include "tests/unit/test_util.h"
 
 #define ST(sct, sc) NVME_STATUS(sct, sc)
@@ -294,7 +296,12 @@ static void test_saved_features(void)
 	CHECK(id->oncs & NVME_CTRL_ONCS_FEAT_SAVE);
 	struct nvme_cqe e;
 	struct nvme_sqe set = { .opc = NVME_ADM_SET_FEATURES, .cdw10 = NVME_FEAT_VOLATILE_WC | NVME_FEAT_SAVE };
+	durability_spy_reset();
 	CHECK_EQ(th_admin(&h, &set, NULL), 0);
+	/* saved: a power loss now keeps it (the new file's bytes and its name) */
+	CHECK(durability_spy_file(state_path).syncs > 0);
+	CHECK(durability_spy_durable(state_path));
+	durability_spy_disarm();
 	struct nvme_sqe arb = { .opc = NVME_ADM_SET_FEATURES, .cdw10 = NVME_FEAT_ARBITRATION, .cdw11 = 3 };
 	CHECK_EQ(th_admin(&h, &arb, NULL), 0); /* current only */
 	struct nvme_sqe nq = { .opc = NVME_ADM_SET_FEATURES, .cdw10 = NVME_FEAT_NUM_QUEUES | NVME_FEAT_SAVE };

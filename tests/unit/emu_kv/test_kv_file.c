@@ -1,13 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * File-backed KV namespaces: persistence across device re-creation, torn and corrupt tails
- * cut at open, compaction (every live key kept, the file shrinks), Format NVM, exclusive
- * use of the file, and processes killed with SIGKILL at random points while storing.
+ * cut at open, damaged records in the middle skipped with the intact ones after them kept
+ * (reported and copied aside, never deleted silently), a store whose fdatasync failed never
+ * coming back, durable key-with-delete iterators, compaction (every live key kept, the file
+ * shrinks), Format NVM, exclusive use of the file, and processes killed with SIGKILL at random
+ * points while storing.
+ *
+ * The durability spy (durability_spy.h) interposes the C library's write and sync calls: the
+ * tests count syncs, make them fail on demand, and ask what a power loss would keep (Flush and
+ * a disabled write cache sync the log).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +25,7 @@
 
 #include "hw/emu/ns/kv_crc.h"
 #include "kv_host.h"
+#include "tests/unit/durability_spy.h"
 #include "tests/unit/test_util.h"
 
 static char dir[] = "/tmp/unvme-kv-test-XXXXXX";
@@ -64,6 +73,28 @@ static bool has_pattern(const uint8_t *p, uint32_t n, uint32_t seed)
 		if (p[i] != (uint8_t)(seed * 2654435761u >> 24 ^ i * 13))
 			return false;
 	return true;
+}
+
+/* Removes the log and the copy of its damaged bytes. */
+static void remove_log(const char *f)
+{
+	char tmp[300];
+	unlink(f);
+	snprintf(tmp, sizeof(tmp), "%s.damaged", f);
+	unlink(tmp);
+	snprintf(tmp, sizeof(tmp), "%s.compact", f);
+	unlink(tmp);
+}
+
+/* A fresh log called name of capacity cap, a device opened on it (its URI in uri[512]):
+ * the log's path, or NULL. */
+static const char *fresh_log(const char *name, const char *cap, char *uri, struct th *h,
+			     struct kvq *q)
+{
+	const char *f = path_of(name);
+	remove_log(f);
+	uri_for(uri, 512, f, cap);
+	return setup(h, q, uri) == 0 ? f : NULL;
 }
 
 static uint64_t file_size(const char *p)
@@ -162,7 +193,11 @@ static void tail_case(bool corrupt)
 		REQUIRE(truncate(f, (off_t)(full - 10)) == 0);
 	}
 	REQUIRE(setup(&h, &q, uri) == 0);
-	CHECK_EQ(file_size(f), before_last); /* the bad record is cut off */
+	CHECK_EQ(file_size(f), before_last); /* the bad record is cut off... */
+	char saved[300];
+	snprintf(saved, sizeof(saved), "%s.damaged", f);
+	/* ... after its bytes were copied aside, behind a 32-byte header */
+	CHECK_EQ(file_size(saved), 32 + (full - (corrupt ? 0 : 10)) - before_last);
 	for (unsigned i = 0; i < 9; i++) {
 		snprintf(key, sizeof(key), "tail%04u", i);
 		CHECK_EQ(kvv_retrieve(&q, 0, key, 8, 1024, 0), 0);
@@ -178,7 +213,7 @@ static void tail_case(bool corrupt)
 	CHECK(q.dw0 == 50 && has_pattern(q.val, 50, 77));
 	CHECK_EQ(kvv_exist(&q, 0, "tail0000", 8), 0);
 	th_close(&h);
-	unlink(f);
+	remove_log(f);
 }
 
 static void test_torn_tail(void)
@@ -191,39 +226,235 @@ static void test_corrupt_tail(void)
 	tail_case(true);
 }
 
-/* A corrupt record in the middle ends the log there: what follows is not trusted either. */
-static void test_corrupt_middle(void)
+static void capacity_log(struct th *h, struct nvme_kvv_log_capacity *out)
 {
-	const char *f = path_of("middle.kv");
-	unlink(f);
-	char uri[512];
-	uri_for(uri, sizeof(uri), f, "16M");
-	struct th h;
-	struct kvq q;
-	REQUIRE(setup(&h, &q, uri) == 0);
-	char key[16];
-	uint64_t at5 = 0;
-	for (unsigned i = 0; i < 10; i++) {
-		if (i == 5)
-			at5 = file_size(f);
-		snprintf(key, sizeof(key), "midl%04u", i);
-		pattern(q.val, 100, i);
-		REQUIRE(kvv_store(&q, 0, key, 8, 100, 0, 0) == 0);
-	}
-	th_close(&h);
+	struct nvme_kvv_log_capacity *cap = th_alloc(h, 4096, 4096, NULL);
+	memset(out, 0, sizeof(*out));
+	if (th_get_log(h, NVME_KVV_LOG_CAPACITY, 0, 0, 512, cap) == 0)
+		*out = *cap;
+}
+
+static void flip_byte(const char *f, uint64_t at)
+{
 	int fd = open(f, O_RDWR);
 	REQUIRE(fd >= 0);
-	uint8_t b = 0xff;
-	REQUIRE(pwrite(fd, &b, 1, (off_t)(at5 + 10)) == 1); /* inside the header's sequence */
+	uint8_t b;
+	REQUIRE(pread(fd, &b, 1, (off_t)at) == 1);
+	b ^= 0xff;
+	REQUIRE(pwrite(fd, &b, 1, (off_t)at) == 1);
 	close(fd);
-	REQUIRE(setup(&h, &q, uri) == 0);
-	CHECK_EQ(file_size(f), at5);
-	for (unsigned i = 0; i < 10; i++) {
-		snprintf(key, sizeof(key), "midl%04u", i);
-		CHECK_EQ(kvv_exist(&q, 0, key, 8), i < 5 ? 0 : KVV(NVME_KVV_SC_KEY_NOT_EXIST));
+}
+
+/* Stores keys "<prefix>%04u" for i in [from, to), value i of base + step * i bytes with
+ * pattern seed i; at[i] = where record i starts in the log. 0 or -1. */
+static int store_numbered(struct kvq *q, const char *f, const char *prefix, unsigned from,
+			  unsigned to, uint32_t base, uint32_t step, uint64_t *at)
+{
+	char key[16];
+	for (unsigned i = from; i < to; i++) {
+		at[i] = file_size(f);
+		snprintf(key, sizeof(key), "%.4s%04u", prefix, i);
+		pattern(q->val, base + step * i, i);
+		if (kvv_store(q, 0, key, 8, base + step * i, 0, 0) != 0)
+			return -1;
 	}
+	return 0;
+}
+
+/*
+ * Damage in the middle of the log costs only the damaged records: the intact ones after them
+ * are kept (fsync'd or not), the damage is reported in the capacity log and its bytes are
+ * copied to "<log>.damaged"; the log is rewritten without it, so the next open is clean.
+ */
+static void test_corrupt_middle(void)
+{
+	char uri[512];
+	struct th h;
+	struct kvq q;
+	const char *f = fresh_log("middle.kv", "16M", uri, &h, &q);
+	REQUIRE(f != NULL);
+	char key[16];
+	uint64_t at[21];
+	REQUIRE(store_numbered(&q, f, "midl", 0, 11, 100, 1, at) == 0);
+	CHECK_EQ(kvs_cmd(&q, NVME_KV_FLUSH, 1, "", 0, 0, 0), 0); /* the first 11 fsync'd */
+	REQUIRE(store_numbered(&q, f, "midl", 11, 20, 100, 1, at) == 0);
 	th_close(&h);
-	unlink(f);
+	flip_byte(f, at[5] + 10);        /* record 5: its header's sequence number */
+	flip_byte(f, at[12] + 24 + 8 + 50); /* record 12: a value byte */
+	flip_byte(f, at[13] + 1);        /* record 13: its magic */
+	uint64_t damaged = (at[6] - at[5]) + (at[14] - at[12]);
+
+	REQUIRE(setup(&h, &q, uri) == 0);
+	for (unsigned i = 0; i < 20; i++) {
+		snprintf(key, sizeof(key), "midl%04u", i);
+		bool lost = i == 5 || i == 12 || i == 13;
+		int st = kvv_retrieve(&q, 0, key, 8, 4096, 0);
+		CHECK_EQ(st, lost ? KVV(NVME_KVV_SC_KEY_NOT_EXIST) : 0);
+		if (!lost)
+			CHECK(q.dw0 == 100 + i && has_pattern(q.val, 100 + i, i));
+	}
+	struct nvme_kvv_log_capacity cap;
+	capacity_log(&h, &cap);
+	CHECK_EQ(cap.damaged_spans, 2);
+	CHECK_EQ(cap.damaged_bytes, damaged);
+	CHECK_EQ(cap.nr_keys, 17);
+	th_close(&h);
+	char saved[300];
+	snprintf(saved, sizeof(saved), "%s.damaged", f);
+	CHECK_EQ(file_size(saved), 2 * 32 + damaged);
+	int fd = open(saved, O_RDONLY);
+	REQUIRE(fd >= 0);
+	uint64_t hdr[4];
+	REQUIRE(pread(fd, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr));
+	CHECK(memcmp(hdr, "UNVMEKVD", 8) == 0);
+	CHECK_EQ(hdr[1], at[5]);
+	CHECK_EQ(hdr[2], at[6] - at[5]);
+	close(fd);
+
+	/* the damage was taken out: the next open finds none, and every key is still there */
+	REQUIRE(setup(&h, &q, uri) == 0);
+	capacity_log(&h, &cap);
+	CHECK_EQ(cap.damaged_spans, 0);
+	CHECK_EQ(cap.nr_keys, 17);
+	CHECK_EQ(kvv_retrieve(&q, 0, "midl0019", 8, 4096, 0), 0);
+	CHECK(has_pattern(q.val, 119, 19));
+	th_close(&h);
+	CHECK_EQ(file_size(saved), 2 * 32 + damaged); /* nothing new copied */
+	remove_log(f);
+}
+
+/* Damage that cannot be copied aside stays in the log, skipped, and is reported again. */
+static void test_damage_kept_when_not_copied(void)
+{
+	char uri[512];
+	struct th h;
+	struct kvq q;
+	const char *f = fresh_log("kept.kv", "16M", uri, &h, &q);
+	REQUIRE(f != NULL);
+	uint64_t at[4];
+	REQUIRE(store_numbered(&q, f, "kept", 0, 4, 64, 0, at) == 0);
+	th_close(&h);
+	flip_byte(f, at[1] + 30);
+	uint64_t size = file_size(f);
+	char saved[300];
+	snprintf(saved, sizeof(saved), "%s.damaged", f);
+	REQUIRE(mkdir(saved, 0755) == 0); /* the copy cannot be written */
+	for (int round = 0; round < 2; round++) {
+		REQUIRE(setup(&h, &q, uri) == 0);
+		struct nvme_kvv_log_capacity cap;
+		capacity_log(&h, &cap);
+		CHECK_EQ(cap.damaged_spans, 1);
+		CHECK_EQ(cap.damaged_bytes, at[2] - at[1]);
+		CHECK_EQ(kvv_exist(&q, 0, "kept0003", 8), 0);
+		CHECK_EQ(kvv_exist(&q, 0, "kept0001", 8), KVV(NVME_KVV_SC_KEY_NOT_EXIST));
+		if (round == 0) {
+			/* the log goes on after the damage */
+			pattern(q.val, 64, 9);
+			CHECK_EQ(kvv_store(&q, 0, "kept0009", 8, 64, 0, 0), 0);
+		} else {
+			CHECK_EQ(kvv_retrieve(&q, 0, "kept0009", 8, 64, 0), 0);
+			CHECK(has_pattern(q.val, 64, 9));
+		}
+		th_close(&h);
+		CHECK(file_size(f) >= size); /* nothing of it deleted */
+	}
+	rmdir(saved);
+	remove_log(f);
+}
+
+/* Turns the volatile write cache off (every store durable on completion). */
+static void write_cache_off(struct th *h)
+{
+	struct nvme_sqe cmd = { 0 };
+	cmd.opc = NVME_ADM_SET_FEATURES;
+	cmd.cdw10 = NVME_FEAT_VOLATILE_WC;
+	cmd.cdw11 = 0;
+	CHECK_EQ(th_admin(h, &cmd, NULL), 0);
+}
+
+/* A durable store or delete whose fdatasync fails returns an error, and its record does not
+ * come back at the next open: cut off, or (when cutting fails too) turned void. */
+static void test_failed_sync_not_back(void)
+{
+	char uri[512];
+	struct th h;
+	struct kvq q;
+	const char *f = fresh_log("nosync.kv", "16M", uri, &h, &q);
+	REQUIRE(f != NULL);
+	write_cache_off(&h);
+	pattern(q.val, 200, 1);
+	REQUIRE(kvv_store(&q, 0, "keep0001", 8, 200, 0, 0) == 0);
+	unsigned before = durability_spy_sync_calls();
+	durability_spy_fail_syncs(true);
+	pattern(q.val, 300, 2);
+	CHECK(kvv_store(&q, 0, "lost0002", 8, 300, 0, 0) != 0);
+	CHECK(kvv_delete(&q, 0, "keep0001", 8) != 0);
+	durability_spy_fail_truncates(true); /* now the record can only be voided */
+	pattern(q.val, 300, 3);
+	CHECK(kvv_store(&q, 0, "lost0003", 8, 300, 0, 0) != 0);
+	durability_spy_fail_truncates(false);
+	durability_spy_fail_syncs(false);
+	CHECK(durability_spy_sync_calls() >= before + 3);
+	/* what failed is not in the namespace now either */
+	CHECK_EQ(kvv_exist(&q, 0, "lost0002", 8), KVV(NVME_KVV_SC_KEY_NOT_EXIST));
+	CHECK_EQ(kvv_exist(&q, 0, "keep0001", 8), 0);
+	pattern(q.val, 100, 4);
+	CHECK_EQ(kvv_store(&q, 0, "keep0004", 8, 100, 0, 0), 0);
+	th_close(&h);
+
+	REQUIRE(setup(&h, &q, uri) == 0);
+	CHECK_EQ(kvv_exist(&q, 0, "lost0002", 8), KVV(NVME_KVV_SC_KEY_NOT_EXIST));
+	CHECK_EQ(kvv_exist(&q, 0, "lost0003", 8), KVV(NVME_KVV_SC_KEY_NOT_EXIST));
+	CHECK_EQ(kvv_retrieve(&q, 0, "keep0001", 8, 4096, 0), 0);
+	CHECK(q.dw0 == 200 && has_pattern(q.val, 200, 1));
+	CHECK_EQ(kvv_retrieve(&q, 0, "keep0004", 8, 4096, 0), 0);
+	CHECK(q.dw0 == 100 && has_pattern(q.val, 100, 4));
+	struct nvme_kvv_log_capacity cap;
+	capacity_log(&h, &cap);
+	CHECK_EQ(cap.damaged_spans, 0); /* a void record is not damage */
+	CHECK_EQ(cap.nr_keys, 2);
+	th_close(&h);
+	remove_log(f);
+}
+
+/* With the write cache off, a key-with-delete iterator's deletes are durable when the read
+ * that returned the keys completes: the read syncs them. */
+static void test_iter_deletes_durable(void)
+{
+	char uri[512];
+	struct th h;
+	struct kvq q;
+	const char *f = fresh_log("iterdel.kv", "16M", uri, &h, &q);
+	REQUIRE(f != NULL);
+	char key[16];
+	for (unsigned i = 0; i < 50; i++) {
+		snprintf(key, sizeof(key), "idel%04u", i);
+		REQUIRE(kvv_store(&q, 0, key, 8, 16, 0, 0) == 0);
+	}
+	write_cache_off(&h);
+	REQUIRE(kvv_iter_open(&q, 0, NVME_KVV_ITER_OPEN_KEY_DELETE, 0, 0) == 0);
+	uint8_t handle = (uint8_t)q.dw0;
+	unsigned before = durability_spy_sync_calls();
+	CHECK_EQ(kvv_iter_read(&q, handle), KVV(NVME_KVV_SC_ITER_EOF));
+	uint32_t count;
+	memcpy(&count, q.val, 4);
+	CHECK_EQ(count, 50);
+	CHECK(durability_spy_sync_calls() > before);
+	/* a sync that fails is reported, not hidden */
+	CHECK_EQ(kvv_iter_close(&q, handle), 0);
+	REQUIRE(kvv_store(&q, 0, "idel9999", 8, 16, 0, 0) == 0);
+	REQUIRE(kvv_iter_open(&q, 0, NVME_KVV_ITER_OPEN_KEY_DELETE, 0, 0) == 0);
+	handle = (uint8_t)q.dw0;
+	durability_spy_fail_syncs(true);
+	CHECK_EQ(kvv_iter_read(&q, handle), KVV(NVME_KVV_SC_ITER_ERROR));
+	durability_spy_fail_syncs(false);
+	th_close(&h);
+	REQUIRE(setup(&h, &q, uri) == 0);
+	struct nvme_kvv_log_capacity cap;
+	capacity_log(&h, &cap);
+	CHECK_EQ(cap.nr_keys, 0);
+	th_close(&h);
+	remove_log(f);
 }
 
 /* CRC-32C known answers: the check value of "123456789", and a long buffer against a
@@ -525,13 +756,48 @@ static void test_sigkill_rounds(void)
 				missing, wrong);
 		th_close(&h);
 	}
+	remove_log(f);
+}
+
+/* Reopening reads the log back from the page cache whether or not it was synced: the spy
+ * tells what a power loss right after each acknowledgement would lose. */
+static void test_power_loss_keeps_flushed_and_uncached_writes(void)
+{
+	const char *f = path_of("power.kv");
 	unlink(f);
-	char tmp[300];
-	snprintf(tmp, sizeof(tmp), "%s.compact", f);
-	unlink(tmp);
+	char uri[512];
+	uri_for(uri, sizeof(uri), f, "16M");
+	struct th h;
+	struct kvq q;
+	durability_spy_reset();
+	REQUIRE(setup(&h, &q, uri) == 0);
+	CHECK(durability_spy_durable(f)); /* a new log's header is synced */
+
+	/* write cache on: stores complete once written to the file, Flush makes them stay */
+	pattern(q.val, 1000, 1);
+	CHECK_EQ(kvv_store(&q, 0, "power-a", 7, 1000, 0, 0), 0);
+	CHECK_EQ(kvv_delete(&q, 0, "power-a", 7), 0);
+	CHECK(durability_spy_file(f).unsynced_bytes > 1000);
+	CHECK_EQ(kvs_cmd(&q, NVME_KV_FLUSH, 1, "", 0, 0, 0), 0);
+	CHECK(durability_spy_durable(f));
+
+	/* write cache off: every store and delete is durable when it completes */
+	struct nvme_sqe wc = { .opc = NVME_ADM_SET_FEATURES, .cdw10 = NVME_FEAT_VOLATILE_WC,
+			       .cdw11 = 0 };
+	REQUIRE(th_admin(&h, &wc, NULL) == 0);
+	CHECK_EQ(kvv_store(&q, 0, "power-b", 7, 1000, 0, 0), 0);
+	CHECK(durability_spy_durable(f));
+	CHECK_EQ(kvv_delete(&q, 0, "power-b", 7), 0);
+	CHECK(durability_spy_durable(f));
+	CHECK_EQ(kvs_cmd(&q, NVME_KV_STORE, 1, "power-c", 7, 1000, 0), 0);
+	CHECK(durability_spy_durable(f));
+	durability_spy_disarm();
+	th_close(&h);
+	unlink(f);
 }
 
 TEST_MAIN(TEST(test_crc32c), TEST(test_persistence), TEST(test_torn_tail), TEST(test_corrupt_tail),
-	  TEST(test_corrupt_middle),
+	  TEST(test_corrupt_middle), TEST(test_damage_kept_when_not_copied),
+	  TEST(test_failed_sync_not_back), TEST(test_iter_deletes_durable),
 	  TEST(test_not_a_kv_file), TEST(test_compaction), TEST(test_format_persists),
-	  TEST(test_sigkill_rounds))
+	  TEST(test_sigkill_rounds), TEST(test_power_loss_keeps_flushed_and_uncached_writes))

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The file backend: opening rules and their messages, the lock against a second user,
- * persistence (flush and reopen; SIGKILL of the writer), media errors from the file, and
- * zeroing with and without fallocate.
+ * persistence (flush and reopen; SIGKILL of the writer; what a power loss would keep, seen
+ * through the durability spy), media errors from the file, and zeroing with and without
+ * fallocate.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 
 #include "hw/emu/emu.h"
 #include "hw/emu/ns/ns_file.h"
+#include "durability_spy.h"
 #include "ns_test_cmd.h"
 #include "test_util.h"
 #include "xfer_double.h"
@@ -489,7 +491,56 @@ static void test_format_keeps_file_size(void)
 	ns_fixture_close(&f);
 }
 
+/*
+ * Reopening after a flush reads the data back from the page cache whether or not it was ever
+ * synced; the spy tells what a power loss at the moment of each acknowledgement would lose.
+ */
+static void test_power_loss_keeps_what_was_made_durable(void)
+{
+	struct ns_fixture f;
+	REQUIRE(ns_fixture_open(&f, EMU_NS_FILE, 4 * MiB, 4096) == 0);
+	uint8_t *w = ns_test_alloc(64 * 1024);
+	ns_test_pattern(w, 64 * 1024, 5);
+	durability_spy_reset();
+
+	/* volatile write cache on: a write completes from the page cache, Flush makes it stay */
+	CHECK_EQ(ns_write(f.ns, 0, 16, w), 0);
+	CHECK_EQ(durability_spy_file(f.path).unsynced_bytes, 64 * 1024);
+	struct nvme_sqe c;
+	memset(&c, 0, sizeof(c));
+	c.opc = NVME_CMD_FLUSH;
+	CHECK_EQ(ns_exec(f.ns, &c, NULL, NULL), 0);
+	CHECK(durability_spy_durable(f.path));
+
+	/* FUA: this write is durable when it completes */
+	c = ns_cmd(NVME_CMD_WRITE, 16, 16, w);
+	c.cdw12 |= NVME_RW_FUA;
+	CHECK_EQ(ns_exec(f.ns, &c, NULL, NULL), 0);
+	CHECK(durability_spy_durable(f.path));
+
+	/* write cache off: every write and Write Zeroes is */
+	emu_ns_set_write_cache(f.ns, false);
+	CHECK_EQ(ns_write(f.ns, 32, 16, w), 0);
+	CHECK(durability_spy_durable(f.path));
+	c = ns_cmd(NVME_CMD_WRITE_ZEROES, 40, 8, NULL);
+	CHECK_EQ(ns_exec(f.ns, &c, NULL, NULL), 0);
+	CHECK(durability_spy_durable(f.path));
+	emu_ns_set_write_cache(f.ns, true);
+
+	/* Format NVM and the controller's shutdown sync */
+	CHECK_EQ(ns_write(f.ns, 48, 16, w), 0);
+	CHECK_EQ(durability_spy_file(f.path).unsynced_bytes, 64 * 1024);
+	CHECK_EQ(emu_ns_sync(f.ns), 0);
+	CHECK(durability_spy_durable(f.path));
+	CHECK_EQ(emu_ns_format(f.ns, 0, NVME_FMT_SES_NONE), 0);
+	CHECK(durability_spy_durable(f.path));
+	durability_spy_disarm();
+	free(w);
+	ns_fixture_close(&f);
+}
+
 TEST_MAIN(TEST(test_create_and_reopen), TEST(test_unusable_paths), TEST(test_lock),
 	  TEST(test_flush_and_reopen), TEST(test_sigkill_keeps_acknowledged_writes),
 	  TEST(test_read_error), TEST(test_write_error), TEST(test_zero_fallbacks),
-	  TEST(test_deallocation_frees_space), TEST(test_format_keeps_file_size))
+	  TEST(test_deallocation_frees_space), TEST(test_format_keeps_file_size),
+	  TEST(test_power_loss_keeps_what_was_made_durable))

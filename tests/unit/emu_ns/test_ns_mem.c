@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The memory backend's promise about memory: a namespace costs only the pages written, and
- * deallocation (Dataset Management AD, Write Zeroes) gives whole pages back.
+ * deallocation (Dataset Management AD, Write Zeroes) gives whole pages back; Identify
+ * Namespace NUSE counts the blocks written and not given back, in whole pages.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,4 +82,47 @@ static void test_pages_come_and_go(void)
 	ns_fixture_close(&f);
 }
 
-TEST_MAIN(TEST(test_pages_come_and_go))
+static uint64_t nuse(struct emu_ns *ns)
+{
+	struct nvme_id_ns id;
+	emu_ns_identify(ns, &id);
+	return id.nuse;
+}
+
+static void test_utilization(void)
+{
+	struct ns_fixture f;
+	REQUIRE(ns_fixture_open(&f, EMU_NS_MEM, 4 * MiB, 512) == 0);
+	uint8_t *b = ns_test_alloc(64 * 1024);
+	ns_test_pattern(b, 64 * 1024, 3);
+	CHECK_EQ(nuse(f.ns), 0);
+	/* reads allocate nothing */
+	CHECK_EQ(ns_read(f.ns, 0, 128, b), 0);
+	CHECK_EQ(nuse(f.ns), 0);
+	/* one 512-byte block: its whole 4 KiB page (8 blocks) */
+	CHECK_EQ(ns_write(f.ns, 3, 1, b), 0);
+	CHECK_EQ(nuse(f.ns), 8);
+	CHECK_EQ(ns_write(f.ns, 0, 8, b), 0); /* the same page again */
+	CHECK_EQ(nuse(f.ns), 8);
+	/* blocks 7..16 touch pages 0, 1 and 2 */
+	CHECK_EQ(ns_write(f.ns, 7, 10, b), 0);
+	CHECK_EQ(nuse(f.ns), 24);
+	/* Write Zeroes over page 1 releases it; a part of page 2 does not */
+	struct nvme_sqe c = ns_cmd(NVME_CMD_WRITE_ZEROES, 8, 10, NULL);
+	CHECK_EQ(ns_exec(f.ns, &c, NULL, NULL), 0);
+	CHECK_EQ(nuse(f.ns), 16);
+	/* a failed write allocates nothing */
+	c = ns_cmd(NVME_CMD_WRITE, 64, 8, NULL);
+	CHECK(ns_exec(f.ns, &c, NULL, NULL) != 0);
+	CHECK_EQ(nuse(f.ns), 16);
+	/* the whole namespace: NUSE reaches NSZE, and Format gives it all back */
+	for (uint64_t lba = 0; lba < 8192; lba += 128)
+		CHECK_EQ(ns_write(f.ns, lba, 128, b), 0);
+	CHECK_EQ(nuse(f.ns), 8192);
+	CHECK_EQ(emu_ns_format(f.ns, 0, 0), 0);
+	CHECK_EQ(nuse(f.ns), 0);
+	free(b);
+	ns_fixture_close(&f);
+}
+
+TEST_MAIN(TEST(test_pages_come_and_go), TEST(test_utilization))

@@ -85,7 +85,11 @@ static void test_defaults_and_device_array(void)
 	CHECK_STREQ(k->dev_id[1], "0000:02:00.0");
 	CHECK_EQ(k->dd_options[1].core_mask, 3);
 	CHECK_EQ(k->dd_options[0].core_mask, 0); /* automatic, resolved by the mask check */
-	CHECK_EQ(kv_config_check_masks(&cfg, 8), -1); /* 0x3 sync 0: async cores, no cq mask */
+	/* 0x3 sync 0: async cores and no cq mask: a completion thread on the highest CPU, as
+	 * the original started one on a default core */
+	CHECK_EQ(kv_config_check_masks(&cfg, 8), 0);
+	CHECK_EQ(k->dd_options[1].cq_thread_mask, 0x80);
+	CHECK_EQ(k->dd_options[1].num_cq_threads, 1);
 	kv_config_free(&cfg);
 }
 
@@ -138,7 +142,8 @@ static void check_masks_error(const char *masks, int ncpu, const char *frag)
 {
 	struct kv_config cfg;
 	char json[512];
-	snprintf(json, sizeof(json), "{ \"device_description\": { \"dev_id\": \"emu0\", %s } }", masks);
+	snprintf(json, sizeof(json), "{ \"strict_placement\": true, \"device_description\": "
+		 "{ \"dev_id\": \"emu0\", %s } }", masks);
 	REQUIRE(load(json, &cfg) == 0);
 	CHECK_EQ(kv_config_check_masks(&cfg, ncpu), -1);
 	if (!strstr(kv_config_error(), frag) || !strstr(kv_config_error(), "kvsdk_test_")) {
@@ -148,16 +153,64 @@ static void check_masks_error(const char *masks, int ncpu, const char *frag)
 	kv_config_free(&cfg);
 }
 
-static void test_impossible_masks(void)
+/* Masks, as the original took them (item G of the compatibility issue), and their one error:
+ * CPUs this machine lacks with strict placement asked for. */
+static const kv_nvme_io_options *masks_of(struct kv_config *cfg, const char *json, int ncpu)
 {
-	check_masks_error("\"core_mask\": 4, \"sync_mask\": 4", 2, "core_mask 0x4 names CPU 2, but this machine has 2 CPUs");
-	check_masks_error("\"core_mask\": 1, \"sync_mask\": 3", 4, "sync_mask 0x3 has bits outside core_mask 0x1");
-	check_masks_error("\"core_mask\": 3, \"sync_mask\": 1", 4, "cq_thread_mask is empty");
-	check_masks_error("\"core_mask\": 3, \"sync_mask\": 1, \"cq_thread_mask\": 2", 4,
-			  "completion core 1 is also a submission core");
-	check_masks_error("\"core_mask\": 1, \"cq_thread_mask\": 10", 4, "cq_thread_mask 0x10 names CPU 4");
-	/* possible ones */
+	CHECK_EQ(load(json, cfg), 0); /* a failed load leaves the defaults: the checks fail */
+	CHECK_EQ(kv_config_check_masks(cfg, ncpu), 0);
+	return &cfg->sdk.dd_options[0];
+}
+
+static void test_masks_the_original_accepted(void)
+{
 	struct kv_config cfg;
+	const kv_nvme_io_options *o;
+	/* sync bits outside core_mask are ignored (sdk_exist_append_iterate_getlog's 1/0xF) */
+	o = masks_of(&cfg, "{ \"device_description\": { \"dev_id\": \"emu0\", \"core_mask\": 1, "
+			   "\"sync_mask\": \"f\", \"cq_thread_mask\": 2 } }", 4);
+	CHECK_EQ(o->sync_mask, 1);
+	CHECK_EQ(o->cq_thread_mask, 0); /* all sync */
+	kv_config_free(&cfg);
+	/* kv_perf's shipped config: the completion core is the async submission core */
+	o = masks_of(&cfg, "{ \"device_description\": { \"dev_id\": \"emu0\", \"core_mask\": 1, "
+			   "\"sync_mask\": 0, \"cq_thread_mask\": 1 } }", 2);
+	CHECK_EQ(o->cq_thread_mask, 1);
+	CHECK_EQ(o->num_cq_threads, 1);
+	kv_config_free(&cfg);
+	/* mkfs / fuse: LBA, async cores, cq_thread_mask 0: no completion thread at all */
+	o = masks_of(&cfg, "{ \"ssd_type\": \"lba\", \"device_description\": { \"dev_id\": \"emu0\", "
+			   "\"core_mask\": 3, \"sync_mask\": 0, \"cq_thread_mask\": 0 } }", 2);
+	CHECK_EQ(o->cq_thread_mask, 0);
+	CHECK_EQ(o->num_cq_threads, 0);
+	kv_config_free(&cfg);
+	/* KV mode, async cores, no cq mask: a completion thread on the highest CPU */
+	o = masks_of(&cfg, "{ \"device_description\": { \"dev_id\": \"emu0\", \"core_mask\": 3, "
+			   "\"sync_mask\": 1 } }", 4);
+	CHECK_EQ(o->cq_thread_mask, 0x8);
+	kv_config_free(&cfg);
+	/* a cq_thread_mask naming a CPU that does not exist, all cores sync: ignored */
+	o = masks_of(&cfg, "{ \"device_description\": { \"dev_id\": \"emu0\", \"core_mask\": \"f\", "
+			   "\"sync_mask\": \"f\", \"cq_thread_mask\": 10 } }", 2);
+	CHECK_EQ(o->core_mask, 0xf); /* cores 2, 3: queues exist, a warning says so */
+	CHECK_EQ(o->cq_thread_mask, 0);
+	kv_config_free(&cfg);
+	/* async cores beyond the machine, completion core beyond it: runs, with a warning */
+	o = masks_of(&cfg, "{ \"device_description\": { \"dev_id\": \"emu0\", \"core_mask\": \"f\", "
+			   "\"sync_mask\": 0, \"cq_thread_mask\": 10 } }", 2);
+	CHECK_EQ(o->cq_thread_mask, 0x10);
+	kv_config_free(&cfg);
+	/* strict placement makes CPUs this machine lacks an error naming them */
+	check_masks_error("\"core_mask\": 4, \"sync_mask\": 4", 2,
+			  "core_mask 0x4 names CPU 2, but this machine has 2 CPUs (0-1)");
+	check_masks_error("\"core_mask\": 1, \"cq_thread_mask\": 10", 4,
+			  "cq_thread_mask 0x10 names CPU 4, but this machine has 4 CPUs (0-3)");
+	setenv("UNVME_KV_STRICT_PLACEMENT", "1", 1);
+	REQUIRE(load("{ \"device_description\": { \"dev_id\": \"emu0\", \"core_mask\": 4 } }", &cfg) == 0);
+	CHECK_EQ(kv_config_check_masks(&cfg, 2), -1);
+	kv_config_free(&cfg);
+	unsetenv("UNVME_KV_STRICT_PLACEMENT");
+	/* possible ones */
 	REQUIRE(load("{ \"device_description\": { \"dev_id\": \"emu0\", \"core_mask\": 3, \"sync_mask\": 3 } }", &cfg) == 0);
 	CHECK_EQ(kv_config_check_masks(&cfg, 2), 0);
 	CHECK_EQ(cfg.sdk.dd_options[0].cq_thread_mask, 0); /* all sync: no completion thread */
@@ -225,7 +278,7 @@ static void test_automatic_masks(void)
 	}
 }
 
-/* An emu:// URI longer than DEV_ID_LEN - 1: the struct holds a truncated copy, the SDK the
+/* An emu:// URI longer than DEV_ID_LEN - 1: the struct holds a token for it, the SDK the
  * whole id, also through kv_sdk_load_option + kv_sdk_init(FROM_STR). */
 static void test_long_device_id_survives_the_struct(void)
 {
@@ -237,7 +290,8 @@ static void test_long_device_id_survives_the_struct(void)
 	memset(&sdk, 0, sizeof(sdk));
 	REQUIRE(kv_sdk_load_option(&sdk, (char *)path) == 0);
 	CHECK_EQ(strlen(sdk.dev_id[0]), DEV_ID_LEN - 1);
-	CHECK(strncmp(sdk.dev_id[0], uri, DEV_ID_LEN - 1) == 0);
+	CHECK(strncmp(sdk.dev_id[0], uri, 22) == 0);
+	CHECK_EQ(sdk.dev_id[0][22], '~');
 	CHECK_EQ(sdk.slab_size, 32u << 20);
 	CHECK_EQ(sdk.ssd_type, LBA_TYPE_SSD);
 	REQUIRE(kv_sdk_init(KV_SDK_INIT_FROM_STR, &sdk) == KV_SUCCESS);
@@ -249,6 +303,47 @@ static void test_long_device_id_survives_the_struct(void)
 	CHECK_EQ(kv_get_device_handles(&n, h), KV_SUCCESS);
 	CHECK_EQ(kv_get_sector_size(h[0]), 4096);
 	CHECK_EQ(kv_sdk_finalize(), KV_SUCCESS);
+}
+
+/* Two ids equal in their first 31 characters are two devices (issue 21.11): each struct token
+ * maps back to its own whole id. */
+static void test_long_ids_differing_late_stay_apart(void)
+{
+	const char *a = "emu://same-prefix-for-31-chars?ns=mem:8M:512";
+	const char *b = "emu://same-prefix-for-31-chars?ns=mem:8M:4096";
+	const char *path = kv_test_write_config(4,
+		"{ \"ssd_type\": \"lba\", \"slab_size\": 32, \"slab_alloc_policy\": \"posix\",\n"
+		"  \"device_description\": [ { \"dev_id\": \"%s\", \"core_mask\": 1, \"sync_mask\": 1 },\n"
+		"    { \"dev_id\": \"%s\", \"core_mask\": 1, \"sync_mask\": 1 } ] }", a, b);
+	kv_sdk sdk;
+	memset(&sdk, 0, sizeof(sdk));
+	REQUIRE(kv_sdk_load_option(&sdk, (char *)path) == 0);
+	CHECK(strncmp(a, b, DEV_ID_LEN - 1) == 0);
+	CHECK(strcmp(sdk.dev_id[0], sdk.dev_id[1]) != 0);
+	CHECK_STREQ(kv_config_full_devid(sdk.dev_id[0]), a);
+	CHECK_STREQ(kv_config_full_devid(sdk.dev_id[1]), b);
+	REQUIRE(kv_sdk_init(KV_SDK_INIT_FROM_STR, &sdk) == KV_SUCCESS);
+	CHECK_EQ(kv_get_sector_size(sdk.dev_handle[0]), 512);
+	CHECK_EQ(kv_get_sector_size(sdk.dev_handle[1]), 4096);
+	CHECK_EQ(kv_sdk_finalize(), KV_SUCCESS);
+	/* a short id is its own token; an unknown 31-character one is used as it is */
+	CHECK(kv_config_full_devid("emu0") == NULL);
+}
+
+/* The driver keeps queue depths in 16 bits: 65535 is the limit, in both forms (21.15). */
+static void test_queue_depth_limit(void)
+{
+	expect_error("{ \"device_description\": { \"dev_id\": \"emu0\", \"queue_depth\": 65536 } }",
+		     "'device_description.queue_depth'", "2..65535");
+	struct kv_config cfg;
+	REQUIRE(load("{ \"device_description\": { \"dev_id\": \"emu0\", \"queue_depth\": 65535 } }", &cfg) == 0);
+	kv_config_free(&cfg);
+	kv_sdk sdk;
+	memset(&sdk, 0, sizeof(sdk));
+	snprintf(sdk.dev_id[0], DEV_ID_LEN, "emu0");
+	sdk.dd_options[0].queue_depth = 65536;
+	CHECK_EQ(kv_sdk_init(KV_SDK_INIT_FROM_STR, &sdk), KV_ERR_SDK_INVALID_PARAM);
+	CHECK(strstr(kv_config_error(), "queue_depth 65536 is not 2..65535") != NULL);
 }
 
 static void test_init_and_load_option_fail_on_broken_files(void)
@@ -264,9 +359,10 @@ static void test_init_and_load_option_fail_on_broken_files(void)
 	CHECK_EQ(kv_sdk_load_option(&sdk, (char *)path), -1);
 	CHECK_EQ(kv_sdk_load_option(NULL, (char *)path), -1);
 	CHECK_EQ(kv_sdk_load_option(&sdk, NULL), -1);
-	/* an impossible mask fails init too (a CPU this machine does not have) */
-	path = kv_test_write_config(3, "{ \"device_description\": { \"dev_id\": \"emu://m?ns=mem:8M\", "
-				       "\"core_mask\": \"8000000000000000\", \"sync_mask\": \"8000000000000000\" } }");
+	/* an impossible mask fails init too (a CPU this machine does not have, strictly) */
+	path = kv_test_write_config(3, "{ \"strict_placement\": \"on\", \"device_description\": "
+				       "{ \"dev_id\": \"emu://m?ns=mem:8M\", \"core_mask\": "
+				       "\"8000000000000000\", \"sync_mask\": \"8000000000000000\" } }");
 	CHECK_EQ(kv_sdk_init(KV_SDK_INIT_FROM_JSON, (void *)path), KV_ERR_SDK_INVALID_PARAM);
 	CHECK(strstr(kv_config_error(), "names CPU 63") != NULL);
 	/* struct form checks */
@@ -284,7 +380,8 @@ static void test_init_and_load_option_fail_on_broken_files(void)
 }
 
 TEST_MAIN(TEST(test_every_key_is_read), TEST(test_defaults_and_device_array),
-	  TEST(test_broken_files_name_file_key_and_reason), TEST(test_impossible_masks),
+	  TEST(test_broken_files_name_file_key_and_reason), TEST(test_masks_the_original_accepted),
 	  TEST(test_hex_mask_parser), TEST(test_automatic_masks),
-	  TEST(test_long_device_id_survives_the_struct),
+	  TEST(test_long_device_id_survives_the_struct), TEST(test_long_ids_differing_late_stay_apart),
+	  TEST(test_queue_depth_limit),
 	  TEST(test_init_and_load_option_fail_on_broken_files))

@@ -49,14 +49,14 @@ static void test_kv_sync_example(void)
 
 static void test_kv_async_example(void)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
-		run_example("kv_async.json", false);
+	NEED_CPUS(2);
+	run_example("kv_async.json", false);
 }
 
 static void test_lba_example(void)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
-		run_example("lba.json", true);
+	NEED_CPUS(2);
+	run_example("lba.json", true);
 }
 
 static void test_auto_masks_example(void)
@@ -74,8 +74,7 @@ static double cpu_seconds(void)
 
 static void test_idle_sdk_does_not_burn_a_core(void)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return;
+	NEED_CPUS(2);
 	char path[512];
 	snprintf(path, sizeof(path), "%s/%s", KV_CONFIG_DIR, "kv_async.json");
 	REQUIRE(kv_sdk_init(KV_SDK_INIT_FROM_JSON, path) == KV_SUCCESS);

@@ -289,19 +289,21 @@ static void test_delete_iterator_and_cache(void)
 
 static atomic_int it_cb_calls, it_cb_result;
 static kv_iterate *it_cb_arg;
+static atomic_int it_cb_bad;
+/* As the original: status is the kv_result, result the bytes filled (= value.length). */
 static void iter_cb(kv_iterate *it, unsigned int result, unsigned int status)
 {
-	(void)status;
 	it_cb_arg = it;
-	atomic_store(&it_cb_result, (int)result);
+	if (result != it->kv.value.length || it->kv.key.length != 0)
+		atomic_fetch_add(&it_cb_bad, 1);
+	atomic_store(&it_cb_result, (int)status);
 	atomic_fetch_add(&it_cb_calls, 1);
 }
 
 /* The async read reports the same bytes as the sync one (the original decoded DW0 differently). */
 static void test_iterate_read_async_matches_sync(void)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return;
+	NEED_CPUS(2);
 	uint64_t h = kv_test_init(KV_DEV, "kv",
 				  ", \"core_mask\": 1, \"sync_mask\": 0, \"cq_thread_mask\": 2", NULL);
 	REQUIRE(h != 0);
@@ -327,6 +329,7 @@ static void test_iterate_read_async_matches_sync(void)
 		sched_yield();
 	CHECK(it_cb_arg == &iter);
 	CHECK_EQ(atomic_load(&it_cb_result), KV_ERR_ITERATE_READ_EOF);
+	CHECK_EQ(atomic_load(&it_cb_bad), 0);
 	CHECK_EQ(iter.kv.value.length, 4 + 20 * (4 + 9));
 	uint32_t count;
 	memcpy(&count, buf, 4);
@@ -400,19 +403,22 @@ static void test_utilization_falls_after_deletes_and_format(void)
 }
 
 static atomic_int cb_calls, cb_bad;
+/* status is the kv_result (as the original passed the status code); a successful retrieve
+ * passes the stored value size as result (completion dword 0) */
 static void pair_cb(kv_pair *kv, unsigned int result, unsigned int status)
 {
-	(void)status;
 	intptr_t want = (intptr_t)kv->param.private_data;
-	if ((int)result != (int)want)
+	if ((int)status != (int)want)
+		atomic_fetch_add(&cb_bad, 1);
+	if (status == KV_SUCCESS && kv->value.actual_value_size &&
+	    result != kv->value.actual_value_size + kv->value.offset)
 		atomic_fetch_add(&cb_bad, 1);
 	atomic_fetch_add(&cb_calls, 1);
 }
 
 static void test_async_kv_round_trip(void)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return;
+	NEED_CPUS(2);
 	uint64_t h = kv_test_init(KV_DEV, "kv",
 				  ", \"core_mask\": 1, \"sync_mask\": 0, \"cq_thread_mask\": 2,"
 				  " \"queue_depth\": 16", NULL);

@@ -96,6 +96,8 @@ static void test_delete_exist_and_iterator_layouts(void)
 	it.iterator = 7;
 	init_req(&req, &kv_dev_kv, &it.kv, KV_OP_ITER_READ);
 	req.cb_arg = &it;
+	req.iterator = (uint8_t)it.iterator; /* the request keeps its own copy */
+	it.iterator = 9;                     /* so a caller reusing its struct changes nothing */
 	CHECK_EQ(kv_cmd_build(&req), KV_SUCCESS);
 	CHECK_EQ(req.sqe.opc, 0xB2);
 	CHECK_EQ(req.sqe.nsid, 0);

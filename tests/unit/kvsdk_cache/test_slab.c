@@ -220,6 +220,23 @@ static void test_policy_and_refcount(void)
 	kv_slab_fini();
 }
 
+/* A budget beyond the machine's memory is refused up front, for either policy, instead of
+ * growing into the OOM killer; one that fits still works afterwards. */
+static void test_budget_beyond_memory_refused(void)
+{
+	uint64_t avail = unvme_dma_mem_available();
+	REQUIRE(avail != UINT64_MAX);
+	CHECK_EQ(kv_slab_init(avail + 1024 * MIB, SLAB_MM_ALLOC_HUGE), -ENOSPC);
+	CHECK_EQ(kv_slab_init(avail + 1024 * MIB, SLAB_MM_ALLOC_POSIX), -ENOSPC);
+	CHECK_EQ(kv_slab_init((uint64_t)100000 << 40, SLAB_MM_ALLOC_HUGE), -ENOSPC);
+	REQUIRE(kv_slab_init(8 * MIB, SLAB_MM_ALLOC_HUGE) == 0);
+	void *p = kv_slab_alloc(4096);
+	CHECK(p != NULL);
+	kv_slab_free(p);
+	kv_slab_fini();
+}
+
 TEST_MAIN(TEST(test_classes_alignment_and_dma), TEST(test_small_objects_never_cross_a_page),
 	  TEST(test_budget_exhaustion_and_reuse_across_classes),
-	  TEST(test_exhaustion_reclaims_own_thread_cache), TEST(test_policy_and_refcount))
+	  TEST(test_exhaustion_reclaims_own_thread_cache), TEST(test_policy_and_refcount),
+	  TEST(test_budget_beyond_memory_refused))

@@ -24,6 +24,11 @@ extern "C" {
 KV_API void *kv_zalloc(size_t size);
 KV_API void *kv_alloc(size_t size);
 KV_API void kv_free(void *ptr);
+/* The same on a NUMA node: socket_id is a node number or SOCKET_ID_ANY (-1, kv_types.h).
+ * DMA memory here is not node-bound, so any valid node gives ordinary kv_alloc memory; a
+ * negative id other than SOCKET_ID_ANY is refused (NULL), as in the original. */
+KV_API void *kv_alloc_socket(size_t size, int socket_id);
+KV_API void *kv_zalloc_socket(size_t size, int socket_id);
 
 #ifdef __cplusplus
 }

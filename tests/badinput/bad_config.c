@@ -139,6 +139,7 @@ CFG(mask_negative, "{ \"device_description\": { " DEV ", \"core_mask\": -1 } }")
 CFG(mask_empty, "{ \"device_description\": { " DEV ", \"core_mask\": \"0\" } }")
 CFG(mask_cpu_63, "{ \"device_description\": { " DEV ", \"core_mask\": \"0x8000000000000000\" } }")
 CFG(mask_65_bits, "{ \"device_description\": { " DEV ", \"core_mask\": \"0x1ffffffffffffffff\" } }")
+CFG(mask_cpu_63_strict, "{ \"strict_placement\": \"on\", \"device_description\": { " DEV ", \"core_mask\": \"0x8000000000000000\" } }")
 CFG(sync_outside, "{ \"device_description\": { " DEV ", \"core_mask\": \"1\", \"sync_mask\": \"2\" } }")
 CFG(cq_cpu_63, "{ \"device_description\": { " DEV ", \"core_mask\": \"1\", \"cq_thread_mask\": \"0x8000000000000000\" } }")
 CFG(qd_0, "{ \"device_description\": { " DEV ", \"queue_depth\": 0 } }")
@@ -178,13 +179,14 @@ static const struct mcase cases[] = {
 	MCASE("core_mask not hex", "\"core_mask\": \"xyz\"", INV, "\"xyz\" is not a hexadecimal CPU mask", mask_word),
 	MCASE("core_mask negative", "\"core_mask\": -1", INV, "-1 is not a hexadecimal CPU mask", mask_negative),
 	MCASE("core_mask 0 (documented: automatic masks)", "\"core_mask\": \"0\"", KV_SUCCESS, "", mask_empty),
-	MCASE("core_mask naming CPU 63", "\"core_mask\": \"0x8000000000000000\"", INV, "names CPU 63", mask_cpu_63),
+	MCASE("core_mask naming CPU 63 (documented: a warning)", "\"core_mask\": \"0x8000000000000000\"", KV_SUCCESS, "name CPUs this machine lacks", mask_cpu_63),
+	MCASE("core_mask naming CPU 63, strict placement", "\"strict_placement\": \"on\", \"core_mask\": \"0x8000000000000000\"", INV, "names CPU 63, but this machine has", mask_cpu_63_strict),
 	MCASE("core_mask of 65 bits", "\"core_mask\": \"0x1ffffffffffffffff\"", INV, "not a hexadecimal CPU mask", mask_65_bits),
-	MCASE("sync_mask outside core_mask", "\"core_mask\": \"1\", \"sync_mask\": \"2\"", INV, "sync_mask 0x2 has bits outside", sync_outside),
-	MCASE("cq_thread_mask naming CPU 63", "\"cq_thread_mask\": \"0x8000000000000000\"", INV, "cq_thread_mask 0x8000000000000000 names CPU 63", cq_cpu_63),
-	MCASE("queue_depth 0", "\"queue_depth\": 0", INV, "0 is out of range 2..65536", qd_0),
-	MCASE("queue_depth 1", "\"queue_depth\": 1", INV, "1 is out of range 2..65536", qd_1),
-	MCASE("queue_depth 1000000", "\"queue_depth\": 1000000", INV, "1000000 is out of range 2..65536", qd_huge),
+	MCASE("sync_mask outside core_mask (documented: the bits are ignored)", "\"core_mask\": \"1\", \"sync_mask\": \"2\"", KV_SUCCESS, "", sync_outside),
+	MCASE("cq_thread_mask naming CPU 63 (documented: a warning)", "\"cq_thread_mask\": \"0x8000000000000000\"", KV_SUCCESS, "the completion thread for CPU 63 runs unpinned", cq_cpu_63),
+	MCASE("queue_depth 0", "\"queue_depth\": 0", INV, "0 is out of range 2..65535", qd_0),
+	MCASE("queue_depth 1", "\"queue_depth\": 1", INV, "1 is out of range 2..65535", qd_1),
+	MCASE("queue_depth 1000000", "\"queue_depth\": 1000000", INV, "1000000 is out of range 2..65535", qd_huge),
 	MCASE("queue_depth a word", "\"queue_depth\": \"deep\"", INV, "\"deep\" is not an integer", qd_word),
 	MCASE("queue_depth true", "\"queue_depth\": true", INV, "true is not an integer", qd_bool),
 };

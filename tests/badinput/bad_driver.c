@@ -43,6 +43,7 @@ static const char *result_name(long long rc)
 	case -EBUSY: return "-EBUSY";
 	case -ELOOP: return "-ELOOP";
 	case -E2BIG: return "-E2BIG";
+	case -ENAMETOOLONG: return "-ENAMETOOLONG";
 	case -2000: return "NULL";
 	case -2001: return "UINT64_MAX";
 	default:
@@ -218,7 +219,7 @@ static const struct mcase cases[] = {
 	MCASE("LBA size 513", "unvme_ctrlr_open(\"emu://x?ns=mem:3G:513\", ...)", -EINVAL, "LBA size 513", open_bad_lba),
 	MCASE("backing file in a missing directory", "unvme_ctrlr_open(\"emu://x?ns=file:0:512:/nonexistent/dir/f.img\", ...)", -ENOENT, "/nonexistent/dir/f.img", open_missing_file),
 	MCASE("PCI address with no device", "unvme_ctrlr_open(\"0000:7f:1f.7\", ...)", -ENODEV, "0000:7f:1f.7", open_pci_absent),
-	MCASE("device id of 70000 characters", "unvme_ctrlr_open(\"aaaa...\", ...)", -ENOENT, "device id 'aaaa", open_long_id),
+	MCASE("device id of 70000 characters", "unvme_ctrlr_open(\"aaaa...\", ...)", -ENAMETOOLONG, "is 69999 characters long; at most", open_long_id),
 	MCASE("admin queue depth 1", "opts.admin_queue_depth = 1; unvme_ctrlr_open(...)", -EINVAL, "depth", open_admin_depth_1),
 	MCASE("close NULL", "unvme_ctrlr_close(NULL)", 0, "", close_null),
 	MCASE("reset NULL", "unvme_ctrlr_reset(NULL)", -EINVAL, "no controller", reset_null),
@@ -229,7 +230,7 @@ static const struct mcase cases[] = {
 	MCASE("alias loop", "UNVME_DEVICES=\"a=b;b=a\"; unvme_devid_resolve(\"a\", ...)", -ELOOP, "nest more than", resolve_loop),
 	MCASE("DMA size 0", "unvme_dma_alloc(0, 4096)", -2000, "size 0", dma_zero),
 	MCASE("DMA alignment not a power of 2", "unvme_dma_alloc(4096, 3000)", -2000, "alignment 3000 invalid", dma_bad_align),
-	MCASE("DMA of 1 PiB", "unvme_dma_alloc(1 << 50, 4096)", -2000, "cannot get", dma_huge),
+	MCASE("DMA of 1 PiB", "unvme_dma_alloc(1 << 50, 4096)", -2000, "size 1125899906842624 / alignment 4096 invalid", dma_huge),
 	MCASE("free NULL", "unvme_dma_free(NULL)", 0, "", dma_free_null),
 	MCASE("IOVA of plain memory", "unvme_dma_iova(stack buffer)", -2001, "", dma_iova_plain),
 	MCASE("queue pair without controller", "unvme_qpair_create(NULL, NULL, &qp)", -EINVAL, "required", qp_null_ctrlr),

@@ -81,6 +81,20 @@ crash: build
 	python3 tests/crash/crash.py --build $(BUILD) --mode long --json $(BUILD)/reliability/crash.json \
 		--keep $(BUILD)/reliability/crash-failures
 
+# The soak run (tests/soak) for SOAK_SECONDS: threads on several queue pairs, block and KV,
+# with controller resets injected; figures in $(BUILD)/reliability/soak.json.
+SOAK_SECONDS ?= 600
+soak: build
+	@mkdir -p $(BUILD)/reliability
+	$(BUILD)/tests/soak/soak --seconds $(SOAK_SECONDS) --json $(BUILD)/reliability/soak.json
+
+# docs/reliability.md: its figures from the newest results of make crash / fuzz / soak (the
+# short mode of each that has none yet) and the bad-input matrices, run afresh.
+# RELIABILITY_MODE=short reruns everything briefly, =long everything in its long mode.
+RELIABILITY_MODE ?= existing
+reliability: build
+	python3 scripts/reliability.py --build $(BUILD) --fuzz-build $(FUZZ_BUILD) --mode $(RELIABILITY_MODE)
+
 # The long run of the random-SQE passthru fuzz (make test runs 20000 commands): 10 million
 # random admin and I/O commands, every tracker handed back (about 7 minutes). UNVME_FUZZ_SEED
 # repeats a run.

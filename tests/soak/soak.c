@@ -355,9 +355,10 @@ static int64_t value_gen(const uint8_t *v, uint32_t len, uint32_t id)
 	return h.gen;
 }
 
-static void kv_store_done(kv_pair *kv, unsigned result, unsigned status)
+/* The original SDK's convention: result is the command's DW0, status the kv_result. */
+static void kv_store_done(kv_pair *kv, unsigned dw0, unsigned result)
 {
-	(void)status;
+	(void)dw0;
 	struct kv_op *op = kv->param.private_data;
 	struct kv_thread *t = op->t;
 	struct kv_key *k = &t->key[op->k];

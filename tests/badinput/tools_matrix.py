@@ -85,12 +85,18 @@ FIO = [
     ("KV bs of 4 MiB", ["--name=x", "--filename=" + esc("emu://k?ns=kv:64M"), "--rw=write", "--bs=4M"], "larger than the KV value limit of 2 MiB"),
     ("bs not a multiple of the LBA size", ["--name=x", "--filename=" + esc("emu://b?ns=mem:16M:4096"), "--rw=write", "--bs=512"], "4096-byte LBA size"),
     ("thread=0", ["--name=x", "--filename=" + esc("emu://k?ns=kv:64M"), "--thread=0", "--rw=write", "--bs=4k"], "thread=1 is required"),
+    ("key size 3", ["--name=x", "--filename=" + esc("emu://k?ns=kv:64M"), "--rw=write", "--bs=4k", "--ks=3"], "ks: min value out of range: 3 (4 min)"),
+    ("key size 256", ["--name=x", "--filename=" + esc("emu://k?ns=kv:64M"), "--rw=write", "--bs=4k", "--ks=256"], "ks: max value out of range: 256 (255 max)"),
+    ("key size a word", ["--name=x", "--filename=" + esc("emu://k?ns=kv:64M"), "--rw=write", "--bs=4k", "--ks=abc"], "failed parsing ks=abc"),
+    ("json_path empty", ["--name=x", "--filename=emu0", "--rw=write", "--bs=4k", "--json_path="], "failed parsing json_path="),
 ]
 
 
 def run_unvme(build, case, tmp, env):
     name, argv, want_rc, words = case
     tool = build / "tools" / "unvme" / "unvme"
+    # under ASan a sanitizer report exits 86, which no case expects
+    env = dict(env, ASAN_OPTIONS="detect_leaks=1:exitcode=86", UBSAN_OPTIONS="halt_on_error=1")
     try:
         p = subprocess.run([str(tool), *[a.format(tmp=tmp) for a in argv]], capture_output=True,
                            text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)

@@ -196,7 +196,7 @@ int main(int argc, char **argv)
 	setenv("UNVME_QUIET", "1", 1);
 	snprintf(cfg_path, sizeof(cfg_path), "/tmp/unvme-badcfg-%d.json", (int)getpid());
 	snprintf(log_path, sizeof(log_path), "/tmp/unvme-badcfg-%d.log", (int)getpid());
-	struct matrix m = { "JSON config", message, result_name, NULL };
+	struct matrix m = { "JSON config", message, result_name, NULL, true };
 	int r = matrix_run(&m, cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
 	unlink(cfg_path);
 	unlink(log_path);

@@ -226,7 +226,7 @@ static const struct mcase cases[] = {
 	MCASE("namespace 0", "unvme_ctrlr_ns(c, 0)", -2000, "", ns_zero),
 	MCASE("inactive namespace", "unvme_ctrlr_ns(c, 7)", -2000, "", ns_inactive),
 	MCASE("resolve NULL", "unvme_devid_resolve(NULL, out, 64)", -EINVAL, "empty device id", resolve_null),
-	MCASE("resolve into 4 bytes", "unvme_devid_resolve(\"emu0\", out, 4)", -EINVAL, "", resolve_small_out),
+	MCASE("resolve into 4 bytes", "unvme_devid_resolve(\"emu0\", out, 4)", -EINVAL, "output buffer of 4 bytes, at least 16", resolve_small_out),
 	MCASE("alias loop", "UNVME_DEVICES=\"a=b;b=a\"; unvme_devid_resolve(\"a\", ...)", -ELOOP, "nest more than", resolve_loop),
 	MCASE("DMA size 0", "unvme_dma_alloc(0, 4096)", -2000, "size 0", dma_zero),
 	MCASE("DMA alignment not a power of 2", "unvme_dma_alloc(4096, 3000)", -2000, "alignment 3000 invalid", dma_bad_align),
@@ -289,7 +289,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "setup failed: %s\n", unvme_errmsg());
 		return 2;
 	}
-	struct matrix m = { "driver API", message, result_name, before };
+	struct matrix m = { "driver API", message, result_name, before, false };
 	int r = matrix_run(&m, cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
 	unvme_dma_free(dma);
 	unvme_qpair_destroy(qp);

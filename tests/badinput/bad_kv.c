@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "kv_apis.h"
+#include "kv_internal.h"
 #include "matrix.h"
 
 static char log_path[128], cfg_path[128];
@@ -25,6 +26,7 @@ static void before(void)
 {
 	struct stat st;
 	log_mark = stat(log_path, &st) == 0 ? (long)st.st_size : 0;
+	kv_config_set_error("%s", "");
 }
 
 /* The last line the SDK logged since the case began, without its time stamp. */
@@ -32,8 +34,10 @@ static const char *message(void)
 {
 	last_line[0] = 0;
 	FILE *f = fopen(log_path, "r");
-	if (!f)
+	if (!f) {
+		snprintf(last_line, sizeof(last_line), "%s", kv_config_error());
 		return last_line;
+	}
 	fseek(f, log_mark, SEEK_SET);
 	char line[1024];
 	while (fgets(line, sizeof(line), f)) {
@@ -42,6 +46,9 @@ static const char *message(void)
 		snprintf(last_line, sizeof(last_line), "%s", p ? p + 7 : line);
 	}
 	fclose(f);
+	/* before kv_sdk_init there is no log: a refused init says why in the config error */
+	if (!last_line[0])
+		snprintf(last_line, sizeof(last_line), "%s", kv_config_error());
 	return last_line;
 }
 
@@ -116,11 +123,11 @@ static const struct mcase pre_cases[] = {
 	MCASE("iterator close before init", "kv_iterate_close(1, 1)", KV_ERR_SDK_CLOSE, "", pre_iter_close),
 	MCASE("finalize before init", "kv_sdk_finalize()", KV_ERR_SDK_CLOSE, "", pre_finalize),
 	MCASE("size before init", "kv_get_total_size(1)", (long long)KV_ERR_INVALID_VALUE, "", pre_total),
-	MCASE("init with no path", "kv_sdk_init(KV_SDK_INIT_FROM_JSON, NULL)", KV_ERR_SDK_INVALID_PARAM, "", init_null),
-	MCASE("init from 7", "kv_sdk_init(7, path)", KV_ERR_SDK_INVALID_PARAM, "", init_bad_from),
-	MCASE("init from a missing file", "kv_sdk_init(KV_SDK_INIT_FROM_JSON, \"/nonexistent/kv.json\")", KV_ERR_SDK_INVALID_PARAM, "", init_missing_file),
-	MCASE("init from a struct with no device", "kv_sdk_init(KV_SDK_INIT_FROM_STR, &zeroed)", KV_ERR_SDK_INVALID_PARAM, "", init_struct_no_device),
-	MCASE("load into NULL", "kv_sdk_load_option(NULL, path)", -1, "", load_option_null),
+	MCASE("init with no path", "kv_sdk_init(KV_SDK_INIT_FROM_JSON, NULL)", KV_ERR_SDK_INVALID_PARAM, "option is NULL", init_null),
+	MCASE("init from 7", "kv_sdk_init(7, path)", KV_ERR_SDK_INVALID_PARAM, "init_from 7 is neither", init_bad_from),
+	MCASE("init from a missing file", "kv_sdk_init(KV_SDK_INIT_FROM_JSON, \"/nonexistent/kv.json\")", KV_ERR_SDK_INVALID_PARAM, "cannot be read: No such file", init_missing_file),
+	MCASE("init from a struct with no device", "kv_sdk_init(KV_SDK_INIT_FROM_STR, &zeroed)", KV_ERR_SDK_INVALID_PARAM, "dev_id[0] is empty", init_struct_no_device),
+	MCASE("load into NULL", "kv_sdk_load_option(NULL, path)", -1, "sdk_opt is NULL", load_option_null),
 };
 
 /* ---- with the SDK up ---- */
@@ -314,13 +321,13 @@ static const struct mcase cases[] = {
 	MCASE("async call without callback", "kv_store_async(h, &kv) (async_cb NULL)", KV_ERR_SDK_INVALID_PARAM, "async_cb is NULL", async_no_cb),
 	MCASE("async call with NULL pair", "kv_retrieve_async(h, NULL)", KV_ERR_SDK_INVALID_PARAM, "kv is NULL", async_null),
 	MCASE("append", "kv_append(h, &kv)", KV_ERR_DD_UNSUPPORTED_CMD, "", append),
-	MCASE("a 17th open iterator", "16 x kv_iterate_open(...), then a 17th", KV_ERR_ITERATE_NO_AVAILABLE_HANDLE, "", iter_17th),
+	MCASE("a 17th open iterator", "16 x kv_iterate_open(...), then a 17th", KV_ERR_ITERATE_NO_AVAILABLE_HANDLE, "failed: 0x91", iter_17th),
 	MCASE("the same iterator twice", "kv_iterate_open(h, 0, 0xffff0000, 0x61620000, 1) twice", KV_ERR_ITERATE_HANDLE_ALREADY_OPENED, "", iter_same_twice),
 	MCASE("iterator closed twice", "kv_iterate_close(h, it) twice", KV_ERR_ITERATE_REQUEST_FAIL, "", iter_close_twice),
 	MCASE("iterator read after close", "kv_iterate_close(h, it); kv_iterate_read(h, &it)", KV_ERR_ITERATE_REQUEST_FAIL, "", iter_read_after_close),
 	MCASE("close iterator 0", "kv_iterate_close(h, 0)", KV_ERR_SDK_INVALID_PARAM, "", iter_close_0),
-	MCASE("close iterator 17", "kv_iterate_close(h, 17)", KV_ERR_SDK_INVALID_PARAM, "", iter_close_17),
-	MCASE("iterator buffer of 1 KiB", "it.kv.value.length = 1024; kv_iterate_read(...)", KV_ERR_INVALID_VALUE_SIZE, "", iter_small_buffer),
+	MCASE("close iterator 17", "kv_iterate_close(h, 17)", KV_ERR_SDK_INVALID_PARAM, "iterator 17 is not 1..16", iter_close_17),
+	MCASE("iterator buffer of 1 KiB", "it.kv.value.length = 1024; kv_iterate_read(...)", KV_ERR_INVALID_VALUE_SIZE, "an iterator chunk is exactly 32768", iter_small_buffer),
 	MCASE("iterator read with NULL", "kv_iterate_read(h, NULL)", KV_ERR_SDK_INVALID_PARAM, "", iter_read_null),
 	MCASE("bitmask with holes", "kv_iterate_open(h, 0, 0x00ff0000, 0, 1)", KV_ERR_DD_ITERATE_COND_INVALID, "contiguous", iter_bitmask_holes),
 	MCASE("iterator type 4", "kv_iterate_open(h, 0, 0, 0, 4)", KV_ERR_DD_ITERATE_COND_INVALID, "iterate_type 4", iter_type_4),
@@ -330,12 +337,12 @@ static const struct mcase cases[] = {
 	MCASE("log page into NULL", "kv_get_log_page(h, 0xc0, NULL, 512)", KV_ERR_SDK_INVALID_PARAM, "", log_null),
 	MCASE("log page of 6 bytes", "kv_get_log_page(h, 0xc0, buf, 6)", KV_ERR_SDK_INVALID_PARAM, "", log_len_6),
 	MCASE("unknown log page", "kv_get_log_page(h, 0x6f, buf, 512)", KV_ERR_DD_UNSUPPORTED_CMD, "Invalid Log Page", log_unknown),
-	MCASE("format with erase 2", "kv_format_device(h, 2)", KV_ERR_SDK_INVALID_PARAM, "", format_erase_2),
+	MCASE("format with erase 2", "kv_format_device(h, 2)", KV_ERR_SDK_INVALID_PARAM, "erase_user_data 2 is not 0 or 1", format_erase_2),
 	MCASE("devices on CPU -1", "kv_get_devices_on_cpu(-1, &n, arr)", KV_ERR_SDK_INVALID_PARAM, "", devices_on_cpu_neg),
 	MCASE("devices on CPU into NULL", "kv_get_devices_on_cpu(0, NULL, NULL)", KV_ERR_SDK_INVALID_PARAM, "", devices_on_cpu_null),
 	MCASE("device handles into NULL", "kv_get_device_handles(NULL, NULL)", KV_ERR_SDK_INVALID_PARAM, "", handles_null),
 	MCASE("CPUs of handle 42", "kv_get_cpus_on_device(42, &n, arr)", KV_ERR_DD_NO_DEVICE, "", cpus_bad_handle),
-	MCASE("queue type of core 63", "kv_io_queue_type(h, 63)", KV_ERR_DD_INVALID_QUEUE_TYPE, "", queue_type_core_63),
+	MCASE("queue type of core 63", "kv_io_queue_type(h, 63)", KV_ERR_DD_INVALID_QUEUE_TYPE, "core 63 is not in core_mask", queue_type_core_63),
 	MCASE("index of handle 42", "kv_get_dev_idx_on_handle(42)", KV_ERR_DD_NO_DEVICE, "", dev_idx_bad),
 	MCASE("sector size of handle 42", "kv_get_sector_size(42)", (long long)UINT32_MAX, "", sector_bad),
 	MCASE("switch to device 99", "context_switch_async_to_sync(99)", -3000, "", switch_bad_did),
@@ -366,7 +373,7 @@ int main(int argc, char **argv)
 		   "    \"sync_mask\": \"1\" } }\n", log_path);
 	fclose(f);
 	memset(val, 'v', sizeof(val));
-	struct matrix m = { "KV API, before kv_sdk_init", message, result_name, before };
+	struct matrix m = { "KV API, before kv_sdk_init", message, result_name, before, true };
 	int r = matrix_run(&m, pre_cases, sizeof(pre_cases) / sizeof(pre_cases[0]), argc, argv);
 	if (kv_sdk_init(KV_SDK_INIT_FROM_JSON, cfg_path) != KV_SUCCESS) {
 		fprintf(stderr, "kv_sdk_init failed (see %s)\n", log_path);

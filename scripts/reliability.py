@@ -49,8 +49,30 @@ def run(cmd, **kw):
 
 # ---------------------------------------------------------------- producing results
 
+def merge_crash_parts(opts):
+    """Long runs may go one component per process (crash.py --component C --json
+    RESULTS/crash-C.json, in parallel): their newest figures per component, as one crash.json."""
+    parts = sorted(opts.results.glob("crash*.json"), key=lambda p: p.stat().st_mtime)
+    if not parts:
+        return None
+    merged = {"seed": None, "mode": None, "components": {}}
+    for p in parts:
+        d = json.loads(p.read_text())
+        merged["seed"] = merged["seed"] if merged["seed"] is not None else d["seed"]
+        merged["mode"] = merged["mode"] or d["mode"]
+        merged["components"].update(d["components"])
+    out = opts.results / "crash.json"
+    text = json.dumps(merged, indent=1) + "\n"
+    if not out.exists() or out.read_text() != text:
+        out.write_text(text)
+        os.utime(out, (parts[-1].stat().st_mtime,) * 2)
+    return out
+
+
 def produce(name, opts):
     out = opts.results / f"{name}.json"
+    if opts.mode == "existing" and name == "crash" and merge_crash_parts(opts):
+        return out
     if opts.mode == "existing" and out.exists():
         return out
     mode = "long" if opts.mode == "long" else "short"

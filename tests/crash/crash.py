@@ -447,10 +447,15 @@ def run(opts):
                   f"{d['seconds']} s", flush=True)
             for f in d["failures"][:5]:
                 print(f"   FAILURE {json.dumps(f)[:800]}", flush=True)
+            write_json(opts, results)  # after each component: a long run cut short keeps it
+    write_json(opts, results)
+    return 1 if failed else 0
+
+
+def write_json(opts, results):
     if opts.json:
         Path(opts.json).parent.mkdir(parents=True, exist_ok=True)
         Path(opts.json).write_text(json.dumps(results, indent=1) + "\n")
-    return 1 if failed else 0
 
 
 def main(argv=None):

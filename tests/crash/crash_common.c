@@ -295,3 +295,21 @@ int cstate_commit(FILE *f, const char *tmp, const char *path)
 		rc = -1;
 	return rc;
 }
+
+void ckv_iter_keys(const uint8_t *buf, size_t len,
+		   void (*each)(const uint8_t *key, uint32_t klen, void *arg), void *arg)
+{
+	uint32_t count;
+	if (len < 4)
+		return;
+	memcpy(&count, buf, 4);
+	size_t at = 4;
+	for (uint32_t i = 0; i < count && at + 4 <= len; i++) {
+		uint32_t kl;
+		memcpy(&kl, buf + at, 4);
+		if (kl > len - at - 4)
+			break;
+		each(buf + at + 4, kl, arg);
+		at += 4 + (size_t)kl;
+	}
+}

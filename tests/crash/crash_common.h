@@ -97,6 +97,10 @@ uint64_t crng_next(uint64_t *state);
 /* Deterministic filler for payload bytes, from a seed. */
 void cfill(uint8_t *p, size_t n, uint64_t seed);
 uint32_t ccrc(const void *p, size_t n);
+/* The keys of one kv_iterate_read chunk of len bytes (u32 count, then per key its u32
+ * length and bytes): each(key, klen, arg) for every key that lies wholly inside. */
+void ckv_iter_keys(const uint8_t *buf, size_t len,
+		   void (*each)(const uint8_t *key, uint32_t klen, void *arg), void *arg);
 
 /* Writes text lines to path atomically (temporary file, fsync, rename). */
 FILE *cstate_create(const char *path, char *tmp, size_t tmplen);

@@ -422,6 +422,24 @@ static int get_value(struct kvdev *d, uint64_t id, uint8_t *buf, uint32_t cap, u
 }
 
 /* Lists every key once through an iterator (SDK) or List (std). */
+
+struct iter_seen {
+	struct cverdict *v;
+	struct key_expect *ex;
+	uint64_t nkeys;
+};
+
+static void count_iterated(const uint8_t *key, uint32_t klen, void *arg)
+{
+	struct iter_seen *s = arg;
+	uint64_t id;
+	s->v->iter_keys++;
+	if (!parse_key(key, klen, &id) || id >= s->nkeys)
+		cverdict_violation(s->v, "the iterator returned a key this test never wrote");
+	else
+		s->ex[id].iter_seen++;
+}
+
 static int list_keys(struct kvdev *d, struct key_expect *ex, uint64_t nkeys, struct cverdict *v)
 {
 	if (d->std) {
@@ -477,20 +495,8 @@ static int list_keys(struct kvdev *d, struct key_expect *ex, uint64_t nkeys, str
 		rc = kv_iterate_read(d->handle, &itr);
 		if (rc != KV_SUCCESS && rc != KV_ERR_ITERATE_READ_EOF)
 			break;
-		uint32_t count;
-		memcpy(&count, buf, 4);
-		size_t at = 4;
-		for (uint32_t i = 0; i < count && at + 4 <= itr.kv.value.length; i++) {
-			uint32_t kl;
-			memcpy(&kl, buf + at, 4);
-			uint64_t id;
-			v->iter_keys++;
-			if (!parse_key(buf + at + 4, kl, &id) || id >= nkeys)
-				cverdict_violation(v, "the iterator returned a key this test never wrote");
-			else
-				ex[id].iter_seen++;
-			at += 4 + kl;
-		}
+		struct iter_seen seen = { v, ex, nkeys };
+		ckv_iter_keys(buf, itr.kv.value.length, count_iterated, &seen);
 	} while (rc == KV_SUCCESS);
 	free(buf);
 	int crc = kv_iterate_close(d->handle, (uint8_t)it);

@@ -355,6 +355,17 @@ static int64_t value_gen(const uint8_t *v, uint32_t len, uint32_t id)
 	return h.gen;
 }
 
+/* A pair naming key id, with buf (len bytes) as its value buffer. */
+static void key_pair(kv_pair *kv, char kb[16], uint32_t id, void *buf, uint32_t len)
+{
+	make_key(kb, id);
+	memset(kv, 0, sizeof(*kv));
+	kv->key.key = kb;
+	kv->key.length = 13;
+	kv->value.value = buf;
+	kv->value.length = len;
+}
+
 /* The original SDK's convention: result is the command's DW0, status the kv_result. */
 static void kv_store_done(kv_pair *kv, unsigned dw0, unsigned result)
 {
@@ -417,6 +428,19 @@ static void kv_check(struct kv_thread *t, uint32_t k, int rc, const uint8_t *v, 
 	atomic_fetch_add(&kvs.values_checked, 1);
 }
 
+/* An iterated key must be one this run stores; seen (optional) marks it. */
+static void iterated_key(const uint8_t *k, uint32_t kl, void *seen)
+{
+	char key[32] = "";
+	unsigned id = 0;
+	memcpy(key, k, kl < sizeof(key) - 1 ? kl : sizeof(key) - 1);
+	if (kl != 13 || sscanf(key, "soak-%8u", &id) != 1 || id >= (unsigned)opt.kv_threads * KV_KEYS)
+		violation("iterator returned a key this run never stored: '%.13s' (%u bytes)", key, kl);
+	else if (seen)
+		((uint8_t *)seen)[id] = 1;
+	atomic_fetch_add(&kvs.iter_keys, 1);
+}
+
 static void kv_iterate_check(struct kv_thread *t, bool final, uint8_t *seen)
 {
 	unsigned ep = atomic_load(&epoch);
@@ -439,24 +463,7 @@ static void kv_iterate_check(struct kv_thread *t, bool final, uint8_t *seen)
 		rc = kv_iterate_read(t->h, &itr);
 		if (rc != KV_SUCCESS && rc != KV_ERR_ITERATE_READ_EOF)
 			break;
-		uint32_t count;
-		memcpy(&count, buf, 4);
-		size_t at = 4;
-		for (uint32_t i = 0; i < count && at + 4 <= itr.kv.value.length; i++) {
-			uint32_t kl;
-			memcpy(&kl, buf + at, 4);
-			char key[32] = "";
-			unsigned id = 0;
-			memcpy(key, buf + at + 4, kl < sizeof(key) - 1 ? kl : sizeof(key) - 1);
-			if (kl != 13 || sscanf(key, "soak-%8u", &id) != 1 ||
-			    id >= (unsigned)opt.kv_threads * KV_KEYS)
-				violation("iterator returned a key this run never stored: '%.13s' (%u bytes)",
-					  key, kl);
-			else if (seen)
-				seen[id] = 1;
-			atomic_fetch_add(&kvs.iter_keys, 1);
-			at += 4 + kl;
-		}
+		ckv_iter_keys(buf, itr.kv.value.length, iterated_key, seen);
 	} while (rc == KV_SUCCESS);
 	if (rc != KV_ERR_ITERATE_READ_EOF && (final || !across_reset(ep)))
 		violation("KV thread %d: iterator read failed with 0x%x", t->id, rc);
@@ -507,31 +514,20 @@ static void *kv_main(void *arg)
 			}
 		} else if (r < 850) {
 			char kb[16];
-			make_key(kb, id);
 			kv_pair kv;
-			memset(&kv, 0, sizeof(kv));
-			kv.key.key = kb;
-			kv.key.length = 13;
-			kv.value.value = rbuf;
-			kv.value.length = 8192;
+			key_pair(&kv, kb, id, rbuf, 8192);
 			int rc = kv_retrieve(t->h, &kv);
 			kv_check(t, k, rc, rbuf, kv.value.actual_value_size, ep);
 			atomic_fetch_add(&kvs.retrieves, 1);
 		} else if (r < 950) {
 			char kb[16];
-			make_key(kb, id);
 			kv_pair kv;
-			memset(&kv, 0, sizeof(kv));
-			kv.key.key = kb;
-			kv.key.length = 13;
+			key_pair(&kv, kb, id, NULL, 0);
 			int rc = kv_delete(t->h, &kv);
-			if (rc == KV_SUCCESS || (rc == KV_ERR_NOT_EXIST_KEY && !key->uncertain)) {
-				if (rc == KV_ERR_NOT_EXIST_KEY && key->state == K_PRESENT)
+			if (rc == KV_SUCCESS || rc == KV_ERR_NOT_EXIST_KEY) {
+				if (rc == KV_ERR_NOT_EXIST_KEY && key->state == K_PRESENT && !key->uncertain)
 					violation("KV thread %d: key %u: delete found no key, but its store was "
 						  "acknowledged", t->id, id);
-				key->state = K_ABSENT;
-				key->uncertain = false;
-			} else if (rc == KV_ERR_NOT_EXIST_KEY) {
 				key->state = K_ABSENT;
 				key->uncertain = false;
 			} else {
@@ -548,11 +544,8 @@ static void *kv_main(void *arg)
 			atomic_fetch_add(&kvs.deletes, 1);
 		} else if (r < 995) {
 			char kb[16];
-			make_key(kb, id);
 			kv_pair kv;
-			memset(&kv, 0, sizeof(kv));
-			kv.key.key = kb;
-			kv.key.length = 13;
+			key_pair(&kv, kb, id, NULL, 0);
 			int rc = kv_exist(t->h, &kv);
 			if ((rc == KV_SUCCESS || rc == KV_ERR_NOT_EXIST_KEY) && !key->uncertain &&
 			    (rc == KV_SUCCESS) != (key->state == K_PRESENT))
@@ -815,13 +808,8 @@ int main(int argc, char **argv)
 			for (uint32_t k = 0; k < KV_KEYS; k++) {
 				struct kv_thread *t = &kt[i];
 				char kb[16];
-				make_key(kb, key_id(t, k));
 				kv_pair kv;
-				memset(&kv, 0, sizeof(kv));
-				kv.key.key = kb;
-				kv.key.length = 13;
-				kv.value.value = rbuf;
-				kv.value.length = 8192;
+				key_pair(&kv, kb, key_id(t, k), rbuf, 8192);
 				int rc = kv_retrieve(t->h, &kv);
 				kv_check(t, k, rc, rbuf, kv.value.actual_value_size, atomic_load(&epoch));
 				if ((rc == KV_SUCCESS) != (seen[key_id(t, k)] == 1))

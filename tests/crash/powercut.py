@@ -175,6 +175,11 @@ def cut(journal, rng, mode=None):
                 if s not in pin and lo < hi:
                     _pwrite(path, lo, r.data[lo - r.off:hi - r.off])
         elif r.type == CREATE:
+            # A file renamed later under a rename that was kept exists: its creation is
+            # implied (the rename names the inode), and undoing it would take away the file
+            # that now holds the target's name. Only a name still as created can vanish.
+            if path != r.path:
+                continue
             if lose(i) and os.path.exists(path):
                 os.unlink(path)
                 stats["undone"] += 1

@@ -60,7 +60,8 @@ def merge_crash_parts(opts):
         d = json.loads(p.read_text())
         merged["seed"] = merged["seed"] if merged["seed"] is not None else d["seed"]
         merged["mode"] = merged["mode"] or d["mode"]
-        merged["components"].update(d["components"])
+        for name, c in d["components"].items():
+            merged["components"][name] = dict(c, seed=c.get("seed", d["seed"]))
     out = opts.results / "crash.json"
     text = json.dumps(merged, indent=1) + "\n"
     if not out.exists() or out.read_text() != text:
@@ -113,21 +114,22 @@ def crash_tables(path):
     bad = False
     rows = ["| component | rounds | random kills | crash-point kills | power cuts | damaged files "
             "| operations | acknowledged | acknowledged + flushed | records checked | lost | "
-            "corrupt | resurrected | violations | seconds |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "corrupt | resurrected | violations | seconds | seed |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     tot = dict.fromkeys(["rounds", "random", "point", "lost", "violations"], 0)
     for name, c in comps.items():
         rows.append(f"| {name} | {c['rounds']} | {c['kills']['random']} | {c['kills']['point']} | "
                     f"{c['powerloss_rounds']} | {sum(c['damage_rounds'].values())} | {c['ops']} | "
                     f"{c['acked']} | {c['durable']} | {c['checked']} | {c['lost']} | "
-                    f"{c['corrupt']} | {c['resurrected']} | {c['violations']} | {c['seconds']} |")
+                    f"{c['corrupt']} | {c['resurrected']} | {c['violations']} | {c['seconds']} | "
+                    f"{c.get('seed', d['seed'])} |")
         tot["rounds"] += c["rounds"]
         tot["random"] += c["kills"]["random"]
         tot["point"] += c["kills"]["point"]
         tot["lost"] += c["lost"]
         tot["violations"] += c["violations"] + len(c["failures"])
         bad |= bool(c["violations"] or c["failures"] or c["lost"] or c["corrupt"])
-    head = (f"Mode **{d['mode']}**, seed {d['seed']}, finished {stamp(path)}: "
+    head = (f"Mode **{d['mode']}**, finished {stamp(path)}: "
             f"{tot['rounds']} rounds, {tot['random'] + tot['point']} kills "
             f"({tot['point']} at crash points), **{tot['lost']} acknowledged writes lost, "
             f"{tot['violations']} violations**.\n\n")

@@ -70,9 +70,29 @@ def merge_crash_parts(opts):
     return out
 
 
+def merge_fuzz_parts(opts):
+    """fuzz.py runs of some targets (--target T --json RESULTS/fuzz-T.json): the newest
+    figures per target, as one fuzz.json."""
+    parts = sorted(opts.results.glob("fuzz*.json"), key=lambda p: p.stat().st_mtime)
+    if not parts:
+        return None
+    targets = {}
+    for p in parts:
+        for t in json.loads(p.read_text())["targets"]:
+            targets[t["target"]] = t
+    out = opts.results / "fuzz.json"
+    text = json.dumps({"targets": list(targets.values())}, indent=1) + "\n"
+    if not out.exists() or out.read_text() != text:
+        out.write_text(text)
+        os.utime(out, (parts[-1].stat().st_mtime,) * 2)
+    return out
+
+
 def produce(name, opts):
     out = opts.results / f"{name}.json"
     if opts.mode == "existing" and name == "crash" and merge_crash_parts(opts):
+        return out
+    if opts.mode == "existing" and name == "fuzz" and merge_fuzz_parts(opts):
         return out
     if opts.mode == "existing" and out.exists():
         return out

@@ -224,3 +224,18 @@ def test_powercut_of_an_atomic_replace_leaves_the_old_or_the_new_file(tmp_path, 
         assert data in (b"old" * 1000, b"new" * 1000), (seed, data[:12], sorted(os.listdir(media)))
         outcomes.add(data[:3])
     assert outcomes == {b"old", b"new"}  # both can happen: the harness explores both
+
+
+def test_a_killed_state_write_leaves_no_temporary_file_behind(tmp_path, env):
+    """A process killed between writing the controller state's temporary copy and renaming it
+    leaves <state>.tmp.<pid>; the next power-on removes it (a live process's copy stays)."""
+    state = tmp_path / "s.json"
+    dead = tmp_path / "s.json.tmp.999999"
+    live = tmp_path / f"s.json.tmp.{os.getpid()}"
+    other = tmp_path / "s.json.tmpx"
+    for p in (dead, live, other):
+        p.write_text("{")
+    tool = BUILD / "tools" / "unvme" / "unvme"
+    subprocess.run([str(tool), "id-ctrl", f"emu://st?ns=mem:1M&state={state}"], env=env,
+                   check=True, capture_output=True)
+    assert not dead.exists() and live.exists() and other.exists() and state.exists()

@@ -304,6 +304,20 @@ class Totals:
                 **self.sums, "failures": self.failures, "seconds": round(self.seconds, 1)}
 
 
+def wait_group_gone(pgid, timeout=30.0):
+    """Kills what is left of the writer's process group and waits until none of it runs: a
+    tool the writer started may outlive it for a moment (SIGKILL waits for an fsync in
+    progress), still holding the device's lock when the checker opens it (seen in make crash:
+    'backing file ... is in use by another process')."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        time.sleep(0.005)
+
+
 def run_writer(comp, argv, env, kill, deadline_s):
     """Starts the writer and ends it: returns how it ended ('random', 'point', 'exited')."""
     p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -326,10 +340,7 @@ def run_writer(comp, argv, env, kill, deadline_s):
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
         _, err = p.communicate()
-        try:
-            os.killpg(p.pid, signal.SIGKILL)  # anything the writer started
-        except ProcessLookupError:
-            pass
+        wait_group_gone(p.pid)
     err = err.decode(errors="replace")
     if how == "exited" and kill[0] == "point" and f"crash point {kill[1]} reached" in err:
         how = "point"

@@ -15,8 +15,10 @@ from conftest import REPO, build_dir
 
 CRASH = REPO / "tests" / "crash"
 sys.path.insert(0, str(CRASH))
+sys.path.insert(0, str(REPO / "tests" / "fuzz"))
 import crash  # noqa: E402
 import powercut  # noqa: E402
+from make_seeds import crc32c  # noqa: E402  (the KV log's record checksum)
 
 BUILD = build_dir()
 BLOCK = BUILD / "tests" / "crash" / "crash_block"
@@ -135,15 +137,6 @@ def kv_write(tmp_path, env, dev, log, *extra):
 def kv_check(tmp_path, env, dev, *extra):
     return verdict(run([KV, "check", "--api", "std", "--dev", dev, "--log", tmp_path / "r.log",
                         "--state", tmp_path / "st", "--keys", 64, *extra], env))
-
-
-def crc32c(data):
-    crc = 0xFFFFFFFF
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
 
 
 def test_kv_checker_catches_lost_resurrected_foreign_and_corrupt(tmp_path, env):

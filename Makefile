@@ -3,10 +3,12 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
+FUZZ_BUILD ?= build-fuzz
 PREFIX     ?= /usr/local
 PYTEST     ?= python3 -m pytest
 
-.PHONY: all deps build test test-unit test-asan test-tsan test-integration test-qemu bench-qemu demo bench bench-doc install clean fuzz-passthru
+.PHONY: all deps build test test-unit test-asan test-tsan test-integration test-qemu bench-qemu demo bench bench-doc install clean fuzz-passthru \
+	fuzz-build test-fuzz fuzz crash soak reliability
 
 all: build
 
@@ -21,7 +23,7 @@ build: deps $(BUILD)/build.ninja
 
 # All tests: unit tests, the same under ASan+UBSan, the threaded ones under TSan, then the
 # integration tests that drive the tools as a user would.
-test: build test-unit test-asan test-tsan test-integration test-qemu
+test: build test-unit test-asan test-tsan test-integration test-fuzz test-qemu
 
 test-unit: build
 	meson test -C $(BUILD) --no-suite integration --print-errorlogs
@@ -55,6 +57,46 @@ test-qemu: build
 bench-qemu: build
 	BUILD=$(BUILD) timeout 1800 scripts/qemu/run.sh --bench
 
+# libFuzzer targets (tests/fuzz): the tree built with clang, coverage instrumentation, ASan and
+# UBSan. test-fuzz runs each target over its kept corpus and then a few seconds; fuzz runs each
+# until FUZZ_RUNS executions or FUZZ_SECONDS (docs/reliability.md has the figures).
+FUZZ_RUNS    ?= 10000000
+FUZZ_SECONDS ?= 14400
+FUZZ_JOBS    ?= 1
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang-14 meson setup $(FUZZ_BUILD) -Dfuzz=true -Dbuildtype=debugoptimized \
+		-Db_sanitize=address,undefined -Db_lundef=false -Dfio=disabled
+
+fuzz-build: deps $(FUZZ_BUILD)/build.ninja
+	ninja -C $(FUZZ_BUILD) fuzzers
+
+test-fuzz: fuzz-build
+	python3 scripts/fuzz.py --build $(FUZZ_BUILD) --seconds 8
+
+fuzz: fuzz-build
+	python3 scripts/fuzz.py --build $(FUZZ_BUILD) --seconds $(FUZZ_SECONDS) --runs $(FUZZ_RUNS) \
+		--jobs $(FUZZ_JOBS) --json $(BUILD)/reliability/fuzz.json
+
+# The crash harness (tests/crash) in its long mode: at least 1000 kill points per component
+# (make test-integration runs the short mode). Figures in $(BUILD)/reliability/crash.json.
+crash: build
+	python3 tests/crash/crash.py --build $(BUILD) --mode long --json $(BUILD)/reliability/crash.json \
+		--keep $(BUILD)/reliability/crash-failures
+
+# The soak run (tests/soak) for SOAK_SECONDS: threads on several queue pairs, block and KV,
+# with controller resets injected; figures in $(BUILD)/reliability/soak.json.
+SOAK_SECONDS ?= 600
+soak: build
+	@mkdir -p $(BUILD)/reliability
+	$(BUILD)/tests/soak/soak --seconds $(SOAK_SECONDS) --json $(BUILD)/reliability/soak.json
+
+# docs/reliability.md: its figures from the newest results of make crash / fuzz / soak (the
+# short mode of each that has none yet) and the bad-input matrices, run afresh.
+# RELIABILITY_MODE=short reruns everything briefly, =long everything in its long mode.
+RELIABILITY_MODE ?= existing
+reliability: build
+	python3 scripts/reliability.py --build $(BUILD) --fuzz-build $(FUZZ_BUILD) --mode $(RELIABILITY_MODE)
+
 # The long run of the random-SQE passthru fuzz (make test runs 20000 commands): 10 million
 # random admin and I/O commands, every tracker handed back (about 7 minutes). UNVME_FUZZ_SEED
 # repeats a run.
@@ -79,4 +121,4 @@ install: build
 	meson install -C $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

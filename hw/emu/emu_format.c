@@ -9,6 +9,7 @@
  * again from the same URI comes back with the format the host gave it.
  */
 #include "emu_ctrl.h"
+#include "lib/common/crash_point.h"
 
 #define NSID_ALL 0xffffffffu
 
@@ -37,6 +38,7 @@ void emu_cmd_format(struct emu_ctrl *c, const struct nvme_sqe *cmd, struct emu_r
 		emu_fail(r, st, EMU_PLOC_CDW10);
 		return;
 	}
+	CRASH_POINT("format.before_persist"); /* the media changed, the state file not yet */
 	if (emu_ctrl_persist(c))
 		r->status = EMU_ST_INTERNAL;
 }

@@ -12,8 +12,11 @@
  * Unknown keys are ignored (a newer version may add some); a key of the wrong type, a file
  * that is not JSON or not this format is corrupt, and device creation fails naming the file.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@
 
 #include "lib/common/fdio.h"
 #include "emu_ctrl.h"
+#include "lib/common/crash_point.h"
 
 #define STATE_FORMAT "unvme-emu-state"
 #define STATE_VERSION 1
@@ -178,8 +182,39 @@ static int parse(json_object *root, struct emu_nvstate *st, const char *path, ch
 	return 0;
 }
 
+/* A process killed between writing its temporary copy and the rename leaves <path>.tmp.<pid>
+ * behind: removed at the next load when that process is gone (found by the crash harness,
+ * which left dozens). */
+static void remove_stale_tmps(const char *path)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	const char *base = slash ? slash + 1 : path;
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(dir, sizeof(dir), ".");
+	char prefix[NAME_MAX + 8];
+	snprintf(prefix, sizeof(prefix), "%s.tmp.", base);
+	DIR *d = opendir(slash && !dir[0] ? "/" : dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)))
+			continue;
+		char *end;
+		long pid = strtol(e->d_name + strlen(prefix), &end, 10);
+		if (*end || pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+			(void)unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
 int emu_state_load(const char *path, struct emu_nvstate *st, bool *found, char *err, size_t errlen)
 {
+	remove_stale_tmps(path);
 	memset(st, 0, sizeof(*st));
 	st->fw_active = 1;
 	*found = false;
@@ -290,8 +325,10 @@ int emu_state_save(const char *path, const struct emu_nvstate *st)
 			rc = -errno;
 		if (close(fd) && !rc)
 			rc = -errno;
+		CRASH_POINT("state.before_rename");
 		if (!rc && rename(tmp, path))
 			rc = -errno;
+		CRASH_POINT("state.after_rename");
 		if (rc)
 			unlink(tmp);
 		else /* a rename is durable once the directory holding the name is synced too */

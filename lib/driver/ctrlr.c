@@ -446,6 +446,8 @@ static void ctrlr_detach(struct unvme_ctrlr *c)
 
 UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 {
+	if (!c)
+		return unvme_fail(-EINVAL, "unvme_ctrlr_reset: no controller");
 	if (c->ops->msg) {
 		/* The kernel resets its controller; its queues (our rings' commands) come back
 		 * failed or completed through the rings, as for any command in flight. */

@@ -255,8 +255,11 @@ static int lookup_alias(const char *name, char *out, size_t outlen)
 
 UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 {
-	if (!devid || !*devid || !out || outlen < 16)
+	if (!devid || !*devid)
 		return unvme_fail(-EINVAL, "empty device id");
+	if (!out || outlen < 16)
+		return unvme_fail(-EINVAL, "unvme_devid_resolve: output buffer of %zu bytes, at least 16 "
+				  "needed", out ? outlen : 0);
 	char cur[DEVID_MAX + 1], next[DEVID_MAX + 1];
 	size_t dlen = strlen(devid);
 	if (dlen > DEVID_MAX)

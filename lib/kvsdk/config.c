@@ -431,11 +431,12 @@ static char *read_all(const char *path, size_t *len)
 		buf = nb;
 		cap *= 2;
 	}
-	int err = ferror(f);
+	/* keep fread's reason (EISDIR for a directory), not a bare EIO */
+	int err = ferror(f) ? (errno ? errno : EIO) : 0;
 	fclose(f);
 	if (!buf || err) {
 		free(buf);
-		errno = err ? EIO : ENOMEM;
+		errno = err ? err : ENOMEM;
 		return NULL;
 	}
 	buf[n] = 0;

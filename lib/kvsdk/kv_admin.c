@@ -15,8 +15,12 @@ static int log_page(struct kv_dev *d, uint8_t lid, void *buf, uint32_t len, cons
 	int st = unvme_get_log_page(d->ctrlr, lid, 0xffffffffu, buf, len, 0);
 	if (st == 0)
 		return KV_SUCCESS;
+	/* Get Log Page is an admin command: its statuses are the admin ones, never a KV
+	 * command set's names for the same codes (0x09 is Invalid Log Page, not a KV offset). */
 	kv_err("%s: log page 0x%02x (%u bytes) of device %d: %s", fn, lid, len, d->idx,
 	       st > 0 ? unvme_status_str(st, NVME_CSI_NVM) : unvme_errmsg());
+	if (st == NVME_STATUS(NVME_SCT_CMD, NVME_SC_INVALID_LOG_PAGE))
+		return KV_ERR_DD_UNSUPPORTED_CMD;
 	return st > 0 ? kv_result_from_status(st, false) : kv_result_from_errno(st);
 }
 

@@ -21,7 +21,6 @@ def build_dir() -> Path:
 
 
 TOOL = build_dir() / "tools" / "unvme" / "unvme"
-CRASH_WRITER = build_dir() / "tests" / "integration" / "crash_writer"
 
 
 class Result:

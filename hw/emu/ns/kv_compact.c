@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "hw/emu/ns/kv_store_int.h"
+#include "lib/common/crash_point.h"
 #include "lib/common/fdio.h"
 
 #define COMPACT_MIN_DEAD (1u << 20)   /* below this, a rewrite costs more than it frees */
@@ -28,7 +29,7 @@ bool kv_compact_due(const struct kv_store *s)
 	return s->file && s->dead >= COMPACT_MIN_DEAD && s->dead >= s->live;
 }
 
-static int sync_dir(const char *path)
+int kv_sync_dir(const char *path)
 {
 	char tmp[PATH_MAX];
 	snprintf(tmp, sizeof(tmp), "%s", path);
@@ -90,17 +91,21 @@ int kv_compact(struct kv_store *s)
 		r = kv_file_init(fd);
 	if (!r)
 		r = copy_live(s, fd, newloc, &end);
+	CRASH_POINT("kv.compact.copied");
 	if (!r && fdatasync(fd) != 0)
 		r = -errno;
+	CRASH_POINT("kv.compact.before_rename");
 	if (!r && rename(tmp, s->path) != 0)
 		r = -errno;
+	if (!r)
+		CRASH_POINT("kv.compact.after_rename");
 	if (r) {
 		close(fd);
 		unlink(tmp);
 		free(newloc);
 		return r;
 	}
-	(void)sync_dir(s->path); /* the rename is durable at the next directory sync at worst */
+	(void)kv_sync_dir(s->path); /* the rename is durable at the next directory sync at worst */
 	close(s->fd);             /* drops the old file's lock: its name is gone already */
 	s->fd = fd;
 	size_t i = 0;

@@ -194,7 +194,7 @@ static int replay(struct kv_store *s, const struct kv_rec_hdr *h, const uint8_t 
 struct scan {
 	int fd;
 	uint64_t fsize;
-	uint8_t *buf;   /* SCAN_WINDOW bytes */
+	uint8_t *buf;   /* SCAN_WINDOW bytes, or the file's size if smaller */
 	uint64_t base;  /* file offset of buf[0] */
 	size_t len;     /* valid bytes in buf */
 	int err;        /* a read error (not the end of the file): recovery stops */
@@ -347,7 +347,9 @@ int kv_file_load(struct kv_store *s, char *err, size_t errlen)
 		return -EINVAL;
 	}
 
-	struct scan sc = { .fd = s->fd, .fsize = fsize, .buf = malloc(SCAN_WINDOW) };
+	/* a window as large as the file is enough (a small log costs no 6 MiB buffer) */
+	struct scan sc = { .fd = s->fd, .fsize = fsize,
+			   .buf = malloc(fsize < SCAN_WINDOW ? fsize : SCAN_WINDOW) };
 	struct span *spans = NULL;
 	size_t nspans = 0, cap = 0;
 	if (!sc.buf) {

@@ -19,6 +19,7 @@
 #include "hw/emu/emu_device.h"
 #include "hw/emu/ns/kv_store_int.h"
 #include "hw/emu/ns/ns_internal.h"
+#include "lib/common/crash_point.h"
 
 int kv_store_open(uint64_t capacity, const char *path, struct kv_store **out, char *err,
 		  size_t errlen)
@@ -37,6 +38,7 @@ int kv_store_open(uint64_t capacity, const char *path, struct kv_store **out, ch
 	if (path && *path) {
 		s->file = true;
 		snprintf(s->path, sizeof(s->path), "%s", path);
+		bool existed = access(path, F_OK) == 0;
 		s->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 		int r = 0;
 		if (s->fd < 0) {
@@ -51,6 +53,10 @@ int kv_store_open(uint64_t capacity, const char *path, struct kv_store **out, ch
 			snprintf(stale, sizeof(stale), "%s.compact", path);
 			unlink(stale);
 			r = kv_file_load(s, err, errlen);
+			/* a new log must keep its name through a power loss, or every store
+			 * made durable in it would go with it */
+			if (!r && !existed)
+				(void)kv_sync_dir(path);
 		}
 		if (r) {
 			kv_store_close(s);
@@ -179,16 +185,25 @@ enum kv_rc kv_store_put(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 	}
 	e->vlen = len;
 	if (s->file) {
+		CRASH_POINT("kv.put.before_append");
 		if (kv_file_append(s, KV_REC_PUT, ks, key, klen, val, len, &e->loc) != 0) {
 			rc = KV_EIO;
 			goto fail;
 		}
+		if (crash_point_due("kv.put.torn")) {
+			/* what a crash in the middle of the append leaves: half a record */
+			int ignored = ftruncate(s->fd, (off_t)(e->loc + size / 2));
+			(void)ignored;
+			crash_point_die("kv.put.torn");
+		}
+		CRASH_POINT("kv.put.before_sync");
 		if (durable && fdatasync(s->fd) != 0) {
 			/* failed, so it must not come back at the next open */
 			kv_file_revoke(s, e->loc);
 			rc = KV_EIO;
 			goto fail;
 		}
+		CRASH_POINT("kv.put.before_index");
 		kv_store_value_free(s, val, len);
 		s->dead += osize;
 	} else {
@@ -268,11 +283,13 @@ enum kv_rc kv_store_del(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 			rc = KV_EIO;
 			goto out;
 		}
+		CRASH_POINT("kv.del.before_sync");
 		if (durable && fdatasync(s->fd) != 0) {
 			kv_file_revoke(s, at);
 			rc = KV_EIO;
 			goto out;
 		}
+		CRASH_POINT("kv.del.before_index");
 		s->dead += osize + kv_rec_size(klen, 0);
 	}
 	ent_drop(s, kv_index_remove(&s->ix, ks, key, klen));
@@ -315,7 +332,14 @@ int kv_store_erase(struct kv_store *s)
 	int r = 0;
 	pthread_rwlock_wrlock(&s->lock);
 	if (s->file) {
+		if (crash_point_due("kv.format.truncated")) {
+			/* the old log is gone, the new superblock not written yet */
+			int ignored = ftruncate(s->fd, 0);
+			(void)ignored;
+			crash_point_die("kv.format.truncated");
+		}
 		r = kv_file_init(s->fd);
+		CRASH_POINT("kv.format.done");
 		s->tail = KV_SB_SIZE;
 	} else {
 		KV_INDEX_FOREACH(&s->ix, e)

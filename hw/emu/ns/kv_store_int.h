@@ -104,5 +104,8 @@ void kv_ext_stats(struct kv_store *s, struct kv_store_stats *st);
 int kv_compact(struct kv_store *s);
 /* Whether enough of the log is dead to be worth a compaction. */
 bool kv_compact_due(const struct kv_store *s);
+/* fsync of the directory holding path: a file created or renamed there keeps its name
+ * through a power loss. 0 or -errno. */
+int kv_sync_dir(const char *path);
 
 #endif

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "hw/emu/ns/ns_backend.h"
+#include "lib/common/crash_point.h"
 #include "hw/emu/ns/ns_file.h"
 #include "hw/emu/ns/ns_internal.h"
 
@@ -75,8 +76,18 @@ static uint16_t file_write(struct emu_ns_backend *be, uint64_t off, const struct
 			   uint32_t len, bool durable)
 {
 	struct iovec iov[EMU_XFER_MAX_SEGS];
+	CRASH_POINT("ns.write.before");
+	if (crash_point_due("ns.write.torn")) {
+		/* the first half of the blocks reach the file, the rest never do */
+		uint32_t part = len / 2 / 512 * 512;
+		int n = xfer_iov(x, part ? part : len, iov);
+		(void)emu_ns_file_pio(to_file(be)->fd, iov, n, off, true, false);
+		crash_point_die("ns.write.torn");
+	}
 	int n = xfer_iov(x, len, iov);
-	return emu_ns_file_pio(to_file(be)->fd, iov, n, off, true, durable) ? media_error(true) : 0;
+	uint16_t st = emu_ns_file_pio(to_file(be)->fd, iov, n, off, true, durable) ? media_error(true) : 0;
+	CRASH_POINT("ns.write.after");
+	return st;
 }
 
 /* Reads the file in chunks and compares each with the host's data (Compare, NVM 3.2.1). */
@@ -116,7 +127,10 @@ static uint16_t file_zero(struct emu_ns_backend *be, uint64_t off, uint64_t len,
 
 static int file_flush(struct emu_ns_backend *be)
 {
-	return fdatasync(to_file(be)->fd) == 0 ? 0 : -errno;
+	CRASH_POINT("ns.flush.before");
+	int r = fdatasync(to_file(be)->fd) == 0 ? 0 : -errno;
+	CRASH_POINT("ns.flush.after");
+	return r;
 }
 
 /*
@@ -142,6 +156,7 @@ static int file_erase(struct emu_ns_backend *be)
 	}
 	if (r && (ftruncate(f->fd, 0) != 0 || ftruncate(f->fd, (off_t)be->capacity) != 0))
 		return -errno;
+	CRASH_POINT("ns.format.erased");
 	return fsync(f->fd) == 0 ? 0 : -errno;
 }
 

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Writes the seed corpus of each fuzz target (tests/fuzz/corpus/<target>/seed-*): valid
+inputs the fuzzer starts from, so it spends its time past the first checks. The files are
+kept in the tree (small); run this again after changing a target's input format. Inputs
+found by fuzzing that crashed a target are kept next to them as regress-* files."""
+import struct
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+CORPUS = HERE / "corpus"
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def write(target, name, data):
+    d = CORPUS / target
+    d.mkdir(parents=True, exist_ok=True)
+    (d / f"seed-{name}").write_bytes(data if isinstance(data, bytes) else data.encode())
+
+
+# ---- emu_cmd: records of flags, op index, SQE, payload (fuzz_emu_cmd.c) ----
+OPS = [0x00, 0x01, 0x02, 0x04, 0x05, 0x06, 0x08, 0x09, 0x0a, 0x0c, 0x10, 0x11, 0x80, 0xc1, 0x18,
+       0x00, 0x01, 0x02, 0x05, 0x08, 0x09, 0x0c, 0x04,
+       0x06, 0x10, 0x14,
+       0x81, 0x83, 0x90, 0xa1, 0xb1, 0xb2, 0xb3]
+
+
+def op_index(opc, io):
+    start = 15 if io else 0
+    return OPS.index(opc, start)
+
+
+def sqe(nsid=0, cdw2=0, cdw3=0, mptr=0, prp1=0, prp2=0, cdw10=0, cdw11=0, cdw12=0, cdw13=0,
+        cdw14=0, cdw15=0):
+    # opcode and CID are filled in by the target
+    return struct.pack("<BBHIIIQQQIIIIII", 0, 0, 0, nsid, cdw2, cdw3, mptr, prp1, prp2, cdw10,
+                       cdw11, cdw12, cdw13, cdw14, cdw15)
+
+
+def rec(opc, io=False, mode=1, payload=b"", hold=False, **kw):
+    flags = (1 if io else 0) | (mode << 1) | (8 if hold else 0)
+    n = (len(payload) + 31) // 32
+    payload = payload.ljust(n * 32, b"\0")
+    return bytes([flags, op_index(opc, io)]) + sqe(**kw) + bytes([n]) + payload
+
+
+def kv_key16(k):
+    k = k.ljust(16, b"\0")
+    return struct.unpack("<IIII", k)
+
+
+def seeds_emu_cmd():
+    k = kv_key16(b"seedkey1")
+    cases = {
+        "identify": rec(0x06, cdw10=1) + rec(0x06, nsid=1, cdw10=0) + rec(0x06, nsid=2, cdw10=5, cdw11=1 << 24),
+        "logs": rec(0x02, cdw10=0x02 | (127 << 16)) + rec(0x02, cdw10=0x01 | (63 << 16)) +
+        rec(0x02, nsid=0xffffffff, cdw10=0xc0 | (127 << 16)),
+        "features": rec(0x09, cdw10=0x06, cdw11=0) + rec(0x0a, cdw10=0x06) + rec(0x09, cdw10=0x07, cdw11=0x00030003),
+        "rw": rec(0x01, io=True, nsid=1, cdw12=3, payload=b"A" * 2048) +
+        rec(0x02, io=True, nsid=1, cdw12=3) + rec(0x05, io=True, nsid=1, cdw12=3, payload=b"A" * 2048) +
+        rec(0x00, io=True, nsid=1) + rec(0x08, io=True, nsid=3, cdw10=2, cdw12=1),
+        "prplist": rec(0x01, io=True, mode=2, nsid=3, cdw12=3, payload=struct.pack("<4Q", 1, 2, 3, 4)),
+        "dsm": rec(0x09, io=True, nsid=1, cdw10=0, cdw11=4, payload=struct.pack("<IIQ", 0, 8, 0)),
+        "kv_vendor": rec(0x81, io=True, nsid=0, cdw10=16, cdw11=7, cdw12=k[0], cdw13=k[1],
+                         payload=b"v" * 64) +
+        rec(0x90, io=True, nsid=0, cdw10=16, cdw11=7, cdw12=k[0], cdw13=k[1]) +
+        rec(0xb3, io=True, nsid=0, cdw11=7, cdw12=k[0], cdw13=k[1]) +
+        rec(0xb1, io=True, nsid=0, cdw11=0x05 << 8) +
+        rec(0xb2, io=True, nsid=0, cdw10=8192, cdw11=1) +
+        rec(0xa1, io=True, nsid=0, cdw11=7, cdw12=k[0], cdw13=k[1]),
+        "kv_std": rec(0x01, io=True, nsid=2, cdw2=k[0], cdw3=k[1], cdw14=k[2], cdw15=k[3],
+                      cdw10=64, cdw11=8, payload=b"s" * 64) +
+        rec(0x02, io=True, nsid=2, cdw2=k[0], cdw3=k[1], cdw10=64, cdw11=8) +
+        rec(0x06, io=True, nsid=2, cdw10=4096, cdw11=0) +
+        rec(0x14, io=True, nsid=2, cdw2=k[0], cdw3=k[1], cdw11=8) +
+        rec(0x10, io=True, nsid=2, cdw2=k[0], cdw3=k[1], cdw11=8),
+        "format": rec(0x80, nsid=1, cdw10=1) + rec(0x80, nsid=2, cdw10=0),
+        "firmware": rec(0x11, cdw10=1023, cdw11=0, payload=b"UNVMEFW1SEED    " + bytes(16)) +
+        rec(0x10, cdw10=(1 << 3) | 2),
+        "faults": rec(0xc1, cdw10=2, cdw11=1) + rec(0x02, io=True, nsid=1, cdw12=0) +
+        rec(0x08, cdw10=1 | (0 << 16)) + rec(0xc1, cdw10=3, cdw11=1) + rec(0x02, io=True, nsid=1) +
+        rec(0xc1, cdw10=0),
+        "queues": rec(0x05, mode=0, prp1=0x100000000 + 0x200000, cdw10=(15 << 16) | 2, cdw11=1) +
+        rec(0x01, mode=0, prp1=0x100000000 + 0x201000, cdw10=(15 << 16) | 2, cdw11=(2 << 16) | 1) +
+        rec(0x00, cdw10=2) + rec(0x04, cdw10=2),
+        "aer_abort": rec(0x0c) + rec(0x08, cdw10=0),
+        "reset": bytes([0, 0xfe]) + bytes(65) + rec(0x06, cdw10=1),
+        "doorbell": bytes([0, 0xff]) + sqe(cdw10=5, cdw11=3) + b"\0" + rec(0x02, cdw10=1 | (15 << 16)),
+    }
+    for name, data in cases.items():
+        write("emu_cmd", name, data)
+
+
+# ---- kv_log: log files (fuzz_kv_log.c: first byte's bit 0 adds a superblock) ----
+def kv_rec(seq, key, val=b"", delete=False, ks=0):
+    hdr = struct.pack("<QIBBBB", seq, len(val), 2 if delete else 1, ks, len(key), 0)
+    body = hdr + key + val
+    crc = crc32c(body)
+    r = struct.pack("<II", 0x3152564B, crc) + body
+    return r + bytes((-len(r)) % 8)
+
+
+def seeds_kv_log():
+    recs = kv_rec(1, b"key-one", b"x" * 40) + kv_rec(2, b"key-two", b"y" * 100, ks=1) + \
+        kv_rec(3, b"key-one", b"z" * 8) + kv_rec(4, b"key-two", delete=True, ks=1)
+    write("kv_log", "records", b"\x01" + recs)
+    write("kv_log", "records_mutate", b"\x03" + recs)
+    write("kv_log", "torn_tail", b"\x01" + recs + kv_rec(5, b"key-three", b"w" * 64)[:30])
+    mid = bytearray(recs)
+    mid[40] ^= 0xff
+    write("kv_log", "damaged_middle", b"\x03" + bytes(mid))
+    sb = bytearray(64)
+    sb[:8] = b"UNVMEKV1"
+    sb[8:12] = struct.pack("<I", 1)
+    sb[12:16] = struct.pack("<I", crc32c(bytes(sb[:12])))
+    write("kv_log", "own_superblock", b"\x00" + bytes(sb) + recs)
+    write("kv_log", "bad_superblock", b"\x00" + b"NOTAKVLG" + bytes(56))
+
+
+# ---- kv_config: JSON files ----
+def seeds_kv_config():
+    for p in list((REPO / "tests/unit/kvsdk/configs").glob("*.json")) + \
+            list((REPO / "plugins/fio/examples").glob("*.json")):
+        write("kv_config", p.stem, p.read_bytes())
+    write("kv_config", "every_key", """{ "cache": "on", "cache_algorithm": "radix",
+  "cache_reclaim_policy": "lru", "slab_size": 128, "app_hugemem_size": 16,
+  "slab_alloc_policy": "posix", "ssd_type": "lba", "submit_retry_interval": -1,
+  "log_level": 3, "log_file": "/tmp/x.log", "cq_idle_sleep_max_us": 250,
+  "cq_coalesce_max_us": 0,
+  "device_description": [ { "dev_id": "emu0", "core_mask": 10, "sync_mask": "0x10",
+    "cq_thread_mask": "c", "queue_depth": 64 }, { "dev_id": "0000:02:00.0" } ] }""")
+
+
+# ---- devid: mode byte, then the text ----
+def seeds_devid():
+    uris = ["", "x?ns=mem:1M:512", "fast?ns=null:1T", "disk?ns=file:0:4096:/tmp/a.img",
+            "two?ns=mem:4G&ns=mem:4G:4096", "ssd?ns=mem:8G&rlat=80us&wlat=20us&units=32&bw=3G",
+            "x?type=file&file=/tmp/x.img&size=1G&lba=4096", "kv?ns=kv:1G",
+            "kvf?ns=kv:1G::/var/tmp/kv.img", "q?ns=mem:1M&queues=8&mqes=64&dstrd=2&serial=ABC&model=M&fw=F1",
+            "t?mode=thread&cpu=1&engine=3", "p?ns=file:1M:512:/tmp/a%20b%26c.img&state="]
+    for i, u in enumerate(uris):
+        write("devid", f"uri{i}", b"\x00" + u.encode())
+    write("devid", "env", b"\x01" + b"a=emu://a?ns=mem:1M;b=a;c=0000:02:00.0;d=nope")
+    write("devid", "file", b"\x02" + b'{ "devices": { "a": "emu://fa?ns=mem:1M", "b": "a", '
+          b'"0000:02:00.0": "emu://pci?ns=kv:1M" } }')
+    for i, b in enumerate(["0000:02:00.0", "02:00.0", "0000.02.00.0", "ffff:ff:1f.7"]):
+        write("devid", f"bdf{i}", b"\x03" + b.encode())
+
+
+# ---- cli: batch lines (first byte even) and argv (odd) ----
+def seeds_cli():
+    lines = ["id-ctrl emu0 -o json", "read emu0 -s 0 -c 8 -z 4096 -d /tmp/x; flush emu0",
+             "write 'emu://x?ns=mem:1M' --start-block=0x10 --data-size=4k --data \"/tmp/a b\"",
+             "format emu0 -n 1 --lbaf 1 --ses 0 --force # comment",
+             "perf emu0 -w randread -b 4k -q 32 -t 5 --cores 0,1 -d emu1 -d emu2",
+             "kv-write emu0 -k key1 -v /tmp/v -s 4096 -o 0 -i 2 -n 1 -w -t -a",
+             "kv-open-it emu0 -p 0x1234 -b 0xffff0000 -i 3; kv-read-it emu0 -i 1 -s 32768",
+             "admin-passthru emu0 --opcode 0x06 --cdw10 1 --data-len 4096 -r",
+             "get-log emu0 --log-id 2 --log-len 512 --offset 0 -b",
+             "set-feature emu0 -f 6 -v 0 --save", "inject-fault emu0 --drop 3",
+             "fw-download emu0 -f /tmp/fw -s 2 -a 1 --reset", "help read", "version"]
+    for i, ln in enumerate(lines):
+        write("cli", f"line{i}", b"\x00" + ln.encode())
+    write("cli", "argv", b"\x01" + b"\0".join([b"write", b"emu0", b"-s", b"5", b"-c", b"2",
+                                              b"--data=/tmp/x", b"--", b"extra"]))
+
+
+if __name__ == "__main__":
+    seeds_emu_cmd()
+    seeds_kv_log()
+    seeds_kv_config()
+    seeds_devid()
+    seeds_cli()
+    print("seed corpora written under", CORPUS)

@@ -10,11 +10,17 @@
 #include <stdint.h>
 #include <time.h>
 
-static inline uint64_t mono_ns(void)
+/* Nanoseconds on clock clk. */
+static inline uint64_t clock_read_ns(clockid_t clk)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t mono_ns(void)
+{
+	return clock_read_ns(CLOCK_MONOTONIC);
 }
 
 static inline uint64_t mono_ms_coarse(void)
@@ -29,16 +35,12 @@ static inline uint64_t mono_ms_coarse(void)
  * made of. A system call each (~100 ns): for the ends of a run, not per I/O. */
 static inline uint64_t thread_cpu_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return clock_read_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static inline uint64_t process_cpu_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return clock_read_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 /* Sleeps for us microseconds (an interrupted sleep simply ends early). */

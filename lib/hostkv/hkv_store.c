@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/hostkv/hkv_internal.h"
+#include "lib/common/keylist.h"
 
 void hkv_opts_default(struct hkv_opts *o)
 {
@@ -345,35 +346,15 @@ int hkv_keys(struct hkv *s, uint8_t ks, bool (*filter)(const uint8_t *key, uint8
 	     const void *arg, uint8_t **buf, size_t *len, size_t *count)
 {
 	pthread_rwlock_rdlock(&s->lock);
-	size_t cap = 4096, used = 0, n = 0;
-	uint8_t *b = malloc(cap);
-	int rc = b ? 0 : -ENOMEM;
+	struct keylist l;
+	int rc = keylist_init(&l);
 	HKV_INDEX_FOREACH(&s->ix, e) {
 		if (rc)
 			break;
 		if (e->ks != ks || (filter && !filter(e->key, e->klen, arg)))
 			continue;
-		if (used + 1 + e->klen > cap) {
-			uint8_t *nb = realloc(b, cap * 2);
-			if (!nb) {
-				rc = -ENOMEM;
-				break;
-			}
-			b = nb;
-			cap *= 2;
-		}
-		b[used] = e->klen;
-		memcpy(b + used + 1, e->key, e->klen);
-		used += 1 + (size_t)e->klen;
-		n++;
+		rc = keylist_add(&l, e->key, e->klen);
 	}
 	pthread_rwlock_unlock(&s->lock);
-	if (rc) {
-		free(b);
-		return rc;
-	}
-	*buf = b;
-	*len = used;
-	*count = n;
-	return 0;
+	return keylist_finish(&l, rc, buf, len, count);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "hw/emu/emu_device.h"
+#include "lib/common/keylist.h"
 #include "hw/emu/ns/kv_store_int.h"
 #include "hw/emu/ns/ns_internal.h"
 #include "lib/common/crash_point.h"
@@ -380,35 +381,15 @@ int kv_store_keys(struct kv_store *s, uint8_t ks, kv_key_filter filter, const vo
 	if (s->ext)
 		return s->ext->keys(s->ext_ctx, ks, filter, arg, buf, len, count);
 	pthread_rwlock_rdlock(&s->lock);
-	size_t cap = 4096, used = 0, n = 0;
-	uint8_t *b = malloc(cap);
-	int r = b ? 0 : -ENOMEM;
+	struct keylist l;
+	int r = keylist_init(&l);
 	KV_INDEX_FOREACH(&s->ix, e) {
 		if (r)
 			break;
 		if (e->ks != ks || (filter && !filter(e->key, e->klen, arg)))
 			continue;
-		if (used + 1 + e->klen > cap) {
-			uint8_t *nb = realloc(b, cap * 2);
-			if (!nb) {
-				r = -ENOMEM;
-				break;
-			}
-			b = nb;
-			cap *= 2;
-		}
-		b[used] = e->klen;
-		memcpy(b + used + 1, e->key, e->klen);
-		used += 1 + (size_t)e->klen;
-		n++;
+		r = keylist_add(&l, e->key, e->klen);
 	}
 	pthread_rwlock_unlock(&s->lock);
-	if (r) {
-		free(b);
-		return r;
-	}
-	*buf = b;
-	*len = used;
-	*count = n;
-	return 0;
+	return keylist_finish(&l, r, buf, len, count);
 }

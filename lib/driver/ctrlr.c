@@ -262,8 +262,10 @@ int ctrlr_set_num_queues(struct unvme_ctrlr *c)
  * same controller and takes a reference; the last close detaches. A device can be driven by
  * one driver instance only (its queues, its IOMMU, a file-backed emulated device's locked
  * file), so two opens in one process (the SDK and a tool's block commands, say) must share.
+ * The lock is recursive: a host target's transport (ftl://, hostkv://) opens its inner device
+ * from inside its own attach, and closes it from inside its detach.
  */
-static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t open_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static struct unvme_ctrlr *open_ctrlrs;
 
 static void ctrlr_free(struct unvme_ctrlr *c)

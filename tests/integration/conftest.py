@@ -21,6 +21,7 @@ def build_dir() -> Path:
 
 
 TOOL = build_dir() / "tools" / "unvme" / "unvme"
+CRASH_WRITER = build_dir() / "tests" / "integration" / "crash_writer"  # test_ftl.py
 
 
 class Result:

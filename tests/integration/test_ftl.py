@@ -5,11 +5,49 @@ kill -9 of the process writing them."""
 import os
 import random
 import shutil
+import signal
+import subprocess
+import time
 
 import pytest
 
-from conftest import block_pattern, hex_data
-from test_crash import expected_block, run_round
+from conftest import CRASH_WRITER, block_pattern, hex_data
+
+SPAN = 1000  # LBAs reserved per crash round
+
+
+def expected_block(lba, rnd, lba_size):
+    """What tests/integration/crash_writer.c writes to lba in round rnd."""
+    head = b"CRASHTST" + lba.to_bytes(8, "little") + rnd.to_bytes(8, "little")
+    return head + bytes([(lba * 7 + rnd) & 0xFF]) * (lba_size - len(head))
+
+
+def run_round(unvme, dev, rnd, kill_after):
+    """Runs crash_writer on dev until it acknowledged kill_after flushed blocks, then kills it
+    with SIGKILL; returns the acknowledged LBAs and the LBA size."""
+    proc = subprocess.Popen([str(CRASH_WRITER), dev, "1", str(rnd * SPAN), str(SPAN), str(rnd)],
+                            env=unvme.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, bufsize=1)
+    acked = []
+    lba_size = None
+    deadline = time.monotonic() + 60
+    try:
+        for line in proc.stdout:
+            if line.startswith("READY"):
+                lba_size = int(line.split()[1])
+            elif line.startswith("ACK"):
+                acked.append(int(line.split()[1]))
+                if len(acked) >= kill_after:
+                    os.kill(proc.pid, signal.SIGKILL)
+                    break
+            assert time.monotonic() < deadline, "crash_writer is too slow"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, f"crash_writer ended on its own: {err}"
+    assert lba_size, f"crash_writer never got ready: {err}"
+    return acked, lba_size
 
 
 def ftl_dev(unvme, name="f", size="32M", opts="op=20", zone="512K"):

@@ -104,19 +104,14 @@ def best(a, b):
             for k in STEPS}
 
 
-def rocksdb_section(num, quick, results, lines, rounds):
+def rocksdb_section(num, quick, rounds):
+    """Runs the three side by side; returns {"skipped": why} or {"keys", "rounds", "rows"}."""
     if not PLUGIN.exists() or not shutil.which("db_bench"):
-        lines.append("RocksDB: skipped (the plugin or db_bench is missing)")
-        return
-    lines += ["### RocksDB db_bench: BlobFS (memory namespace) vs ext4 on a loop device over tmpfs vs tmpfs",
-              "", f"{num} keys per run (a quarter with 4 KiB values), 16 B keys, block cache off, no "
-              f"compression, one thread; best of {rounds} interleaved rounds.", "",
-              "| values | WAL | benchmark | BlobFS ops/s | ext4-loop ops/s | tmpfs ops/s | vs ext4-loop | vs tmpfs |",
-              "|---|---|---|---:|---:|---:|---:|---:|"]
+        return {"skipped": "the plugin or db_bench is missing"}
     configs = [(1000, False), (1000, True), (4096, False), (4096, True)]
     if quick:
         configs = [(1000, True)]
-    checks = []
+    rows = []
     for value, wal in configs:
         n = num if value == 1000 else max(1000, num // 4)
         # The three side by side, rounds interleaved, best per benchmark: the machine's noise
@@ -127,12 +122,27 @@ def rocksdb_section(num, quick, results, lines, rounds):
             e, ecmd = run_ext4_loop(n, value, wal)
             t, tcmd = run_tmpfs(n, value, wal)
             ours, ext, tmp = best(ours, o), best(ext, e), best(tmp, t)
-        results.append({"value": value, "wal": wal, "keys": n, "blobfs": ours, "ext4_loop": ext,
-                        "tmpfs": tmp, "cmd_blobfs": ocmd, "cmd_ext4": ecmd, "cmd_tmpfs": tcmd})
+        rows.append({"value": value, "wal": wal, "keys": n, "blobfs": ours, "ext4_loop": ext,
+                     "tmpfs": tmp, "cmd_blobfs": ocmd, "cmd_ext4": ecmd, "cmd_tmpfs": tcmd})
+    return {"keys": num, "rounds": rounds, "rows": rows}
+
+
+def render_rocksdb(d):
+    if "skipped" in d:
+        return [f"RocksDB: skipped ({d['skipped']})"]
+    lines = ["### RocksDB db_bench: BlobFS (memory namespace) vs ext4 on a loop device over tmpfs vs tmpfs",
+             "", f"{d['keys']} keys per run (a quarter with 4 KiB values), 16 B keys, block cache off, no "
+             f"compression, one thread; best of {d['rounds']} interleaved rounds.", "",
+             "| values | WAL | benchmark | BlobFS ops/s | ext4-loop ops/s | tmpfs ops/s | vs ext4-loop | vs tmpfs |",
+             "|---|---|---|---:|---:|---:|---:|---:|"]
+    checks = []
+    for r in d["rows"]:
+        value, wal, ours, ext, tmp = r["value"], r["wal"], r["blobfs"], r["ext4_loop"], r["tmpfs"]
         for step in STEPS:
             o, e, t = ours.get(step), (ext or {}).get(step), tmp.get(step)
             lines.append(f"| {value} B | {'on' if wal else 'off'} | {step} | {o or 'n/a'} | "
-                         f"{e if e else (ecmd if ext is None else 'n/a')} | {t or 'n/a'} | {ratio(o, e)} | {ratio(o, t)} |")
+                         f"{e if e else (r['cmd_ext4'] if ext is None else 'n/a')} | {t or 'n/a'} | "
+                         f"{ratio(o, e)} | {ratio(o, t)} |")
             if step in ("readrandom", "readseq"):
                 checks.append((f"{step} {value} B WAL {'on' if wal else 'off'}", o, e, 1.3, t, 0.8))
             elif step == "fillseq":
@@ -140,11 +150,12 @@ def rocksdb_section(num, quick, results, lines, rounds):
     lines += ["", "Targets (issue 13):", ""]
     for name, o, e, te, t, tt in checks:
         parts = []
-        if e:
+        if o and e:
             parts.append(f"{o / e:.2f}x ext4-loop (target {te}x: {'met' if o / e >= te else 'NOT met'})")
-        if t and tt:
+        if o and t and tt:
             parts.append(f"{o / t:.2f}x tmpfs (target {tt}x: {'met' if o / t >= tt else 'NOT met'})")
         lines.append(f"- {name}: " + ("; ".join(parts) if parts else "no baseline"))
+    return lines
 
 
 def perf_json(args):
@@ -167,48 +178,60 @@ def fio_tmpfs(rw, bs, jobs, size):
         return job["bw_bytes"] / 1048576.0
 
 
-def perf_section(size, quick, results, lines):
+def perf_section(size, quick):
+    """Runs blobfs_perf and its baselines; returns {"skipped": why} or {"size", "rows"}."""
     if not PERF.exists():
-        lines.append("blobfs_perf: not built")
-        return
+        return {"skipped": "blobfs_perf is not built"}
     sizes = {"4k": 4096, "256k": 256 << 10, "1m": 1 << 20}
     floors = {b: perf_json(["--memcpy", "-b", b, "-s", str(size)])["memcpy_mib_s"] for b in sizes}
-    lines += ["", "### blobfs_perf reads vs fio (psync) on tmpfs, with the memcpy floor", "",
-              f"{size >> 20} MiB per job on an emulated memory namespace; MiB/s of the read pass "
-              "(files written first, cache dropped before reading).", "",
-              "| workload | jobs | block | mode | BlobFS MiB/s | fio tmpfs MiB/s | vs fio | memcpy MiB/s | vs memcpy |",
-              "|---|---:|---|---|---:|---:|---:|---:|---:|"]
     modes = [("buffered, prefetch+retain", ["-p", "on", "-t", "on"]),
              ("buffered, no prefetch/retain", ["-p", "off", "-t", "off"]),
              ("direct", ["-d"])]
-    workloads = ("read", "randread")
-    jobs_list = (1, 2)
-    blocks = list(sizes)
+    jobs_list, blocks = (1, 2), list(sizes)
     if quick:
         jobs_list, blocks = (1,), ["4k", "256k"]
     dev_size = ((size * 2 * 2) >> 30) + 2
-    target = None
-    for wl in workloads:
+    rows = []
+    for wl in ("read", "randread"):
         for jobs in jobs_list:
             for b in blocks:
                 base = fio_tmpfs(wl, b, jobs, size)
                 for mname, margs in modes:
                     r = perf_json(["-u", f"emu://perf?ns=mem:{dev_size}G", "--mkfs", "-w", wl, "-b", b,
                                    "-s", str(size), "-m", str(jobs), "-e", *margs])
-                    mib = r["passes"][-1]["mib_s"]
-                    results.append({"workload": wl, "jobs": jobs, "block": b, "mode": mname, "mib_s": mib,
-                                    "fio_tmpfs_mib_s": base, "memcpy_mib_s": floors[b]})
-                    lines.append(f"| {wl} | {jobs} | {b} | {mname} | {mib:.0f} | "
-                                 f"{base:.0f} | {ratio(mib, base)} | {floors[b]:.0f} | {mib / floors[b]:.2f}x |"
-                                 if base else f"| {wl} | {jobs} | {b} | {mname} | {mib:.0f} | n/a | n/a | "
-                                 f"{floors[b]:.0f} | {mib / floors[b]:.2f}x |")
-                    if wl == "read" and jobs == 1 and b == "256k" and mname == "direct":
-                        target = mib / floors[b]
+                    rows.append({"workload": wl, "jobs": jobs, "block": b, "mode": mname,
+                                 "mib_s": r["passes"][-1]["mib_s"], "fio_tmpfs_mib_s": base,
+                                 "memcpy_mib_s": floors[b]})
+    return {"size": size, "rows": rows}
+
+
+def render_perf(d):
+    if "skipped" in d:
+        return [f"blobfs_perf: skipped ({d['skipped']})"]
+    lines = ["### blobfs_perf reads vs fio (psync) on tmpfs, with the memcpy floor", "",
+             f"{d['size'] >> 20} MiB per job on an emulated memory namespace; MiB/s of the read pass "
+             "(files written first, cache dropped before reading).", "",
+             "| workload | jobs | block | mode | BlobFS MiB/s | fio tmpfs MiB/s | vs fio | memcpy MiB/s | vs memcpy |",
+             "|---|---:|---|---|---:|---:|---:|---:|---:|"]
+    target = None
+    for r in d["rows"]:
+        mib, base, floor = r["mib_s"], r["fio_tmpfs_mib_s"], r["memcpy_mib_s"]
+        lines.append(f"| {r['workload']} | {r['jobs']} | {r['block']} | {r['mode']} | {mib:.0f} | "
+                     + (f"{base:.0f} | {ratio(mib, base)}" if base else "n/a | n/a")
+                     + f" | {floor:.0f} | {mib / floor:.2f}x |")
+        if (r["workload"], r["jobs"], r["block"], r["mode"]) == ("read", 1, "256k", "direct"):
+            target = mib / floor
     if target is not None:
         lines += ["", f"Target (issue 13): sequential 256 KiB direct reads >= 0.7x a single core's memcpy: "
                   f"{target:.2f}x -> {'met' if target >= 0.7 else 'NOT met'}."]
     lines += ["", "fio cannot open files O_DIRECT on tmpfs: its column for the direct rows is the "
               "page-cache read, the only way tmpfs reads."]
+    return lines
+
+
+def render(d):
+    """The section's markdown from its results (make bench prints it; make bench-doc reuses it)."""
+    return "\n".join(render_rocksdb(d["rocksdb"]) + [""] + render_perf(d["blobfs_perf"]))
 
 
 def main():
@@ -217,16 +240,17 @@ def main():
     ap.add_argument("--quick", action="store_true", default=os.environ.get("BENCH_QUICK") == "1",
                     help="one configuration of each (validation; default under BENCH_QUICK=1)")
     ap.add_argument("--plot-dir", help="accepted for make bench; this section draws no plot")
-    ap.add_argument("--rounds", type=int, default=int(os.environ.get("BLOBFS_BENCH_ROUNDS", "2")))
+    ap.add_argument("--rounds", type=int, default=None, help="rounds per comparison (2; quick 1)")
     a = ap.parse_args()
-    num = int(os.environ.get("BLOBFS_BENCH_NUM", "200000"))
-    size = int(os.environ.get("BLOBFS_BENCH_SIZE", str(256 << 20)))
-    lines, rocks, perf = [], [], []
-    rocksdb_section(num, a.quick, rocks, lines, a.rounds)
-    perf_section(size, a.quick, perf, lines)
-    print("\n".join(lines))
+    if a.rounds is None:
+        a.rounds = int(os.environ.get("BLOBFS_BENCH_ROUNDS", "1" if a.quick else "2"))
+    # the quick mode validates the pipeline: fewer keys and smaller files, same steps
+    num = int(os.environ.get("BLOBFS_BENCH_NUM", "20000" if a.quick else "200000"))
+    size = int(os.environ.get("BLOBFS_BENCH_SIZE", str((32 if a.quick else 256) << 20)))
+    d = {"rocksdb": rocksdb_section(num, a.quick, a.rounds), "blobfs_perf": perf_section(size, a.quick)}
+    print(render(d))
     if a.json:
-        pathlib.Path(a.json).write_text(json.dumps({"rocksdb": rocks, "blobfs_perf": perf}, indent=2) + "\n")
+        pathlib.Path(a.json).write_text(json.dumps(d, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -81,7 +81,7 @@ def perf(dev, workload, seconds, qd=32, fill=False):
     out = run([UNVME, "perf", dev, "-w", workload, "-b", "4k", "-q", qd, "-t", seconds, "-c", "0",
                "-o", "json", *(["--fill"] if fill else [])])
     j = json.loads(out)
-    return {"iops": j["total"]["iops"], "ns_per_io": j["ns_per_io_cpu"],
+    return {"iops": j["total"]["iops"], "ns_per_io": j["cpu"]["ns_per_io"],
             "p50_us": j["total"]["latency_us"]["p50"], "p99_us": j["total"]["latency_us"]["p99"]}
 
 
@@ -113,11 +113,12 @@ def kv_perf(dev, keys, value, extra=()):
 
 
 def rocksdb(keys, value):
-    """db_bench's fillrandom and readrandom (bench_kv.py runs it: the same command here)."""
+    """db_bench's fillrandom/readrandom/deleterandom as bench_kv.py runs it (one thread, the
+    second round reported, as kv_perf's second round is)."""
     sys.path.insert(0, str(ROOT / "scripts"))
     import bench_kv  # noqa: E402
-    res, _ = bench_kv.rocksdb(keys, value)
-    return {ph: {"ops": v} for ph, v in res.items()} if res else None
+    res = bench_kv.db_bench(keys, value, 1)
+    return {ph: {"ops": v["ops"]} for ph, v in res[bench_kv.ROUNDS_IN_RUN[-1]].items()} if res else None
 
 
 def kv_compare(short):
@@ -183,22 +184,12 @@ def fmt_ratio(a, b):
     return f"{a / b:.2f}x" if a and b else "n/a"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--short", action="store_true", default=os.environ.get("BENCH_QUICK") == "1",
-                    help="small devices and short runs (default under BENCH_QUICK=1)")
-    ap.add_argument("--json")
-    ap.add_argument("--plot-dir")
-    a = ap.parse_args()
-    short = a.short or os.environ.get("BENCH_SHORT") == "1"
-    for exe in (UNVME, FTL_WAF, KV_PERF):
-        if not exe.exists():
-            sys.exit(f"bench_zns: {exe} is not built")
-    lines = []
-    waf = waf_curve(short)
-    lines += ["### FTL steady state: 4 KiB uniform random writes", "",
-              "| utilization | GC | WAF | model (greedy) | WAF / model | WAF incl. headers | KIOPS |",
-              "|---:|---|---:|---:|---:|---:|---:|"]
+def render(d):
+    """The section's markdown from its results (make bench prints it; make bench-doc reuses it)."""
+    waf, cpu, kv, ln = d["waf"], d["cpu"], d["kv"], d["lightnvm"]
+    lines = ["### FTL steady state: 4 KiB uniform random writes", "",
+             "| utilization | GC | WAF | model (greedy) | WAF / model | WAF incl. headers | KIOPS |",
+             "|---:|---|---:|---:|---:|---:|---:|"]
     for r in waf:
         lines.append(f"| {r['util']}% | {r['gc']} | {r['waf']:.2f} | {r['model']:.2f} | "
                      f"{r['waf'] / r['model']:.3f} | {r['waf_total']:.2f} | {r['iops'] / 1e3:.1f} |")
@@ -207,10 +198,10 @@ def main():
         dev = abs(g80["waf"] / g80["model"] - 1)
         lines += ["", f"Target: greedy WAF at 80% within 10% of the model: {g80['waf']:.2f} against "
                   f"{g80['model']:.2f} ({dev * 100:.1f}% off) -> {'met' if dev <= 0.10 else 'NOT met'}."]
-    if a.plot_dir:
-        msg = plot(waf, pathlib.Path(a.plot_dir))
-        lines += ["", msg or f"Plot: {a.plot_dir}/ftl-waf.png"]
-    cpu = cpu_per_io(short)
+    if (d.get("plots") or {}).get("waf"):
+        lines += ["", "![FTL write amplification against utilization](img/ftl-waf.png)"]
+    elif d.get("plot_failed"):
+        lines += ["", d["plot_failed"]]
     lines += ["", "### FTL CPU per I/O against the plain namespace (4 KiB, QD 32, one core)", "",
               "| workload | plain ns/I/O | FTL ns/I/O | ratio | plain KIOPS | FTL KIOPS |",
               "|---|---:|---:|---:|---:|---:|"]
@@ -220,7 +211,6 @@ def main():
     worst = max(r["ratio"] for r in cpu)
     lines += ["", f"Target: at most 1.15x: worst {worst:.2f}x -> {'met' if worst <= 1.15 else 'NOT met'} "
               "(the FTL is a second NVMe controller over the first: two protocol traversals per I/O)."]
-    kv = kv_compare(short)
     lines += ["", f"### KV API: {kv['keys']} keys, 16-byte keys, 4 KiB values, sync, one core", "",
               "| | store ops/s | retrieve ops/s |", "|---|---:|---:|"]
     for name, key in (("emulated KV SSD", "kv_ssd"), ("host KV engine on ZNS", "hostkv_zns"),
@@ -236,15 +226,35 @@ def main():
     if rdb and rdb.get("retrieve", {}).get("ops"):
         r2 = z["retrieve"]["ops"] / rdb["retrieve"]["ops"]
         lines.append(f"Target: retrieve >= 2x RocksDB: {r2:.2f}x -> {'met' if r2 >= 2 else 'NOT met'}.")
-    ln = lightnvm_table(short)
     lines += ["", "### LightNVM's comparison in our terms: 1 MiB writes, QD 1", "",
               "| target | MB/s | mean latency (us) |", "|---|---:|---:|",
               f"| page-mapped block (FTL, ftl://) | {ln['block_1m']['mb_s']:.0f} | {ln['block_1m']['mean_us']:.0f} |",
               f"| key-value (host KV engine, hostkv://) | {ln['kv_1m']['mb_s'] or 0:.0f} | {ln['kv_1m']['mean_us'] or 0:.0f} |"]
-    print("\n".join(lines))
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--short", action="store_true", default=os.environ.get("BENCH_QUICK") == "1",
+                    help="small devices and short runs (default under BENCH_QUICK=1)")
+    ap.add_argument("--json")
+    ap.add_argument("--plot-dir")
+    a = ap.parse_args()
+    short = a.short or os.environ.get("BENCH_SHORT") == "1"
+    for exe in (UNVME, FTL_WAF, KV_PERF):
+        if not exe.exists():
+            sys.exit(f"bench_zns: {exe} is not built")
+    d = {"waf": waf_curve(short)}
+    if a.plot_dir:
+        msg = plot(d["waf"], pathlib.Path(a.plot_dir))
+        d["plot_failed"] = msg
+        d["plots"] = {"waf": None if msg else str(pathlib.Path(a.plot_dir) / "ftl-waf.png")}
+    d["cpu"] = cpu_per_io(short)
+    d["kv"] = kv_compare(short)
+    d["lightnvm"] = lightnvm_table(short)
+    print(render(d))
     if a.json:
-        pathlib.Path(a.json).write_text(json.dumps({"waf": waf, "cpu": cpu, "kv": kv, "lightnvm": ln},
-                                                   indent=2) + "\n")
+        pathlib.Path(a.json).write_text(json.dumps(d, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ UNVME = [
     ("firmware file missing", ["fw-download", "emu0", "-f", "/nonexistent/fw.bin"], 3, "cannot open /nonexistent/fw.bin"),
     ("perf queue depth 0", ["perf", "emu0", "-q", "0"], 2, "for --queue-depth (-q): 1..65535"),
     ("perf 100000 seconds", ["perf", "emu0", "-t", "100000"], 2, "1..86400 seconds"),
-    ("unknown scheme", ["read", "nvme://x"], 3, "unknown scheme (known: emu://)"),
+    ("unknown scheme", ["read", "nvme://x"], 3, "unknown scheme (known: emu://, "),
     ("unknown alias", ["read", "no-such-ssd"], 3, "'no-such-ssd' is not a URI, a PCI address or a known alias"),
     ("short PCI address", ["read", "0000:00:00"], 3, "'0000:00:00' is not a URI"),
     ("PCI address with no device", ["read", "0000:7f:1f.7"], 3, "0000:7f:1f.7"),

@@ -16,6 +16,7 @@ import pytest
 from conftest import REPO, build_dir
 
 QUICK_ROUNDS = 2
+SECTIONS = ("per_io", "fio", "qd", "kv", "devthread", "blobfs", "zns", "tcp")
 
 
 def quick_env():
@@ -50,11 +51,11 @@ def test_every_section_runs(quick_bench):
     out, path, res, p = quick_bench
     assert p.returncode == 0, p.stderr + p.stdout
     assert not res["failed"]
-    assert set(res["sections"]) == {"per_io", "fio", "qd", "kv", "devthread", "tcp"}
+    assert set(res["sections"]) == set(SECTIONS)
     assert res["meta"]["quick"] and res["meta"]["rounds"] == QUICK_ROUNDS
     md = path.with_suffix(".md").read_text()
     for title in ("Driver + emulated device per I/O", "fio with our engine", "Queue-depth sweep",
-                  "KV SDK", "Device-thread mode", "NVMe over TCP"):
+                  "KV SDK", "Device-thread mode", "BlobFS", "Host-managed flash", "NVMe over TCP"):
         assert f"## {title}" in md
 
 
@@ -155,6 +156,20 @@ def test_tcp_local_and_remote_with_the_floor(quick_bench):
 
 
 @needs_tools
+def test_blobfs_and_zns_sections_measure_both_sides(quick_bench):
+    sec = quick_bench[2]["sections"]
+    for row in sec["blobfs"]["rocksdb"]["rows"]:
+        for side in ("blobfs", "tmpfs"):
+            assert all(row[side][s] for s in ("fillseq", "readseq", "readrandom")), row
+    assert all(r["mib_s"] > 0 and r["memcpy_mib_s"] > 0 for r in sec["blobfs"]["blobfs_perf"]["rows"])
+    zns = sec["zns"]
+    assert all(r["waf"] >= 1.0 and r["model"] >= 1.0 for r in zns["waf"])
+    for r in zns["cpu"]:
+        assert r["plain"]["ns_per_io"] > 0 and r["ftl"]["ns_per_io"] > 0
+    assert zns["kv"]["hostkv_zns"]["retrieve"]["ops"] > 0 and zns["kv"]["kv_ssd"]["retrieve"]["ops"] > 0
+
+
+@needs_tools
 def test_bench_doc_regenerates_the_tables(quick_bench, tmp_path):
     out, path, res, _ = quick_bench
     doc = tmp_path / "performance.md"
@@ -166,7 +181,7 @@ def test_bench_doc_regenerates_the_tables(quick_bench, tmp_path):
     assert "BENCH_QUICK" in p.stderr  # says these are not figures to publish
     text = doc.read_text()
     assert "Pending the first full run" not in text
-    for name in ("meta", "per_io", "fio", "qd", "kv", "devthread", "tcp"):
+    for name in ("meta", *SECTIONS):
         start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
         assert text.count(start) == 1 and text.count(end) == 1
         assert len(text[text.index(start):text.index(end)]) > 100
@@ -182,7 +197,7 @@ def test_bench_doc_regenerates_the_tables(quick_bench, tmp_path):
 
 def test_performance_md_has_every_marker():
     text = (REPO / "docs" / "performance.md").read_text()
-    for name in ("meta", "per_io", "fio", "qd", "kv", "devthread", "tcp"):
+    for name in ("meta", *SECTIONS):
         assert text.count(f"<!-- bench:{name} -->") == 1 and text.count(f"<!-- /bench:{name} -->") == 1
 
 

@@ -89,10 +89,16 @@ static int gc_write(struct ftl *f, uint32_t *lpn, uint32_t k, uint64_t *trims, u
 	return 0;
 }
 
+/* A page to keep: the one its logical page maps to, or the durable version of a logical page
+ * whose newer version is still only in the write buffer (a crash before that slot's unit is
+ * written must find the old one). */
 static bool valid(const struct ftl *f, uint64_t ppa)
 {
 	uint32_t lpn = f->p2l[ppa];
-	return lpn != FTL_INVALID && f->l2p[lpn] == ppa;
+	if (lpn == FTL_INVALID)
+		return false;
+	uint32_t v = f->l2p[lpn];
+	return v == ppa || (in_buf(v) && f->buf.prev[v - FTL_BUF_BASE] == ppa);
 }
 
 static int collect(struct ftl *f, uint32_t v)

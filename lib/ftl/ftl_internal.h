@@ -25,6 +25,12 @@
 #define FTL_UNMAPPED    0xffffffffu
 #define FTL_BUF_BASE    0xfffff000u   /* map values >= this: slot (v - FTL_BUF_BASE) of the buffer */
 #define FTL_INVALID     0xffffffffu   /* reverse map: no live logical page */
+
+/* A map value that names a slot of the write buffer. */
+static inline bool in_buf(uint32_t v)
+{
+	return v >= FTL_BUF_BASE && v != FTL_UNMAPPED;
+}
 #define FTL_MAX_UNIT    63u           /* data pages per unit */
 #define FTL_TRIM_BIT    (1ull << 63)
 
@@ -81,6 +87,10 @@ struct ftl_stream {
 struct ftl_buf {
 	uint8_t *unit;    /* unit_pages + 1 pages: header, then the slots */
 	uint32_t *lpn;    /* logical page of each slot */
+	/* The page each slot's logical page mapped to before the write that brought it here:
+	 * the durable version until the slot's unit is written, so it stays valid (garbage
+	 * collection copies it rather than resetting it away), FTL_UNMAPPED when none. */
+	uint32_t *prev;
 	uint32_t n;       /* slots used */
 	uint64_t *trims;  /* trimmed logical pages waiting for a unit */
 	uint32_t ntrims;

@@ -14,11 +14,6 @@
 #define ST_CAPACITY        (uint16_t)(NVME_CQE_STATUS(NVME_SCT_GENERIC, NVME_SC_CAPACITY_EXCEEDED) | 0x8000u)
 #define ST_INTERNAL        (uint16_t)(NVME_CQE_STATUS(NVME_SCT_GENERIC, NVME_SC_INTERNAL))
 
-static inline bool in_buf(uint32_t v)
-{
-	return v >= FTL_BUF_BASE && v != FTL_UNMAPPED;
-}
-
 static uint16_t status_of(int rc)
 {
 	return rc == -ENOSPC ? ST_CAPACITY : rc ? ST_WRITE_FAULT : 0;
@@ -156,11 +151,17 @@ int ftl_write_unit(struct ftl *f, struct ftl_stream *s, uint8_t *unit, const uin
 	uint32_t zone = s->zone;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t ppa = (uint32_t)(at + 1 + i), old = f->l2p[lpn[i]];
+		f->p2l[ppa] = lpn[i];
+		f->vpc[zone]++;
+		if (gc && in_buf(old)) {
+			/* the durable version of a page whose newer one waits in the buffer: the copy
+			 * takes its place until that slot's unit is written */
+			f->buf.prev[old - FTL_BUF_BASE] = ppa;
+			continue;
+		}
 		if (old < FTL_BUF_BASE)
 			ftl_invalidate(f, old); /* a copy made by garbage collection */
-		f->p2l[ppa] = lpn[i];
 		f->l2p[lpn[i]] = ppa;
-		f->vpc[zone]++;
 	}
 	for (uint32_t i = 0; i < ntrims; i++)
 		ftl_ztrims_add(f, zone, (uint32_t)trims[i], f->seq);
@@ -189,6 +190,13 @@ static int user_zone(struct ftl *f)
 	return ftl_take_zone(f, &f->user, false);
 }
 
+/* The old version of a buffered page is no longer needed. */
+static void unpin(struct ftl *f, uint32_t prev)
+{
+	if (prev < FTL_BUF_BASE)
+		ftl_invalidate(f, prev);
+}
+
 /* Moves slot from to slot to (page and logical page), keeping the map on it. */
 static void move_slot(struct ftl *f, uint32_t from, uint32_t to)
 {
@@ -196,6 +204,7 @@ static void move_slot(struct ftl *f, uint32_t from, uint32_t to)
 	uint8_t *pages = b->unit + FTL_PAGE;
 	memcpy(pages + (size_t)to * FTL_PAGE, pages + (size_t)from * FTL_PAGE, FTL_PAGE);
 	b->lpn[to] = b->lpn[from];
+	b->prev[to] = b->prev[from];
 	f->l2p[b->lpn[to]] = FTL_BUF_BASE + to;
 }
 
@@ -205,8 +214,10 @@ int ftl_seal_units(struct ftl *f)
 	/* slots whose logical page was trimmed or rewritten elsewhere are dropped first */
 	uint32_t live = 0;
 	for (uint32_t i = 0; i < b->n; i++) {
-		if (f->l2p[b->lpn[i]] != FTL_BUF_BASE + i)
+		if (f->l2p[b->lpn[i]] != FTL_BUF_BASE + i) {
+			unpin(f, b->prev[i]);
 			continue;
+		}
 		if (live != i)
 			move_slot(f, i, live);
 		live++;
@@ -222,6 +233,10 @@ int ftl_seal_units(struct ftl *f)
 		rc = ftl_write_unit(f, &f->user, b->unit, b->lpn, k, b->trims, t, false);
 		if (rc)
 			return rc;
+		/* the new versions are on the media: a flush covers them before any collection
+		 * resets the old ones (it flushes its copies first) */
+		for (uint32_t i = 0; i < k; i++)
+			unpin(f, b->prev[i]);
 		for (uint32_t i = k; i < b->n; i++)
 			move_slot(f, i, i - k);
 		b->n -= k;
@@ -263,8 +278,7 @@ static int slot_for(struct ftl *f, uint32_t lpn, bool fill, uint32_t *slot)
 		else if (zdev_read(f->z, v, page, 1) != 0)
 			return -EIO;
 	}
-	if (v != FTL_UNMAPPED)
-		ftl_invalidate(f, v);
+	b->prev[s] = v; /* stays valid until the slot's unit is written (unpin) */
 	f->l2p[lpn] = FTL_BUF_BASE + s;
 	b->lpn[s] = lpn;
 	*slot = s;

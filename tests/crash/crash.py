@@ -260,7 +260,101 @@ class Ctrl(Component):
                 "--state", str(self.state)]
 
 
-COMPONENTS = {c.name: c for c in (Block, Kv, KvAsync, KvStd, Ctrl)}
+def tool_run(build, *args):
+    """The unvme tool as a setup step of a component (no crash point armed)."""
+    subprocess.run([str(build / "tools/unvme/unvme"), *map(str, args)], check=True,
+                   capture_output=True, timeout=120, env=dict(os.environ, UNVME_QUIET="1"))
+
+
+class Ftl(Block):
+    """The host FTL (ftl://) on a conventional file namespace: the block writer and checker
+    through the FTL, the crash points of the file namespace under it. The FTL promises what a
+    Flush (or FUA) covered (docs/zns.md), so the checker always holds the flushed writes only,
+    as after a power cut."""
+    name = "ftl"
+    damage_kinds = []     # the FTL's own checksums decide what a damaged unit loses
+    lba = 4096
+    raw = 16 << 20
+
+    def fresh(self):
+        super().fresh()
+        tool_run(self.build, "id-ctrl", self.dev(fmt=True))  # the FTL formats it once
+
+    def dev(self, own_size=False, fmt=False):
+        inner = f"emu://crashftl?ns=file:{self.raw}:{self.lba}:{self.img}"
+        return f"ftl://{inner}?zone=256K&op=25" + ("&format=1" if fmt else "")
+
+    def writer(self, rnd, log, seed):
+        return super().writer(rnd, log, seed) + ["--max-nlb", str(self.rng.choice([1, 4, 16]))]
+
+    def checker(self, log, powerloss, damage):
+        return [str(self.build / "tests/crash/crash_block"), "check", "--dev", self.dev(),
+                "--log", str(log), "--state", str(self.state), "--powerloss"]
+
+
+class HostKv(Kv):
+    """The host KV engine (hostkv://) on a conventional file namespace, through the standard
+    KV command set with Flushes (its controller's write cache setting is not saveable, which
+    the KV SDK's own open would need). Its promise is the flush's (docs/zns.md): with the
+    write cache on, a store or delete is durable once a later Flush completed; with it off,
+    once acknowledged. The checker holds the durable ones."""
+    name = "hostkv"
+    api, check_api = "std", "std"
+    points = Block.points  # the file namespace's: torn and killed unit writes and flushes
+    point_max = {"ns.write.before": 100, "ns.write.torn": 100, "ns.write.after": 100,
+                 "ns.flush.before": 40, "ns.flush.after": 40}
+    damage_kinds = []     # the engine's own checksums decide what a damaged unit loses
+
+    def fresh(self):
+        Component.fresh(self)
+        self.log_file = self.media / "ns.img"
+        tool_run(self.build, "id-ctrl", self.dev(fmt=True))  # the engine formats it once
+
+    def dev(self, fmt=False):
+        inner = f"emu://crashhkv?ns=file:128M:4096:{self.log_file}"
+        return f"hostkv://{inner}?zone=5M&op=40&unit=16" + ("&format=1" if fmt else "")
+
+    def checker(self, log, powerloss, damage):
+        return super().checker(log, True, damage)
+
+
+class Blobfs(Component):
+    """BlobFS on a file namespace: random namespace and data operations (create, append,
+    overwrite, truncate, rename over, unlink, mkdir, rmdir) with a blobfs_sync every ten,
+    killed at random moments and at the file namespace's crash points. Every round starts
+    from a fresh mkfs (the operation sequence is a function of the seed); the checker runs
+    fsck before anything mounts, then verifies the namespace against the model (the one
+    after some operation between the last sync and the kill) and every synced file's bytes."""
+    name = "blobfs"
+    points = Block.points
+    point_max = {"ns.flush.before": 30, "ns.flush.after": 30}
+    max_delay = 0.8
+
+    def fresh(self):
+        super().fresh()
+        self.img = self.media / "fs.img"
+
+    def dev(self):
+        return f"emu://crashfs?ns=file:64M:512:{self.img}"
+
+    def writer(self, rnd, log, seed):
+        # mkfs belongs to the round's setup, not to what is killed
+        tool_run(self.build, "mkfs", self.dev(), "--force")
+        self.seed = seed & ((1 << 30) - 1)
+        return ["sh", "-c", 'exec "$0" run "$1" "$2" >"$3"', str(blobfs_writer(self.build)),
+                self.dev(), str(self.seed), str(log)]
+
+    def checker(self, log, powerloss, damage):
+        return [sys.executable, str(HERE / "crash_blobfs.py"), "--unvme",
+                str(self.build / "tools/unvme/unvme"), "--writer", str(blobfs_writer(self.build)),
+                "--dev", self.dev(), "--log", str(log), "--seed", str(self.seed)]
+
+
+def blobfs_writer(build):
+    return build / "tests/integration/blobfs_crash_writer"
+
+
+COMPONENTS = {c.name: c for c in (Block, Kv, KvAsync, KvStd, Ctrl, Ftl, HostKv, Blobfs)}
 
 KV_REC = struct.Struct("<IIQIBBBB")
 

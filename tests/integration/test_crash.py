@@ -26,8 +26,11 @@ KV = BUILD / "tests" / "crash" / "crash_kv"
 SHIM = BUILD / "tests" / "crash" / "crash_powerloss.so"
 
 
+# ftl runs more rounds: its lost-write bug (an overwritten page's durable copy collected while
+# the new version was still buffered) showed about once in fifteen rounds
 @pytest.mark.parametrize("component,rounds", [("block", 16), ("kv-sync", 12), ("kv-async", 12),
-                                              ("kv-std", 12), ("ctrl", 6)])
+                                              ("kv-std", 12), ("ctrl", 6), ("ftl", 40),
+                                              ("hostkv", 12), ("blobfs", 12)])
 def test_short_mode_holds_every_promise(component, rounds, tmp_path):
     rc = crash.main(["--build", str(BUILD), "--component", component, "--rounds", str(rounds),
                      "--seconds", "120", "--json", str(tmp_path / "crash.json"),

@@ -89,16 +89,12 @@ static int gc_write(struct ftl *f, uint32_t *lpn, uint32_t k, uint64_t *trims, u
 	return 0;
 }
 
-/* A page to keep: the one its logical page maps to, or the durable version of a logical page
- * whose newer version is still only in the write buffer (a crash before that slot's unit is
- * written must find the old one). */
+/* A page to keep: the one its logical page maps to, or the pinned durable version of a
+ * logical page whose newer version or trim is still only in the write buffer (a crash before
+ * that is written must find the old one). Pages are invalidated exactly when neither. */
 static bool valid(const struct ftl *f, uint64_t ppa)
 {
-	uint32_t lpn = f->p2l[ppa];
-	if (lpn == FTL_INVALID)
-		return false;
-	uint32_t v = f->l2p[lpn];
-	return v == ppa || (in_buf(v) && f->buf.prev[v - FTL_BUF_BASE] == ppa);
+	return f->p2l[ppa] != FTL_INVALID;
 }
 
 static int collect(struct ftl *f, uint32_t v)
@@ -134,7 +130,11 @@ static int collect(struct ftl *f, uint32_t v)
 		if (!carry)
 			rc = -ENOMEM;
 		for (uint32_t i = 0; carry && i < t->n; i++)
-			if (t->ent[2 * i + 1] > f->ck_seq && f->l2p[t->ent[2 * i]] == FTL_UNMAPPED)
+			/* only while the trim is what the media says: a durable write after it
+			 * (or its pinned page) must not be undone by a copy of the trim that
+			 * replays later */
+			if (t->ent[2 * i + 1] > f->ck_seq &&
+			    ftl_durable_of(f, (uint32_t)t->ent[2 * i]) == FTL_UNMAPPED)
 				carry[ncarry++] = t->ent[2 * i];
 	}
 	if (!rc)

@@ -87,12 +87,15 @@ struct ftl_stream {
 struct ftl_buf {
 	uint8_t *unit;    /* unit_pages + 1 pages: header, then the slots */
 	uint32_t *lpn;    /* logical page of each slot */
-	/* The page each slot's logical page mapped to before the write that brought it here:
-	 * the durable version until the slot's unit is written, so it stays valid (garbage
-	 * collection copies it rather than resetting it away), FTL_UNMAPPED when none. */
+	/* The page each slot's logical page mapped to on the media before the write that
+	 * brought it here: the durable version until the slot's unit is written, so it stays
+	 * valid (garbage collection copies it rather than resetting it away), FTL_UNMAPPED when
+	 * none. A logical page has at most one pinned page (in prev or tprev): a page stays
+	 * valid (p2l set) exactly while it is mapped or pinned. */
 	uint32_t *prev;
 	uint32_t n;       /* slots used */
 	uint64_t *trims;  /* trimmed logical pages waiting for a unit */
+	uint32_t *tprev;  /* per trim: the durable page it supersedes, pinned like prev */
 	uint32_t ntrims;
 };
 
@@ -142,6 +145,11 @@ struct ftl {
  * when one is due (ftl_seal_units: never). Lock held. */
 int ftl_seal(struct ftl *f);
 int ftl_seal_units(struct ftl *f);
+/* The pinned page of lpn (in a buffer slot's prev or a pending trim's tprev), NULL if none. */
+uint32_t *ftl_pin_of(struct ftl *f, uint32_t lpn);
+/* Where lpn is on the media, as a crash now would find it: its mapped page, or the pinned
+ * durable version while a newer write or trim waits in the buffer; FTL_UNMAPPED if none. */
+uint32_t ftl_durable_of(struct ftl *f, uint32_t lpn);
 /* Marks a physical page's logical page gone (overwritten or trimmed). */
 void ftl_invalidate(struct ftl *f, uint32_t ppa);
 /* Takes a free zone for a stream (gc: may use the reserve). -ENOSPC when none is left. */

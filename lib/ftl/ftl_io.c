@@ -151,14 +151,19 @@ int ftl_write_unit(struct ftl *f, struct ftl_stream *s, uint8_t *unit, const uin
 	uint32_t zone = s->zone;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t ppa = (uint32_t)(at + 1 + i), old = f->l2p[lpn[i]];
-		f->p2l[ppa] = lpn[i];
-		f->vpc[zone]++;
-		if (gc && in_buf(old)) {
-			/* the durable version of a page whose newer one waits in the buffer: the copy
-			 * takes its place until that slot's unit is written */
-			f->buf.prev[old - FTL_BUF_BASE] = ppa;
+		if (gc && old >= FTL_BUF_BASE) {
+			/* a pinned page: the durable version of a page whose newer version or trim
+			 * waits in the buffer; the copy is pinned in its place, the map stays */
+			uint32_t *pin = ftl_pin_of(f, lpn[i]);
+			if (pin) {
+				*pin = ppa;
+				f->p2l[ppa] = lpn[i];
+				f->vpc[zone]++;
+			}
 			continue;
 		}
+		f->p2l[ppa] = lpn[i];
+		f->vpc[zone]++;
 		if (old < FTL_BUF_BASE)
 			ftl_invalidate(f, old); /* a copy made by garbage collection */
 		f->l2p[lpn[i]] = ppa;
@@ -197,6 +202,27 @@ static void unpin(struct ftl *f, uint32_t prev)
 		ftl_invalidate(f, prev);
 }
 
+uint32_t *ftl_pin_of(struct ftl *f, uint32_t lpn)
+{
+	struct ftl_buf *b = &f->buf;
+	uint32_t v = f->l2p[lpn];
+	if (in_buf(v) && b->prev[v - FTL_BUF_BASE] < FTL_BUF_BASE)
+		return &b->prev[v - FTL_BUF_BASE];
+	for (uint32_t i = 0; i < b->ntrims; i++)
+		if (b->trims[i] == lpn && b->tprev[i] < FTL_BUF_BASE)
+			return &b->tprev[i];
+	return NULL;
+}
+
+uint32_t ftl_durable_of(struct ftl *f, uint32_t lpn)
+{
+	uint32_t v = f->l2p[lpn];
+	if (v < FTL_BUF_BASE)
+		return v;
+	uint32_t *pin = ftl_pin_of(f, lpn);
+	return pin ? *pin : FTL_UNMAPPED;
+}
+
 /* Moves slot from to slot to (page and logical page), keeping the map on it. */
 static void move_slot(struct ftl *f, uint32_t from, uint32_t to)
 {
@@ -227,16 +253,24 @@ int ftl_seal_units(struct ftl *f)
 		int rc = user_zone(f);
 		if (rc)
 			return rc;
+		/* trims go first: a trim waiting in the buffer is older than any write of its page
+		 * there (a later trim drops the slot), and replay applies a unit's trims before its
+		 * pages, units in order; a write in an earlier unit than its trim would be undone */
 		uint64_t room = ftl_stream_room(f, &f->user) - 1;
+		uint32_t t = b->ntrims < FTL_HDR_ENTS ? b->ntrims : (uint32_t)FTL_HDR_ENTS;
 		uint32_t k = b->n < room ? b->n : (uint32_t)room;
-		uint32_t t = b->ntrims < FTL_HDR_ENTS - k ? b->ntrims : (uint32_t)(FTL_HDR_ENTS - k);
+		if (k > FTL_HDR_ENTS - t)
+			k = (uint32_t)(FTL_HDR_ENTS - t);
 		rc = ftl_write_unit(f, &f->user, b->unit, b->lpn, k, b->trims, t, false);
 		if (rc)
 			return rc;
-		/* the new versions are on the media: a flush covers them before any collection
-		 * resets the old ones (it flushes its copies first) */
+		/* the new versions and trims are on the media: a flush covers them before any
+		 * collection resets the old ones (it flushes its copies first) */
 		for (uint32_t i = 0; i < k; i++)
 			unpin(f, b->prev[i]);
+		for (uint32_t i = 0; i < t; i++)
+			unpin(f, b->tprev[i]);
+		memmove(b->tprev, b->tprev + t, (size_t)(b->ntrims - t) * sizeof(*b->tprev));
 		for (uint32_t i = k; i < b->n; i++)
 			move_slot(f, i, i - k);
 		b->n -= k;
@@ -371,18 +405,24 @@ uint16_t ftl_read(struct ftl *f, uint64_t off, const struct iovec *iov, unsigned
 /* Unmaps logical page lpn, remembering the trim for the next unit (lock held). */
 static int trim_page(struct ftl *f, uint32_t lpn)
 {
-	uint32_t v = f->l2p[lpn];
-	if (v == FTL_UNMAPPED)
+	struct ftl_buf *b = &f->buf;
+	if (f->l2p[lpn] == FTL_UNMAPPED)
 		return 0;
-	if (!in_buf(v))
-		ftl_invalidate(f, v);
-	f->l2p[lpn] = FTL_UNMAPPED;
-	if (f->buf.ntrims == FTL_HDR_ENTS) {
+	if (b->ntrims == FTL_HDR_ENTS) {
 		int rc = ftl_seal(f);
 		if (rc)
 			return rc;
 	}
-	f->buf.trims[f->buf.ntrims++] = lpn;
+	/* the durable version stays valid (pinned by the trim) until the trim is on the media;
+	 * a buffered slot of the page gives its pin to the trim (the slot is dropped) */
+	uint32_t v = f->l2p[lpn], pin = v;
+	if (in_buf(v)) {
+		pin = b->prev[v - FTL_BUF_BASE];
+		b->prev[v - FTL_BUF_BASE] = FTL_UNMAPPED;
+	}
+	f->l2p[lpn] = FTL_UNMAPPED;
+	b->tprev[b->ntrims] = pin;
+	b->trims[b->ntrims++] = lpn;
 	return 0;
 }
 

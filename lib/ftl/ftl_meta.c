@@ -359,9 +359,11 @@ static int alloc_state(struct ftl *f)
 	f->buf.lpn = calloc(FTL_MAX_UNIT, sizeof(*f->buf.lpn));
 	f->buf.prev = calloc(FTL_MAX_UNIT, sizeof(*f->buf.prev));
 	f->buf.trims = calloc(FTL_HDR_ENTS, sizeof(*f->buf.trims));
+	f->buf.tprev = calloc(FTL_HDR_ENTS, sizeof(*f->buf.tprev));
 	f->gc_unit = unvme_dma_zalloc((size_t)(FTL_MAX_UNIT + 1) * FTL_PAGE, FTL_PAGE);
 	if (!f->l2p || !f->p2l || !f->vpc || !f->role || !f->mtime || !f->ztrims || !f->buf.unit ||
-	    !f->buf.lpn || !f->buf.prev || !f->buf.trims || !f->gc_unit)
+	    !f->buf.lpn || !f->buf.prev || !f->buf.trims || !f->buf.tprev ||
+	    !f->gc_unit)
 		return -ENOMEM;
 	memset(f->l2p, 0xff, f->user_pages * sizeof(*f->l2p));
 	memset(f->p2l, 0xff, phys * sizeof(*f->p2l));
@@ -559,6 +561,7 @@ static void free_state(struct ftl *f)
 	free(f->buf.lpn);
 	free(f->buf.prev);
 	free(f->buf.trims);
+	free(f->buf.tprev);
 	unvme_dma_free(f->gc_unit);
 }
 

@@ -85,6 +85,19 @@ def test_found_counts_follow_the_random_keys(env):
     assert 0 < found < 1500
 
 
+def test_fills_start_fresh(env):
+    """db_bench starts fillseq and fillrandom on an empty database: after fillseq,fillrandom
+    only fillrandom's keys are there."""
+    num, seed = 1500, 21
+    out = ok(env, "--benchmarks=fillseq,fillrandom,readrandom,fillseq,readseq", f"--num={num}",
+             f"--seed={seed}", f"--device={DEV}")
+    written = set(draws(seed, 2, 0, num, num))
+    found = sum(1 for k in draws(seed, 3, 0, num, num) if k in written)
+    assert results(out)[2][3:] == (found, num)
+    assert found < num
+    assert operations(out)[4] == num
+
+
 def test_histogram_block(env):
     out = ok(env, "--benchmarks=fillseq,deleterandom", "--num=1000", "--histogram=1",
              "--seed=3", f"--device={DEV}")

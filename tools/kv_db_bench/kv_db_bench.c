@@ -12,6 +12,7 @@
 #include "kv_apis.h"
 #include "kv_sdk_config.h"
 #include "kvdb_flags.h"
+#include "kvdb_fresh.h"
 #include "kvdb_run.h"
 #include "lib/common/clock.h"
 
@@ -117,8 +118,12 @@ int main(int argc, char **argv)
 	}
 	header(&f, &c);
 	int result = KVDB_EXIT_OK;
-	for (int i = 0; i < count && result == KVDB_EXIT_OK; i++)
-		result = kvdb_run(&c, list[i]);
+	for (int i = 0; i < count && result == KVDB_EXIT_OK; i++) {
+		if (list[i] == KVDB_FILLSEQ || list[i] == KVDB_FILLRANDOM)
+			result = kvdb_fresh(c.handle, c.ndev, c.ks.prefix);
+		if (result == KVDB_EXIT_OK)
+			result = kvdb_run(&c, list[i]);
+	}
 	fflush(stdout);
 	kv_sdk_finalize();
 	return result;

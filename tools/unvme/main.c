@@ -86,6 +86,8 @@ int cmd_help(struct cli_args *a)
 int cmd_version(struct cli_args *a)
 {
 	printf("unvme %s\n", UNVME_VERSION);
+	printf("library: libunvme %s\n", unvme_version());
+	printf("build: %s\n", unvme_build_options());
 	return EXIT_OK;
 }
 

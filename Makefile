@@ -44,7 +44,7 @@ test-tsan: deps $(TSAN_BUILD)/build.ninja
 	TSAN_OPTIONS=halt_on_error=1 meson test -C $(TSAN_BUILD) --suite threaded --print-errorlogs
 
 test-integration: build
-	UNVME_BUILD=$(BUILD) $(PYTEST) -q tests/integration
+	UNVME_BUILD=$(BUILD) $(PYTEST) -q tests/integration tests/python
 
 # The VFIO driver against real NVMe hardware emulation: a QEMU guest (TCG, intel-iommu) with four
 # emulated NVMe controllers; artifacts are cached under ~/.cache/unvme/qemu. See docs/vfio.md.

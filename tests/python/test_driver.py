@@ -7,8 +7,9 @@ import subprocess
 
 import pytest
 
+import unvme_env  # noqa: F401 (first: the library and the environment)
 import unvme
-from conftest import BUILD
+from unvme_env import BUILD
 
 DEV = "emu://pyt?ns=mem:16M:512&ns=mem:8M:4096"
 

@@ -5,8 +5,9 @@ import re
 
 import pytest
 
+import unvme_env  # noqa: F401 (first: the library and the environment)
 import unvme
-from conftest import REPO
+from unvme_env import REPO
 from unvme import kv_results
 
 

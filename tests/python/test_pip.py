@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import LIB, REPO
+from unvme_env import LIB, REPO
 
 DEB_PY = "/usr/bin/python3"
 

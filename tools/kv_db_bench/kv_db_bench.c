@@ -35,19 +35,19 @@ static int parse_list(const char *list, enum kvdb_bench *out, int *count)
 			if (*count == MAX_BENCHES) {
 				fprintf(stderr, "kv_db_bench: --benchmarks: more than %d benchmarks\n",
 					MAX_BENCHES);
-				return KVDB_EXIT_USAGE;
+				return KVT_EXIT_USAGE;
 			}
 			if (!kvdb_bench_find(p, len, &out[*count])) {
 				fprintf(stderr, "kv_db_bench: --benchmarks: unknown benchmark '%.*s' "
 						"(known: fillseq fillrandom overwrite readrandom readseq "
 						"readwhilewriting deleterandom)\n", (int)len, p);
-				return KVDB_EXIT_USAGE;
+				return KVT_EXIT_USAGE;
 			}
 			(*count)++;
 		}
 		p += len + (comma ? 1 : 0);
 	}
-	return KVDB_EXIT_OK;
+	return KVT_EXIT_OK;
 }
 
 static void header(const struct kvdb_flags *f, const struct kvdb_ctx *c)
@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 	if (why) {
 		fprintf(stderr, "kv_db_bench: --key_size=%d with --num=%lld: %s\n", f.key_size,
 			(long long)f.num, why);
-		return KVDB_EXIT_USAGE;
+		return KVT_EXIT_USAGE;
 	}
 
 	if (f.json) {
@@ -102,11 +102,11 @@ int main(int argc, char **argv)
 		rc = kvt_sdk_start_cfg(&cfg, "kv_db_bench");
 	}
 	if (rc)
-		return KVDB_EXIT_HOST;
+		return KVT_EXIT_HOST;
 	if (kv_get_device_handles(&c.ndev, c.handle) != KV_SUCCESS || c.ndev < 1) {
 		fprintf(stderr, "kv_db_bench: the SDK started with no device\n");
 		kv_sdk_finalize();
-		return KVDB_EXIT_HOST;
+		return KVT_EXIT_HOST;
 	}
 
 	if (f.seed == 0) {
@@ -117,11 +117,11 @@ int main(int argc, char **argv)
 		c.seed = (uint64_t)f.seed;
 	}
 	header(&f, &c);
-	int result = KVDB_EXIT_OK;
-	for (int i = 0; i < count && result == KVDB_EXIT_OK; i++) {
+	int result = KVT_EXIT_OK;
+	for (int i = 0; i < count && result == KVT_EXIT_OK; i++) {
 		if (list[i] == KVDB_FILLSEQ || list[i] == KVDB_FILLRANDOM)
 			result = kvdb_fresh(c.handle, c.ndev, c.ks.prefix);
-		if (result == KVDB_EXIT_OK)
+		if (result == KVT_EXIT_OK)
 			result = kvdb_run(&c, list[i]);
 	}
 	fflush(stdout);

@@ -61,7 +61,7 @@ static int bad(const char *name, const char *val, const char *why)
 {
 	fprintf(stderr, PROG ": invalid value '%s' for --%s: %s (see " PROG " --help)\n", val, name,
 		why);
-	return KVDB_EXIT_USAGE;
+	return KVT_EXIT_USAGE;
 }
 
 static int set(struct kvdb_flags *f, const struct flag *fl, const char *val)
@@ -127,16 +127,16 @@ int kvdb_flags_parse(struct kvdb_flags *f, int argc, char **argv)
 		if (arg[0] != '-' || arg[1] == '\0') {
 			fprintf(stderr, PROG ": unexpected argument '%s': flags are --name=value "
 					"(see " PROG " --help)\n", arg);
-			return KVDB_EXIT_USAGE;
+			return KVT_EXIT_USAGE;
 		}
 		const char *name = arg + (arg[1] == '-' ? 2 : 1);
 		if (strcmp(name, "help") == 0 || strcmp(name, "h") == 0) {
 			usage(stdout);
-			return KVDB_EXIT_OK;
+			return KVT_EXIT_OK;
 		}
 		if (strcmp(name, "version") == 0) {
 			printf(PROG " (uNVMe %s)\n", UNVME_VERSION);
-			return KVDB_EXIT_OK;
+			return KVT_EXIT_OK;
 		}
 		const char *eq = strchr(name, '=');
 		size_t len = eq ? (size_t)(eq - name) : strlen(name);
@@ -152,7 +152,7 @@ int kvdb_flags_parse(struct kvdb_flags *f, int argc, char **argv)
 		if (!fl) {
 			fprintf(stderr, PROG ": unknown flag '--%.*s' (see " PROG " --help)\n",
 				(int)len, name);
-			return KVDB_EXIT_USAGE;
+			return KVT_EXIT_USAGE;
 		}
 		const char *val;
 		if (eq) {
@@ -164,7 +164,7 @@ int kvdb_flags_parse(struct kvdb_flags *f, int argc, char **argv)
 		} else {
 			fprintf(stderr, PROG ": flag '--%s' needs a value (see " PROG " --help)\n",
 				fl->name);
-			return KVDB_EXIT_USAGE;
+			return KVT_EXIT_USAGE;
 		}
 		int rc = set(f, fl, val);
 		if (rc >= 0)

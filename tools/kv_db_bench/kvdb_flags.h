@@ -11,13 +11,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kv_exit.h" /* the exit codes, the other KV tools' */
+
 #define KVDB_DEFAULT_BENCHMARKS \
 	"fillseq,fillrandom,overwrite,readrandom,readseq,readwhilewriting,deleterandom"
 #define KVDB_DEFAULT_DEVICE "emu://kvdbbench?ns=kv:1G"
 
-/* Exit codes, as the other KV tools': 0 success, 1 a call failed (or a read returned other
- * data than was stored), 2 usage error, 3 the SDK could not be started. */
-enum { KVDB_EXIT_OK = 0, KVDB_EXIT_DEVICE = 1, KVDB_EXIT_USAGE = 2, KVDB_EXIT_HOST = 3 };
 
 struct kvdb_flags {
 	const char *benchmarks;

@@ -57,19 +57,12 @@ static int list_keys(uint64_t h, uint32_t prefix, struct keylist *l, const char 
 	}
 	int rc;
 	do {
-		kv_iterate ir;
-		memset(&ir, 0, sizeof(ir));
-		ir.iterator = it;
-		ir.kv.keyspace_id = KV_KEYSPACE_IODATA;
-		ir.kv.value.value = buf;
-		ir.kv.value.length = KV_ITERATE_READ_BUFFER_SIZE;
-		rc = kv_iterate_read(h, &ir);
+		uint32_t len;
+		rc = kvt_iter_read(h, it, buf, &len);
 		if (rc != KV_SUCCESS && rc != KV_ERR_ITERATE_READ_EOF) {
 			*call = "kv_iterate_read";
 			break;
 		}
-		uint32_t len = ir.kv.value.length < KV_ITERATE_READ_BUFFER_SIZE
-				       ? ir.kv.value.length : KV_ITERATE_READ_BUFFER_SIZE;
 		if (kvt_iter_parse(buf, len, add_key, l) < 0) {
 			*call = "kv_iterate_read (malformed key list)";
 			rc = KV_ERR_ITERATE_ERROR;
@@ -116,8 +109,8 @@ int kvdb_fresh(const uint64_t *handles, int ndev, uint32_t prefix)
 			char rs[64];
 			fprintf(stderr, "kv_db_bench: emptying device %d for a fresh fill: %s: %s\n", d,
 				call, kvt_result_str(rc, rs, sizeof(rs)));
-			return rc == KV_ERR_HEAP_ALLOC_FAILURE ? KVDB_EXIT_HOST : KVDB_EXIT_DEVICE;
+			return rc == KV_ERR_HEAP_ALLOC_FAILURE ? KVT_EXIT_HOST : KVT_EXIT_DEVICE;
 		}
 	}
-	return KVDB_EXIT_OK;
+	return KVT_EXIT_OK;
 }

@@ -222,14 +222,8 @@ static int scan_next(struct worker *w, struct scan *sc, uint8_t *buf)
 			}
 			sc->it = it;
 		}
-		kv_iterate ir;
-		memset(&ir, 0, sizeof(ir));
-		ir.iterator = sc->it;
-		ir.kv.keyspace_id = KV_KEYSPACE_IODATA;
-		ir.kv.value.value = buf;
-		ir.kv.value.length = KV_ITERATE_READ_BUFFER_SIZE;
-		ir.kv.param.io_option.iterate_read_option = KV_ITERATE_READ_DEFAULT;
-		int rc = kv_iterate_read(h, &ir);
+		uint32_t got;
+		int rc = kvt_iter_read(h, sc->it, buf, &got);
 		if (rc != KV_SUCCESS && rc != KV_ERR_ITERATE_READ_EOF)
 			failed(w, "kv_iterate_read", rc, 0);
 		if (rc != KV_SUCCESS) {
@@ -241,8 +235,7 @@ static int scan_next(struct worker *w, struct scan *sc, uint8_t *buf)
 			sc->dev = w->st.error ? c->ndev : sc->dev + 1;
 		}
 		if (rc == KV_SUCCESS || rc == KV_ERR_ITERATE_READ_EOF) {
-			len = (int)(ir.kv.value.length < KV_ITERATE_READ_BUFFER_SIZE
-					    ? ir.kv.value.length : KV_ITERATE_READ_BUFFER_SIZE);
+			len = (int)got;
 			break;
 		}
 	}
@@ -354,20 +347,20 @@ static int explain(const struct kvdb_ctx *c, enum kvdb_bench b, const struct wor
 	if (w->st.bad_data) {
 		fprintf(stderr, "kv_db_bench: %s: key '%s' returned other data than was stored\n",
 			names[b], key);
-		return KVDB_EXIT_DEVICE;
+		return KVT_EXIT_DEVICE;
 	}
 	char rs[64];
 	kvt_result_str(w->st.error, rs, sizeof(rs));
 	if (w->st.error == KV_ERR_HEAP_ALLOC_FAILURE && strcmp(w->st.error_call, "out of memory") == 0) {
 		fprintf(stderr, "kv_db_bench: %s: out of memory\n", names[b]);
-		return KVDB_EXIT_HOST;
+		return KVT_EXIT_HOST;
 	}
 	if (strncmp(w->st.error_call, "kv_iterate", 10) == 0)
 		fprintf(stderr, "kv_db_bench: %s: %s: %s\n", names[b], w->st.error_call, rs);
 	else
 		fprintf(stderr, "kv_db_bench: %s: %s of key '%s': %s\n", names[b], w->st.error_call,
 			key, rs);
-	return KVDB_EXIT_DEVICE;
+	return KVT_EXIT_DEVICE;
 }
 
 int kvdb_run(struct kvdb_ctx *c, enum kvdb_bench b)
@@ -382,7 +375,7 @@ int kvdb_run(struct kvdb_ctx *c, enum kvdb_bench b)
 		free(w);
 		free(tid);
 		fprintf(stderr, "kv_db_bench: %s: out of memory\n", names[b]);
-		return KVDB_EXIT_HOST;
+		return KVT_EXIT_HOST;
 	}
 	atomic_bool stop;
 	atomic_init(&stop, false);
@@ -392,7 +385,7 @@ int kvdb_run(struct kvdb_ctx *c, enum kvdb_bench b)
 	pthread_mutex_init(&scan.lock, NULL);
 	atomic_init(&scan.left, reads_of(f));
 	c->runs++;
-	int rc = KVDB_EXIT_OK;
+	int rc = KVT_EXIT_OK;
 	unsigned started = 0;
 	for (unsigned t = 0; t < n; t++) {
 		w[t].ctx = c;
@@ -409,18 +402,18 @@ int kvdb_run(struct kvdb_ctx *c, enum kvdb_bench b)
 		kvdb_hist_init(&w[t].st.hist);
 		if (!w[t].key || !w[t].value) {
 			fprintf(stderr, "kv_db_bench: %s: out of memory\n", names[b]);
-			rc = KVDB_EXIT_HOST;
+			rc = KVT_EXIT_HOST;
 			break;
 		}
 	}
-	if (rc == KVDB_EXIT_OK) {
+	if (rc == KVT_EXIT_OK) {
 		for (; started < n; started++)
 			if (pthread_create(&tid[started], NULL, work, &w[started]) != 0)
 				break;
 		if (started < n) {
 			/* the barrier waits for n: those that started cannot pass it; give up */
 			fprintf(stderr, "kv_db_bench: %s: cannot start %u threads\n", names[b], n);
-			exit(KVDB_EXIT_HOST);
+			exit(KVT_EXIT_HOST);
 		}
 		for (unsigned t = 0; t < readers; t++)
 			pthread_join(tid[t], NULL);
@@ -429,7 +422,7 @@ int kvdb_run(struct kvdb_ctx *c, enum kvdb_bench b)
 			pthread_join(tid[t], NULL);
 	}
 
-	if (rc == KVDB_EXIT_OK) {
+	if (rc == KVT_EXIT_OK) {
 		struct kvdb_stats total = { 0 };
 		kvdb_hist_init(&total.hist);
 		/* readwhilewriting reports its readers; the writer only makes the load */
@@ -440,7 +433,7 @@ int kvdb_run(struct kvdb_ctx *c, enum kvdb_bench b)
 			snprintf(msg, sizeof(msg), "(%" PRIu64 " of %" PRIu64 " found)\n", total.found,
 				 total.done);
 		kvdb_report(stdout, names[b], &total, msg, op_type(b), f->histogram);
-		for (unsigned t = 0; t < n && rc == KVDB_EXIT_OK; t++)
+		for (unsigned t = 0; t < n && rc == KVT_EXIT_OK; t++)
 			if (w[t].st.error || w[t].st.bad_data)
 				rc = explain(c, b, &w[t]);
 	}

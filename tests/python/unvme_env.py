@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The bindings are imported from the source tree (python/) against the built library
-($UNVME_BUILD/libunvme.so, default build/), with a private state directory and the library's
-notices silenced. test_pip.py installs them with pip as a user would."""
+"""Imported by every test here before unvme: the bindings come from the source tree (python/)
+and use the built library ($UNVME_BUILD/libunvme.so, default build/), with a private state
+directory and the library's notices silenced (test_pip.py installs them with pip as a user
+would). Not a conftest.py: tests/integration's conftest is imported as "conftest" by its
+tests, and a second one run in the same pytest session would take its place."""
 import os
 import sys
 import tempfile

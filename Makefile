@@ -7,7 +7,7 @@ FUZZ_BUILD ?= build-fuzz
 PREFIX     ?= /usr/local
 PYTEST     ?= python3 -m pytest
 
-.PHONY: all deps build test test-unit test-asan test-tsan test-integration test-qemu bench-qemu demo bench bench-doc install clean fuzz-passthru \
+.PHONY: all deps build test test-unit test-asan test-tsan test-integration test-qemu bench-qemu demo bench bench-doc install deb clean fuzz-passthru \
 	fuzz-build test-fuzz fuzz crash soak reliability
 
 all: build
@@ -44,7 +44,7 @@ test-tsan: deps $(TSAN_BUILD)/build.ninja
 	TSAN_OPTIONS=halt_on_error=1 meson test -C $(TSAN_BUILD) --suite threaded --print-errorlogs
 
 test-integration: build
-	UNVME_BUILD=$(BUILD) $(PYTEST) -q tests/integration
+	UNVME_BUILD=$(BUILD) $(PYTEST) -q tests/integration tests/python
 
 # The VFIO driver against real NVMe hardware emulation: a QEMU guest (TCG, intel-iommu) with four
 # emulated NVMe controllers; artifacts are cached under ~/.cache/unvme/qemu. See docs/vfio.md.
@@ -119,6 +119,11 @@ bench-doc:
 
 install: build
 	meson install -C $(BUILD)
+
+# Debian packages (libunvme0, libunvme-dev, unvme-tools, unvme-fio, unvme-rocksdb,
+# python3-unvme) from the build, with dpkg-deb; in $(BUILD)/deb (scripts/deb.py).
+deb: build
+	python3 scripts/deb.py --build $(BUILD) --out $(BUILD)/deb
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

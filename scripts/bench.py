@@ -8,6 +8,7 @@ rounds times, and prints a markdown table of medians with their range and ratios
   fio        plugins/fio/bench_fio.py     fio with our engine against fio's null and io_uring
   qd         scripts/bench_qd.py          QD sweep: perf, our fio engine, tuned io_uring, memcpy limit
   kv         scripts/bench_kv.py          KV SDK against RocksDB; same core against separate cores
+  kvdbbench  scripts/bench_kv_db_bench.py kv_db_bench against db_bench, same benchmarks and flags
   devthread  scripts/bench_devthread.py   SSD latency model: QD curve and core-to-device layouts
   blobfs     scripts/bench_blobfs.py      BlobFS: db_bench and direct reads against ext4 on a loop device
   zns        scripts/bench_zns.py         host FTL and host KV on zoned namespaces, WAF against its model
@@ -35,6 +36,7 @@ SECTIONS = {
     "fio": ("fio with our engine", bc.ROOT / "plugins" / "fio" / "bench_fio.py"),
     "qd": ("Queue-depth sweep", bc.ROOT / "scripts" / "bench_qd.py"),
     "kv": ("KV SDK", bc.ROOT / "scripts" / "bench_kv.py"),
+    "kvdbbench": ("kv_db_bench against db_bench", bc.ROOT / "scripts" / "bench_kv_db_bench.py"),
     "devthread": ("Device-thread mode: SSD latency model and core-to-device layouts",
                   bc.ROOT / "scripts" / "bench_devthread.py"),
     "blobfs": ("BlobFS", bc.ROOT / "scripts" / "bench_blobfs.py"),

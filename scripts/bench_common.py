@@ -28,12 +28,17 @@ if not BUILD.is_absolute():
 UNVME = BUILD / "tools" / "unvme" / "unvme"
 KV_PERF = BUILD / "tools" / "kv" / "kv_perf"
 FIO_ENGINE = BUILD / "plugins" / "fio" / "unvme-fio.so"
+KV_DB_BENCH = BUILD / "tools" / "kv_db_bench" / "kv_db_bench"
 PINGPONG = BUILD / "tools" / "bench" / "core_pingpong"
 MEMCPY_FLOOR = BUILD / "tools" / "bench" / "memcpy_floor"
 ENV = dict(os.environ, UNVME_QUIET="1")
 QUICK = os.environ.get("BENCH_QUICK", "") == "1"
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2" if QUICK else "3"))
 TMPFS = "/dev/shm"
+# One result line of db_bench (and of kv_db_bench, which prints the same):
+# "readrandom   :       3.103 micros/op 321336 ops/sec 0.006 seconds 2000 operations;
+#  35.5 MB/s (2000 of 2000 found)": name, micros/op, ops/sec, found, of.
+DB_BENCH_RESULT = r"^(\w+)\s*:\s*([\d.]+) micros/op (\d+) ops/sec.*?(?:\((\d+) of (\d+) found\))?$"
 
 
 def ncpus():

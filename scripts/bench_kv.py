@@ -82,8 +82,8 @@ def db_bench(keys, value_size, threads):
                "--disable_wal=1", "--compression_type=none", f"--threads={threads}",
                f"--db={d}/db"]
         out, _ = bc.run(cmd, timeout=1800)
-    lines = re.findall(r"^(\w+)\s*:\s*[\d.]+ micros/op (\d+) ops/sec.*?(?:\((\d+) of (\d+) found\))?$",
-                       out, re.M)
+    lines = [(name, ops, found, of) for name, _, ops, found, of
+             in re.findall(bc.DB_BENCH_RESULT, out, re.M)]
     if len(lines) != 6:
         raise RuntimeError(f"db_bench printed {len(lines)} results, not 6:\n{out[-2000:]}")
     res = {r: {} for r in ROUNDS_IN_RUN}

@@ -2,14 +2,22 @@
 # uNVMe in one minute, with no NVMe hardware: an emulated controller speaking the real NVMe
 # protocol to the user-space driver, driven by the `unvme` tool.
 #   scripts/demo.sh            (after building; `make demo` does both)
-# The build directory is $BUILD (default: build). Device state goes to $UNVME_STATE_DIR, or a
-# temporary directory removed at the end, so the demo never touches anything else.
+# The build directory is $BUILD (default: build); installed, it runs the unvme on PATH.
+# Device state goes to $UNVME_STATE_DIR, or a temporary directory removed at the end, so the
+# demo never touches anything else.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${BUILD:-build}"
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-UNVME="$BUILD/tools/unvme/unvme"
+# $UNVME, else the built tool, else (the demo installed by the unvme-tools package, as
+# /usr/share/unvme/demo.sh) the unvme on PATH
+if [ -z "${UNVME:-}" ]; then
+  UNVME="$BUILD/tools/unvme/unvme"
+  if [ ! -x "$UNVME" ] && command -v unvme >/dev/null 2>&1; then
+    UNVME="$(command -v unvme)"
+  fi
+fi
 if [ ! -x "$UNVME" ]; then
   echo "demo: $UNVME is not built; run 'make' first (or set BUILD to the build directory)" >&2
   exit 1

@@ -71,6 +71,15 @@ struct unvme_ctrlr;
 struct unvme_ns;
 struct unvme_qpair;
 
+/* ---- version ---- */
+
+/* The library's version, "MAJOR.MINOR.PATCH" (the meson project version). */
+UNVME_API const char *unvme_version(void);
+/* How this library was built, one line of key=value words: buildtype, compiler, sanitizers,
+ * and the versions of the libraries it was built against (liburing, json-c, libcrypto, zlib),
+ * e.g. "buildtype=release compiler=gcc-12.2.0 sanitize=none liburing=2.3 ...". */
+UNVME_API const char *unvme_build_options(void);
+
 /* ---- errors ---- */
 
 /* Name of an NVMe status in the library's (SCT << 8) | SC form, e.g. "LBA Out of Range".

@@ -45,6 +45,17 @@
 #endif
 
 #define BFS_BLOCK BLOBFS_BLOCK_SIZE
+
+/* Thread-locals read on every call use the initial-exec model in the RocksDB plugin (loaded
+ * with LD_PRELOAD at start-up, where it is allowed: a plain load instead of a
+ * __tls_get_addr call), and the default model in libunvme.so: a shared library with
+ * initial-exec TLS cannot be dlopen'ed (Python's ctypes, other languages' FFI), glibc
+ * refusing it with "cannot allocate memory in static TLS block". */
+#ifdef BFS_TLS_INITIAL_EXEC
+#define BFS_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define BFS_TLS_MODEL
+#endif
 #define BFS_PAGE_SHIFT 12
 #define BFS_PAGE (1u << BFS_PAGE_SHIFT)
 #define BFS_UNLOGGED 0x1u /* extent flag: allocated in memory, no MAP record yet */

@@ -14,11 +14,10 @@
 #include "bfs.h"
 
 /* The message lives in a buffer allocated at a thread's first failure; the thread-local
- * variable is one pointer in the initial-exec model, so that every call's "clear the last
- * message" costs a plain load, not a __tls_get_addr call (the RocksDB plugin is a shared
- * library, loaded with LD_PRELOAD at start-up, where initial-exec is allowed). */
+ * variable is one pointer, in the initial-exec model where that is allowed (BFS_TLS_MODEL),
+ * so that every call's "clear the last message" costs a plain load. */
 #define ERRLEN 512
-static __thread char *errbuf __attribute__((tls_model("initial-exec")));
+static __thread char *errbuf BFS_TLS_MODEL;
 static pthread_key_t err_key;
 static pthread_once_t err_once = PTHREAD_ONCE_INIT;
 

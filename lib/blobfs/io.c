@@ -16,7 +16,7 @@
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t ctx_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-static __thread struct bfs_qctx *t_ctxs __attribute__((tls_model("initial-exec")));
+static __thread struct bfs_qctx *t_ctxs BFS_TLS_MODEL;
 
 static void release_ctx_io(struct bfs_qctx *q)
 {

@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO, build_dir
 
 QUICK_ROUNDS = 2
-SECTIONS = ("per_io", "fio", "qd", "kv", "devthread", "blobfs", "zns", "tcp")
+SECTIONS = ("per_io", "fio", "qd", "kv", "kvdbbench", "devthread", "blobfs", "zns", "tcp")
 
 
 def quick_env():
@@ -55,7 +55,7 @@ def test_every_section_runs(quick_bench):
     assert res["meta"]["quick"] and res["meta"]["rounds"] == QUICK_ROUNDS
     md = path.with_suffix(".md").read_text()
     for title in ("Driver + emulated device per I/O", "fio with our engine", "Queue-depth sweep",
-                  "KV SDK", "Device-thread mode", "BlobFS", "Host-managed flash", "NVMe over TCP"):
+                  "KV SDK", "kv_db_bench against db_bench", "Device-thread mode", "BlobFS", "Host-managed flash", "NVMe over TCP"):
         assert f"## {title}" in md
 
 
@@ -114,6 +114,24 @@ def test_kv_same_work_on_both_sides(quick_bench):
         for col in ("same core, QD 1", "separate cores, QD 1", "separate cores, QD 64"):
             check_stat(r[col])
         check_stat(r["separate_vs_same_qd1"])
+
+
+@needs_tools
+def test_kvdbbench_same_flags_both_sides(quick_bench):
+    d = quick_bench[2]["sections"]["kvdbbench"]
+    assert "--num=2000" in d["flags"] and "--threads=1" in d["flags"]
+    rows = {r["benchmark"]: r for r in d["rows"]}
+    assert list(rows) == ["fillseq", "fillrandom", "overwrite", "readrandom", "readseq",
+                          "readwhilewriting", "deleterandom"]
+    for r in rows.values():
+        check_stat(r["ours"])
+        check_stat(r["rocksdb"])
+        check_stat(r["ratio"])
+    # both sides start fillrandom on an empty store and overwrite with repeats: the same share
+    # of random reads finds its key (1 - 1/e^2 in expectation)
+    r = rows["readrandom"]
+    ours, theirs = r["ours_found"]["median"], r["rocksdb_found"]["median"]
+    assert 0.8 < ours < 0.92 and 0.8 < theirs < 0.92, (ours, theirs)
 
 
 @needs_tools

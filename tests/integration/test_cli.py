@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The command line itself: help, version, exit codes for usage errors, and no crash whatever
 the arguments."""
+import re
+
 import pytest
+
+from conftest import REPO
 
 COMMANDS = ["list", "devices", "id-ctrl", "id-ns", "list-ns", "ns-descs", "smart-log",
             "error-log", "fw-log", "get-log", "get-feature", "set-feature", "format",
@@ -28,6 +32,17 @@ def test_no_arguments_is_a_usage_error(unvme):
 def test_version(unvme):
     r = unvme.ok("version")
     assert r.out.startswith("unvme ")
+    # --version is the same, with the library's version and how it was built
+    assert unvme.ok("--version").out == r.out
+    tool, lib, build = r.out.splitlines()
+    version = tool.split()[1]
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version)
+    assert lib == f"library: libunvme {version}"
+    opts = dict(w.split("=", 1) for w in build.removeprefix("build: ").split())
+    assert {"buildtype", "compiler", "sanitize", "liburing", "json-c", "libcrypto",
+            "zlib"} <= set(opts)
+    meson = (REPO / "meson.build").read_text()
+    assert f"version: '{version}'" in meson
 
 
 @pytest.mark.parametrize("cmd", COMMANDS)
@@ -105,7 +120,7 @@ def test_batch_runs_lines_and_semicolons_and_stops_at_the_first_failure(unvme):
     r = unvme.batch("emu://b?ns=mem:1M:512",
                     "version; version\n# a comment\nread -s 999999999\nversion\n")
     assert r.rc == 1, r
-    assert r.out.count("unvme ") == 2
+    assert sum(line.startswith("unvme ") for line in r.out.splitlines()) == 2
     assert "LBA Out of Range" in r.err
 
 

@@ -14,4 +14,9 @@
 int kvt_iter_parse(const uint8_t *buf, uint32_t len,
 		   void (*fn)(const uint8_t *key, uint32_t klen, void *arg), void *arg);
 
+/* One synchronous kv_iterate_read of iterator `iterator` into buf (KV_ITERATE_READ_BUFFER_SIZE
+ * bytes); *len receives the bytes filled (bounded by the buffer). Returns the kv_result:
+ * KV_SUCCESS, KV_ERR_ITERATE_READ_EOF (the buffer may still hold keys) or a failure. */
+int kvt_iter_read(uint64_t handle, uint32_t iterator, uint8_t *buf, uint32_t *len);
+
 #endif

@@ -10,12 +10,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kv_exit.h"
 #include "kv_phase.h"
 
 #define KVT_DEFAULT_DEVICE "emu://sdkperf?ns=kv:1G"
 
-/* Exit codes, as the unvme tool's. */
-enum { KVT_EXIT_OK = 0, KVT_EXIT_DEVICE = 1, KVT_EXIT_USAGE = 2, KVT_EXIT_HOST = 3 };
 
 struct kvt_bench {
 	const char *prog;

@@ -226,6 +226,10 @@ extern const struct cli_cmd cli_commands[];
 const struct cli_cmd *cli_find_command(const char *name);
 void cli_print_usage(FILE *f);
 void cli_print_command_help(FILE *f, const struct cli_cmd *c);
+/* man_scdoc.c: the command sections of man page GROUP in scdoc (the build runs
+ * `unvme --man-scdoc GROUP`), and every "group command" pair (`unvme --man-groups`). */
+int cli_print_scdoc(FILE *f, const char *group);
+int cli_print_man_groups(FILE *f);
 
 /* options.c */
 /* Parses argv (argv[0] is the command name) into a. Returns EXIT_OK or EXIT_USAGE after

@@ -27,6 +27,14 @@ int cli_run(int argc, char **argv)
 	}
 	if (strcmp(name, "--version") == 0)
 		name = "version";
+	/* for the build (man pages) and the tests, not listed in the help */
+	if (strcmp(name, "--man-scdoc") == 0) {
+		if (argc != 2)
+			return cli_fail(name, EXIT_USAGE, "usage: unvme --man-scdoc GROUP");
+		return cli_print_scdoc(stdout, argv[1]);
+	}
+	if (strcmp(name, "--man-groups") == 0)
+		return cli_print_man_groups(stdout);
 	const struct cli_raw_cmd *r = cli_find_raw(name);
 	if (r) {
 		if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
@@ -86,6 +94,8 @@ int cmd_help(struct cli_args *a)
 int cmd_version(struct cli_args *a)
 {
 	printf("unvme %s\n", UNVME_VERSION);
+	printf("library: libunvme %s\n", unvme_version());
+	printf("build: %s\n", unvme_build_options());
 	return EXIT_OK;
 }
 

@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The KV SDK's kv_result codes by name, as include/unvme/kv/kv_types.h spells them (a test
+checks this table against the header)."""
+
+KV_RESULTS = {
+    "KV_SUCCESS": 0x0,
+    "KV_ERR_INVALID_VALUE_SIZE": 0x1,
+    "KV_ERR_INVALID_VALUE_OFFSET": 0x2,
+    "KV_ERR_INVALID_KEY_SIZE": 0x3,
+    "KV_ERR_INVALID_OPTION": 0x4,
+    "KV_ERR_INVALID_KEYSPACE_ID": 0x5,
+    "KV_ERR_MISALIGNED_VALUE_SIZE": 0x8,
+    "KV_ERR_MISALIGNED_VALUE_OFFSET": 0x9,
+    "KV_ERR_MISALIGNED_KEY_SIZE": 0xa,
+    "KV_ERR_NOT_EXIST_KEY": 0x10,
+    "KV_ERR_UNRECOVERED_ERROR": 0x11,
+    "KV_ERR_CAPACITY_EXCEEDED": 0x12,
+    "KV_ERR_IDEMPOTENT_STORE_FAIL": 0x80,
+    "KV_ERR_MAXIMUM_VALUE_SIZE_LIMIT_EXCEEDED": 0x81,
+    "KV_ERR_ITERATE_FAIL_TO_PROCESS_REQUEST": 0x90,
+    "KV_ERR_ITERATE_NO_AVAILABLE_HANDLE": 0x91,
+    "KV_ERR_ITERATE_HANDLE_ALREADY_OPENED": 0x92,
+    "KV_ERR_ITERATE_READ_EOF": 0x93,
+    "KV_ERR_ITERATE_REQUEST_FAIL": 0x94,
+    "KV_ERR_ITERATE_TCG_LOCKED": 0x95,
+    "KV_ERR_ITERATE_ERROR": 0x96,
+    "KV_ERR_DD_NO_DEVICE": 0x100,
+    "KV_ERR_DD_INVALID_PARAM": 0x101,
+    "KV_ERR_DD_INVALID_QUEUE_TYPE": 0x102,
+    "KV_ERR_DD_NO_AVAILABLE_RESOURCE": 0x103,
+    "KV_ERR_DD_NO_AVAILABLE_QUEUE": 0x104,
+    "KV_ERR_DD_UNSUPPORTED_CMD": 0x105,
+    "KV_ERR_DD_ITERATE_COND_INVALID": 0x106,
+    "KV_ERR_SDK_OPEN": 0x200,
+    "KV_ERR_SDK_CLOSE": 0x201,
+    "KV_ERR_CACHE_NO_CACHED_KEY": 0x202,
+    "KV_ERR_CACHE_INVALID_PARAM": 0x203,
+    "KV_ERR_HEAP_ALLOC_FAILURE": 0x204,
+    "KV_ERR_SLAB_ALLOC_FAILURE": 0x205,
+    "KV_ERR_SDK_INVALID_PARAM": 0x206,
+    "KV_WRN_MORE": 0x300,
+    "KV_ERR_BUFFER": 0x301,
+    "KV_ERR_DECOMPRESSION": 0x302,
+    "KV_ERR_IO": 0x303,
+}
+
+_NAMES = {v: k for k, v in KV_RESULTS.items()}
+
+
+def kv_result_name(result):
+    """The enumerator's name, or "unknown kv_result" for a code the header does not define."""
+    return _NAMES.get(result, "unknown kv_result")
+
+
+# the codes the bindings test for
+SUCCESS = KV_RESULTS["KV_SUCCESS"]
+ERR_NOT_EXIST_KEY = KV_RESULTS["KV_ERR_NOT_EXIST_KEY"]
+ERR_ITERATE_READ_EOF = KV_RESULTS["KV_ERR_ITERATE_READ_EOF"]

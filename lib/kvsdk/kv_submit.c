@@ -160,6 +160,9 @@ void kv_req_on_cpl(void *arg, const struct nvme_cqe *cpl)
 	req->dw0 = cpl->dw0;
 	req->status = NVME_STATUS_FROM_CQE(cpl->status);
 	req->result = kv_result_from_status(req->status, !req->lba);
+	/* given back because the device was pulled out: the original's no-device error */
+	if (unlikely(req->status != 0) && unvme_ctrlr_is_removed(req->dev->ctrlr))
+		req->result = KV_ERR_DD_NO_DEVICE;
 	finish(req);
 }
 
@@ -211,7 +214,9 @@ static bool run_on_sync_queue(struct kv_queue *q, struct kv_req *req, int *resul
 	}
 	while (!atomic_load_explicit(&req->done, memory_order_acquire)) {
 		int p = unvme_qpair_poll(q->qp, 0);
-		if (p < 0) {
+		/* a poll that fails may first have given this very command back (a removed
+		 * device): then it is done, not abandoned */
+		if (p < 0 && !atomic_load_explicit(&req->done, memory_order_acquire)) {
 			*result = kv_result_from_errno(p);
 			kv_err("%s: queue %u failed while waiting: %s", op_name(req->op),
 			       unvme_qpair_id(q->qp), unvme_errmsg());

@@ -74,7 +74,7 @@ static void fill(uint8_t *p, size_t n, uint32_t seed)
 static void test_same_card_comes_back(void)
 {
 	char dev[512];
-	snprintf(dev, sizeof(dev), "emu://hp1?ns=file:16M:512:%s/a.img&mode=thread&rlat=2ms", test_dir);
+	snprintf(dev, sizeof(dev), "emu://hp1?ns=file:16M:512:%s/a.img&mode=thread&rlat=300ms", test_dir);
 	struct unvme_ctrlr *c;
 	REQUIRE(unvme_ctrlr_open(dev, NULL, &c) == 0);
 	struct heard h = { 0 };
@@ -93,7 +93,7 @@ static void test_same_card_comes_back(void)
 	for (int i = 19; i >= 0 && sn[i] == ' '; i--)
 		sn[i] = '\0'; /* Identify pads with spaces, the event does not */
 
-	/* a read in flight (2 ms in the device) when the card is pulled */
+	/* a read in flight (300 ms in the device) when the card is pulled */
 	struct seen s = { 0 };
 	CHECK_EQ(unvme_read(ns, qp, r, 8, 8, seen_cb, &s), 0);
 	unvme_qpair_ring(qp);
@@ -200,7 +200,7 @@ struct worker {
 	_Atomic int submitted, ok, failed, enodev_seen, ok_after_plug;
 	_Atomic bool *plugged;
 	int index;
-	bool setup_ok;
+	_Atomic bool setup_ok;
 };
 
 struct io {
@@ -232,7 +232,7 @@ static void *worker_main(void *arg)
 	struct io ios[INFLIGHT];
 	for (int i = 0; i < INFLIGHT; i++)
 		ios[i] = (struct io){ w, unvme_dma_zalloc(4096, 4096), false };
-	w->setup_ok = true;
+	atomic_store(&w->setup_ok, true);
 	uint32_t n = 0;
 	while (!atomic_load(w->stop)) {
 		for (int i = 0; i < INFLIGHT; i++) {
@@ -279,10 +279,15 @@ static void run_load(const char *dev)
 					 .plugged = &plugged, .index = i };
 		REQUIRE(pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]) == 0);
 	}
-	sleep_ms(100);
+	/* every thread has its queue and I/O going (a loaded machine starts threads late) */
+	uint64_t deadline = now_ms() + 10000;
+	for (int i = 0; i < NTHREADS; i++)
+		while ((!atomic_load(&ws[i].setup_ok) || atomic_load(&ws[i].ok) < 50) &&
+		       now_ms() < deadline)
+			sleep_ms(1);
 	CHECK_EQ(unvme_emu_unplug(dev), 0);
 	/* every thread notices, and nothing of theirs stays outstanding */
-	uint64_t deadline = now_ms() + 5000;
+	deadline = now_ms() + 5000;
 	for (int i = 0; i < NTHREADS; i++)
 		while (atomic_load(&ws[i].enodev_seen) == 0 && now_ms() < deadline)
 			sleep_ms(1);
@@ -300,7 +305,7 @@ static void run_load(const char *dev)
 	atomic_store(&stop, true);
 	for (int i = 0; i < NTHREADS; i++) {
 		pthread_join(ws[i].tid, NULL);
-		CHECK(ws[i].setup_ok);
+		CHECK(atomic_load(&ws[i].setup_ok));
 		CHECK(atomic_load(&ws[i].ok_after_plug) >= 200);
 		/* exactly once each: what was submitted either succeeded or failed */
 		CHECK_EQ(atomic_load(&ws[i].submitted), atomic_load(&ws[i].ok) + atomic_load(&ws[i].failed));
@@ -323,7 +328,7 @@ static void test_load_thread_mode(void)
  * answers -ENODEV; once the card is back, the owner recovers the queue. */
 static void test_split_queue(void)
 {
-	const char *dev = "emu://hp6?ns=mem:16M:512&rlat=5ms";
+	const char *dev = "emu://hp6?ns=mem:16M:512&rlat=300ms";
 	struct unvme_ctrlr *c;
 	REQUIRE(unvme_ctrlr_open(dev, NULL, &c) == 0);
 	struct unvme_qpair *qp;

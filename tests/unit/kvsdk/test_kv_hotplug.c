@@ -149,9 +149,13 @@ static void test_async_under_load(void)
 		ws[i].plugged = &plugged;
 		REQUIRE(pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]) == 0);
 	}
-	sleep_ms(150);
+	/* every thread has stores going (a loaded machine starts threads late) */
+	uint64_t deadline = now_ms() + 10000;
+	for (int i = 0; i < NTHREADS; i++)
+		while (atomic_load(&ws[i].ok) < 50 && now_ms() < deadline)
+			sleep_ms(1);
 	CHECK_EQ(unvme_emu_unplug(dev), 0);
-	uint64_t deadline = now_ms() + 5000;
+	deadline = now_ms() + 5000;
 	for (int i = 0; i < NTHREADS; i++)
 		while (atomic_load(&ws[i].refused_no_device) == 0 && now_ms() < deadline)
 			sleep_ms(1);

@@ -209,14 +209,26 @@ uint32_t ctrlr_max_xfer_for(uint32_t page_size, uint8_t mdts)
 /* Identify, number of queues, namespaces: everything after CSTS.RDY. */
 int ctrlr_configure(struct unvme_ctrlr *c)
 {
-	int rc = unvme_identify(c, NVME_CNS_CTRL, 0, 0, &c->id);
-	if (rc)
+	/* Into a copy, stored where it changed: a device that came back (hotplug.c) is
+	 * configured again while other threads' submissions read max_xfer. */
+	struct nvme_id_ctrl *id = malloc(sizeof(*id));
+	if (!id)
+		return -ENOMEM;
+	int rc = unvme_identify(c, NVME_CNS_CTRL, 0, 0, id);
+	if (rc) {
+		free(id);
 		return rc > 0 ? unvme_fail(-EIO, "%s: Identify Controller failed: %s", c->devid,
 					   unvme_status_str(rc, 0))
 			      : rc;
-	c->max_xfer = ctrlr_max_xfer_for(c->page_size, c->id.mdts);
-	if (c->xfer_limit && c->xfer_limit < c->max_xfer)
-		c->max_xfer = c->xfer_limit;
+	}
+	if (memcmp(id, &c->id, sizeof(*id)) != 0)
+		c->id = *id;
+	free(id);
+	uint32_t max_xfer = ctrlr_max_xfer_for(c->page_size, c->id.mdts);
+	if (c->xfer_limit && c->xfer_limit < max_xfer)
+		max_xfer = c->xfer_limit;
+	if (max_xfer != c->max_xfer)
+		c->max_xfer = max_xfer;
 	if (c->id.cntrltype == NVME_CTRL_TYPE_DISCOVERY) {
 		/* a discovery controller has an admin queue and log pages, nothing more */
 		if (!c->qid_used)

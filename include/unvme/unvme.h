@@ -241,7 +241,8 @@ UNVME_API int unvme_ctrlr_is_removed(const struct unvme_ctrlr *ctrlr);
  * -EOPNOTSUPP on a transport without an admin queue of its own (kernel-kept devices, files). */
 UNVME_API int unvme_ctrlr_aer_enable(struct unvme_ctrlr *ctrlr);
 /* Reaps completed Asynchronous Event Requests and calls the listeners (UNVME_EVENT_AER) on
- * this thread. Returns the number of events delivered, or -ENODEV while the device is removed.
+ * this thread. Returns the number of events delivered (events reaped before a removal are
+ * still delivered after it), or -ENODEV while the device is removed and nothing is left.
  * Call it periodically (a monitor polls every few milliseconds). */
 UNVME_API int unvme_ctrlr_process_events(struct unvme_ctrlr *ctrlr);
 

@@ -159,6 +159,7 @@ struct unvme_ctrlr {
 	bool aer_enabled;            /* under admin_lock */
 	bool aer_outstanding;        /* under admin_lock: one AER is on the admin queue */
 	uint32_t aer_pending[8];     /* under admin_lock: DW0s reaped, not delivered yet */
+	char aer_pending_sn[8][20];  /* the serial of the device that reported each */
 	uint32_t nr_aer_pending;
 };
 
@@ -228,7 +229,10 @@ int ctrlr_hotplug_arrived(struct unvme_ctrlr *c);
 /* events.c */
 void ctrlr_events_init(struct unvme_ctrlr *c);
 void ctrlr_events_fini(struct unvme_ctrlr *c);
-void ctrlr_emit(struct unvme_ctrlr *c, enum unvme_event_type type, int status, uint32_t dw0);
+/* Calls the listeners; sn (NULL: the controller's now) is the serial of the device the
+ * event is about. */
+void ctrlr_emit(struct unvme_ctrlr *c, enum unvme_event_type type, int status, uint32_t dw0,
+		const char *sn);
 /* Sends the Asynchronous Event Request again if enabled and none is outstanding (admin_lock
  * held; after an event, a reset or a re-attach). */
 void ctrlr_aer_rearm_locked(struct unvme_ctrlr *c);

@@ -67,11 +67,12 @@ UNVME_API void unvme_ctrlr_remove_event_cb(struct unvme_ctrlr *c, unvme_event_cb
 	pthread_mutex_unlock(&c->event_lock);
 }
 
-void ctrlr_emit(struct unvme_ctrlr *c, enum unvme_event_type type, int status, uint32_t dw0)
+void ctrlr_emit(struct unvme_ctrlr *c, enum unvme_event_type type, int status, uint32_t dw0,
+		const char *sn)
 {
 	struct unvme_event ev = { .type = type, .status = status, .aer_dw0 = dw0 };
 	/* SN is space padded, not terminated */
-	memcpy(ev.serial, c->id.sn, sizeof(c->id.sn));
+	memcpy(ev.serial, sn ? sn : c->id.sn, sizeof(c->id.sn));
 	size_t n = sizeof(c->id.sn);
 	while (n && (ev.serial[n - 1] == ' ' || ev.serial[n - 1] == '\0'))
 		n--;
@@ -95,8 +96,11 @@ static void aer_done(void *arg, const struct nvme_cqe *cpl)
 	struct unvme_ctrlr *c = arg;
 	c->aer_outstanding = false;
 	/* an error (aborted by a reset, the device's AER limit) just ends this request */
-	if (NVME_STATUS_FROM_CQE(cpl->status) == 0 && c->nr_aer_pending < NR_PENDING)
+	if (NVME_STATUS_FROM_CQE(cpl->status) == 0 && c->nr_aer_pending < NR_PENDING) {
+		/* the device may be replaced before the event is delivered: keep whose it is */
+		memcpy(c->aer_pending_sn[c->nr_aer_pending], c->id.sn, sizeof(c->id.sn));
 		c->aer_pending[c->nr_aer_pending++] = cpl->dw0;
+	}
 }
 
 void ctrlr_aer_rearm_locked(struct unvme_ctrlr *c)
@@ -134,21 +138,25 @@ UNVME_API int unvme_ctrlr_process_events(struct unvme_ctrlr *c)
 {
 	if (!c)
 		return unvme_fail(-EINVAL, "unvme_ctrlr_process_events: no controller");
-	if (atomic_load(&c->removed))
-		return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
 	if (c->ops->msg)
 		return 0;
 	uint32_t got[NR_PENDING];
+	char sn[NR_PENDING][20];
 	uint32_t n = 0;
 	pthread_mutex_lock(&c->admin_lock);
-	if (!atomic_load(&c->resetting))
+	/* events the device reported before it was pulled out are still delivered */
+	bool removed = atomic_load(&c->removed);
+	if (!removed && !atomic_load(&c->resetting))
 		(void)unvme_qpair_poll(c->admin, 0);
 	n = c->nr_aer_pending;
 	memcpy(got, c->aer_pending, n * sizeof(got[0]));
+	memcpy(sn, c->aer_pending_sn, n * sizeof(sn[0]));
 	c->nr_aer_pending = 0;
 	ctrlr_aer_rearm_locked(c);
 	pthread_mutex_unlock(&c->admin_lock);
 	for (uint32_t i = 0; i < n; i++)
-		ctrlr_emit(c, UNVME_EVENT_AER, 0, got[i]);
+		ctrlr_emit(c, UNVME_EVENT_AER, 0, got[i], sn[i]);
+	if (removed && n == 0)
+		return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
 	return (int)n;
 }

@@ -48,7 +48,7 @@ void ctrlr_hotplug_removed(struct unvme_ctrlr *c)
 	ctrlr_unlock_qps(c);
 	say(c, "the device was removed: its commands complete with ABORTED_SQ_DELETION, new ones "
 	    "fail with -ENODEV until it is back");
-	ctrlr_emit(c, UNVME_EVENT_REMOVED, 0, 0);
+	ctrlr_emit(c, UNVME_EVENT_REMOVED, 0, 0, NULL);
 }
 
 /* The card in the slot now, from power-on to CSTS.RDY; qp_lock held. */
@@ -66,8 +66,8 @@ static int bring_up(struct unvme_ctrlr *c)
 	pthread_mutex_lock(&c->admin_lock);
 	/* the old card took the admin commands in flight with it (their waiters saw -ENODEV) */
 	qpair_fail_outstanding(c->admin, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
+	/* (events it reported before it went stay pending: they happened) */
 	c->aer_outstanding = false;
-	c->nr_aer_pending = 0;
 	int rc = ctrlr_disable(c);
 	if (rc == 0)
 		rc = ctrlr_enable(c);
@@ -97,8 +97,11 @@ int ctrlr_hotplug_arrived(struct unvme_ctrlr *c)
 		c->gave_up = false;
 		c->quiesced = false;
 		c->auto_resets = 0;
+		int sn_len = (int)sizeof(c->id.sn);
+		while (sn_len > 0 && (c->id.sn[sn_len - 1] == ' ' || c->id.sn[sn_len - 1] == '\0'))
+			sn_len--;
 		snprintf(msg, sizeof(msg), "a device is back at its address and attached (serial "
-			 "%.20s); queue pairs are created again at their next use", c->id.sn);
+			 "%.*s); queue pairs are created again at their next use", sn_len, c->id.sn);
 	} else {
 		/* present but unusable: failed for good, as a reset that failed leaves it */
 		c->failed = 1;
@@ -110,6 +113,6 @@ int ctrlr_hotplug_arrived(struct unvme_ctrlr *c)
 	atomic_store(&c->resetting, false);
 	ctrlr_unlock_qps(c);
 	say(c, msg);
-	ctrlr_emit(c, UNVME_EVENT_ARRIVED, rc, 0);
+	ctrlr_emit(c, UNVME_EVENT_ARRIVED, rc, 0, NULL);
 	return rc;
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/common/clock.h"
 #include "lib/common/compiler.h"
 #include "kv_cache.h"
 #include "kv_req.h"
@@ -280,10 +281,30 @@ static struct kv_req_slot *take_slot(struct kv_queue *q)
  * which an async completion may already have given back; on failure nothing was queued and
  * the caller still owns req and its buffers.
  */
+/* A split queue lost with a controller that works again (after a reset, or a device plugged
+ * back in) answers -EIO until its poller rebuilds it, which the completion thread does at its
+ * next poll (an ownerless queue: the poll here). A submission waits for that, up to
+ * REBUILD_WAIT_MS, rather than failing a command the queue will take a moment later. */
+#define REBUILD_WAIT_MS 2000u
+static bool queue_being_rebuilt(struct kv_queue *q, int rc, uint64_t *since)
+{
+	if (rc != -EIO || unvme_ctrlr_is_failed(q->dev->ctrlr))
+		return false;
+	uint64_t now = mono_ms_coarse();
+	if (!*since)
+		*since = now;
+	if (now - *since > REBUILD_WAIT_MS)
+		return false;
+	if (!kv_queue_try_poll(q))
+		sched_yield();
+	return true;
+}
+
 static int submit_on_async_queue(struct kv_queue *q, struct kv_req *req, struct kv_req **out)
 {
 	int interval = req->s->cfg.sdk.submit_retry_interval;
 	bool polled_once = false;
+	uint64_t rebuild_wait_start = 0;
 	for (;;) {
 		kv_queue_lock(q);
 		struct kv_req_slot *slot = take_slot(q);
@@ -312,6 +333,8 @@ static int submit_on_async_queue(struct kv_queue *q, struct kv_req *req, struct 
 			} else
 				atomic_store_explicit(&slot->busy, false, memory_order_release);
 			kv_queue_unlock(q);
+			if (rc && queue_being_rebuilt(q, rc, &rebuild_wait_start))
+				continue;
 			if (rc) {
 				kv_err("%s: submission on async queue %u of device %d failed: %s",
 				       op_name(req->op), unvme_qpair_id(q->qp), q->dev->idx,

@@ -15,23 +15,11 @@
 #include <time.h>
 
 #include "unvme/unvme.h"
+#include "seen.h"
 #include "test_util.h"
 #include "test_tmpdir.h"
 
 #define ABORTED NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION)
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
 
 /* What the listener heard. */
 struct heard {
@@ -50,18 +38,6 @@ static void listen(struct unvme_ctrlr *c, const struct unvme_event *ev, void *ar
 		atomic_store(&h->last_status, ev->status);
 		atomic_fetch_add(&h->arrived, 1);
 	}
-}
-
-struct seen {
-	_Atomic int count;
-	_Atomic int status;
-};
-
-static void seen_cb(void *arg, const struct nvme_cqe *cpl)
-{
-	struct seen *s = arg;
-	atomic_store(&s->status, NVME_STATUS_FROM_CQE(cpl->status));
-	atomic_fetch_add(&s->count, 1);
 }
 
 static void fill(uint8_t *p, size_t n, uint32_t seed)
@@ -254,12 +230,12 @@ static void *worker_main(void *arg)
 		int p = unvme_qpair_poll(qp, 0);
 		if (p == -ENODEV) {
 			atomic_fetch_add(&w->enodev_seen, 1);
-			sleep_ms(1);
+			test_sleep_ms(1);
 		}
 	}
 	/* drain what is left */
-	uint64_t deadline = now_ms() + 5000;
-	while (unvme_qpair_outstanding(qp) && now_ms() < deadline)
+	uint64_t deadline = test_now_ms() + 5000;
+	while (unvme_qpair_outstanding(qp) && test_now_ms() < deadline)
 		(void)unvme_qpair_poll(qp, 0);
 	for (int i = 0; i < INFLIGHT; i++)
 		unvme_dma_free(ios[i].buf);
@@ -280,28 +256,28 @@ static void run_load(const char *dev)
 		REQUIRE(pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]) == 0);
 	}
 	/* every thread has its queue and I/O going (a loaded machine starts threads late) */
-	uint64_t deadline = now_ms() + 10000;
+	uint64_t deadline = test_now_ms() + 10000;
 	for (int i = 0; i < NTHREADS; i++)
 		while ((!atomic_load(&ws[i].setup_ok) || atomic_load(&ws[i].ok) < 50) &&
-		       now_ms() < deadline)
-			sleep_ms(1);
+		       test_now_ms() < deadline)
+			test_sleep_ms(1);
 	CHECK_EQ(unvme_emu_unplug(dev), 0);
 	/* every thread notices, and nothing of theirs stays outstanding */
-	deadline = now_ms() + 5000;
+	deadline = test_now_ms() + 5000;
 	for (int i = 0; i < NTHREADS; i++)
-		while (atomic_load(&ws[i].enodev_seen) == 0 && now_ms() < deadline)
-			sleep_ms(1);
+		while (atomic_load(&ws[i].enodev_seen) == 0 && test_now_ms() < deadline)
+			test_sleep_ms(1);
 	for (int i = 0; i < NTHREADS; i++) {
 		CHECK(atomic_load(&ws[i].enodev_seen) > 0);
 		CHECK(atomic_load(&ws[i].ok) > 0); /* it did work before */
 	}
-	sleep_ms(20);
+	test_sleep_ms(20);
 	atomic_store(&plugged, true);
 	CHECK_EQ(unvme_emu_plug(dev, NULL), 0);
-	deadline = now_ms() + 10000;
+	deadline = test_now_ms() + 10000;
 	for (int i = 0; i < NTHREADS; i++)
-		while (atomic_load(&ws[i].ok_after_plug) < 200 && now_ms() < deadline)
-			sleep_ms(1);
+		while (atomic_load(&ws[i].ok_after_plug) < 200 && test_now_ms() < deadline)
+			test_sleep_ms(1);
 	atomic_store(&stop, true);
 	for (int i = 0; i < NTHREADS; i++) {
 		pthread_join(ws[i].tid, NULL);
@@ -348,8 +324,8 @@ static void test_split_queue(void)
 	CHECK_EQ(unvme_emu_plug(dev, NULL), 0);
 	CHECK_EQ(unvme_qpair_recover(qp), 0);
 	CHECK_EQ(unvme_read(ns, qp, b, 0, 8, seen_cb, &s), 0);
-	uint64_t deadline = now_ms() + 5000;
-	while (atomic_load(&s.count) < 2 && now_ms() < deadline)
+	uint64_t deadline = test_now_ms() + 5000;
+	while (atomic_load(&s.count) < 2 && test_now_ms() < deadline)
 		(void)unvme_qpair_poll(qp, 0);
 	CHECK_EQ(atomic_load(&s.count), 2);
 	CHECK_EQ(atomic_load(&s.status), 0);

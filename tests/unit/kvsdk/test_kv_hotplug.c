@@ -21,19 +21,6 @@
 
 static char dev[512];
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
-
 static void test_sync_calls(void)
 {
 	uint64_t h = kv_test_init(dev, "kv", MASKS, NULL);
@@ -125,7 +112,7 @@ static void *worker_main(void *arg)
 				atomic_fetch_add(&w->refused_no_device, 1);
 			else
 				atomic_fetch_add(&w->other, 1);
-			sleep_ms(1);
+			test_sleep_ms(1);
 			break;
 		}
 		if (!submitted)
@@ -150,20 +137,20 @@ static void test_async_under_load(void)
 		REQUIRE(pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]) == 0);
 	}
 	/* every thread has stores going (a loaded machine starts threads late) */
-	uint64_t deadline = now_ms() + 10000;
+	uint64_t deadline = test_now_ms() + 10000;
 	for (int i = 0; i < NTHREADS; i++)
-		while (atomic_load(&ws[i].ok) < 50 && now_ms() < deadline)
-			sleep_ms(1);
+		while (atomic_load(&ws[i].ok) < 50 && test_now_ms() < deadline)
+			test_sleep_ms(1);
 	CHECK_EQ(unvme_emu_unplug(dev), 0);
-	deadline = now_ms() + 5000;
+	deadline = test_now_ms() + 5000;
 	for (int i = 0; i < NTHREADS; i++)
-		while (atomic_load(&ws[i].refused_no_device) == 0 && now_ms() < deadline)
-			sleep_ms(1);
+		while (atomic_load(&ws[i].refused_no_device) == 0 && test_now_ms() < deadline)
+			test_sleep_ms(1);
 	/* nothing accepted stays without its callback while the device is out */
-	deadline = now_ms() + 5000;
+	deadline = test_now_ms() + 5000;
 	for (int i = 0; i < NTHREADS; i++)
-		while (atomic_load(&ws[i].called) != atomic_load(&ws[i].accepted) && now_ms() < deadline)
-			sleep_ms(1);
+		while (atomic_load(&ws[i].called) != atomic_load(&ws[i].accepted) && test_now_ms() < deadline)
+			test_sleep_ms(1);
 	for (int i = 0; i < NTHREADS; i++) {
 		CHECK(atomic_load(&ws[i].refused_no_device) > 0);
 		CHECK_EQ(atomic_load(&ws[i].called), atomic_load(&ws[i].accepted));
@@ -171,10 +158,10 @@ static void test_async_under_load(void)
 	}
 	atomic_store(&plugged, true);
 	CHECK_EQ(unvme_emu_plug(dev, NULL), 0);
-	deadline = now_ms() + 10000;
+	deadline = test_now_ms() + 10000;
 	for (int i = 0; i < NTHREADS; i++)
-		while (atomic_load(&ws[i].ok_after_plug) < 100 && now_ms() < deadline)
-			sleep_ms(1);
+		while (atomic_load(&ws[i].ok_after_plug) < 100 && test_now_ms() < deadline)
+			test_sleep_ms(1);
 	atomic_store(&stop, true);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(ws[i].tid, NULL);

@@ -8,10 +8,12 @@
  * in flight come back with an error that kv_req_on_cpl reports as KV_ERR_DD_NO_DEVICE too.
  * When a device is back, sync queues are created again by their next call and async ones by
  * their completion thread (kv_queue_serve recovers a split queue with its submitters held
- * off), so the same handles and threads carry on. What is done here: the log lines, the read
+ * off), so the same handles and threads carry on; an async submission that meets its queue
+ * before the rebuild waits for it. What is done here: the log lines, the read
  * cache emptied (the card back may have lost what a memory namespace held, a replacement has
  * other data), and the geometry read again when it differs.
  */
+#include "lib/common/clock.h"
 #include "kv_internal.h"
 #include "kv_cache.h"
 
@@ -31,6 +33,8 @@ static void on_event(struct unvme_ctrlr *c, const struct unvme_event *ev, void *
 		       d->idx, d->devid, -ev->status);
 		return;
 	}
+	/* async submissions wait a moment for their queue's rebuild (kv_submit.c) */
+	atomic_store_explicit(&d->arrived_ms, mono_ms_coarse(), memory_order_release);
 	if (d->state->cache)
 		kv_cache_clear(d->state->cache);
 	kv_dev_refresh_if_changed(d);

@@ -103,6 +103,7 @@ struct kv_dev {
 	_Atomic uint8_t iter_type[KV_MAX_ITERATE_HANDLE + 1];
 	bool lba;
 	bool watching;              /* its event listener is registered (kv_hotplug.c) */
+	_Atomic uint64_t arrived_ms; /* when it was last plugged back in (0: never) */
 };
 
 struct kv_cq_thread {

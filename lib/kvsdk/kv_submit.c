@@ -281,19 +281,17 @@ static struct kv_req_slot *take_slot(struct kv_queue *q)
  * which an async completion may already have given back; on failure nothing was queued and
  * the caller still owns req and its buffers.
  */
-/* A split queue lost with a controller that works again (after a reset, or a device plugged
- * back in) answers -EIO until its poller rebuilds it, which the completion thread does at its
- * next poll (an ownerless queue: the poll here). A submission waits for that, up to
- * REBUILD_WAIT_MS, rather than failing a command the queue will take a moment later. */
+/* A device plugged back in (kv_hotplug.c): its split queues answer -EIO until their poller
+ * rebuilds them, which the completion thread does at its next poll (an ownerless queue: the
+ * poll here). For REBUILD_WAIT_MS after the device's return a submission waits for that
+ * rather than failing a command the queue will take a moment later. (After a controller
+ * reset a submission still fails at once, as it always did.) */
 #define REBUILD_WAIT_MS 2000u
-static bool queue_being_rebuilt(struct kv_queue *q, int rc, uint64_t *since)
+static bool queue_being_rebuilt(struct kv_queue *q, int rc)
 {
-	if (rc != -EIO || unvme_ctrlr_is_failed(q->dev->ctrlr))
-		return false;
-	uint64_t now = mono_ms_coarse();
-	if (!*since)
-		*since = now;
-	if (now - *since > REBUILD_WAIT_MS)
+	uint64_t back = atomic_load_explicit(&q->dev->arrived_ms, memory_order_acquire);
+	if (rc != -EIO || !back || unvme_ctrlr_is_failed(q->dev->ctrlr) ||
+	    mono_ms_coarse() - back > REBUILD_WAIT_MS)
 		return false;
 	if (!kv_queue_try_poll(q))
 		sched_yield();
@@ -304,7 +302,6 @@ static int submit_on_async_queue(struct kv_queue *q, struct kv_req *req, struct 
 {
 	int interval = req->s->cfg.sdk.submit_retry_interval;
 	bool polled_once = false;
-	uint64_t rebuild_wait_start = 0;
 	for (;;) {
 		kv_queue_lock(q);
 		struct kv_req_slot *slot = take_slot(q);
@@ -333,7 +330,7 @@ static int submit_on_async_queue(struct kv_queue *q, struct kv_req *req, struct 
 			} else
 				atomic_store_explicit(&slot->busy, false, memory_order_release);
 			kv_queue_unlock(q);
-			if (rc && queue_being_rebuilt(q, rc, &rebuild_wait_start))
+			if (rc && queue_being_rebuilt(q, rc))
 				continue;
 			if (rc) {
 				kv_err("%s: submission on async queue %u of device %d failed: %s",

@@ -170,12 +170,14 @@ static void power_off(struct emu_ctrl *c, bool remove)
 {
 	emu_engine_detach(c);
 	pthread_mutex_lock(&c->lock);
-	if (remove)
-		atomic_store(&c->removed, true);
 	atomic_store(&c->running, false);
 	emu_ctrl_persist(c);
 	/* waits for host threads inside an SQ (inline mode): they find it dead afterwards */
 	emu_ctrl_teardown_queues(c);
+	/* only now reads answer all ones: a host that sees them may take back what it gave the
+	 * device, which touches nothing any more */
+	if (remove)
+		atomic_store(&c->removed, true);
 	pthread_mutex_unlock(&c->lock);
 }
 

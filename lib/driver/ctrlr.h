@@ -223,7 +223,8 @@ int ctrlr_configure(struct unvme_ctrlr *c);
 
 /* hotplug.c: the slot of a device that was pulled out, or got a card again, tells the
  * driver (on the thread that unplugged or plugged it). */
-void ctrlr_hotplug_removed(struct unvme_ctrlr *c);
+void ctrlr_hotplug_removing(struct unvme_ctrlr *c); /* before the card goes */
+void ctrlr_hotplug_removed(struct unvme_ctrlr *c);   /* once it touches nothing */
 int ctrlr_hotplug_arrived(struct unvme_ctrlr *c);
 
 /* events.c */

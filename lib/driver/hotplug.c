@@ -32,6 +32,13 @@ static void say(const struct unvme_ctrlr *c, const char *what)
 		fprintf(stderr, "unvme: %s: %s\n", c->devid, what);
 }
 
+void ctrlr_hotplug_removing(struct unvme_ctrlr *c)
+{
+	/* first: a thread that finds the controller failed (registers all ones) while the card
+	 * goes answers -ENODEV, not "failed, reset it" */
+	atomic_store(&c->removed, true);
+}
+
 void ctrlr_hotplug_removed(struct unvme_ctrlr *c)
 {
 	ctrlr_lock_qps(c);

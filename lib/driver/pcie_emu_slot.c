@@ -191,8 +191,10 @@ UNVME_API int unvme_emu_unplug(const char *devid)
 	pthread_mutex_lock(&s->lock);
 	struct emu_device *card = card_of(s);
 	bool empty = emu_device_removed(card);
-	if (!empty)
+	if (!empty) {
+		ctrlr_hotplug_removing(s->ctrlr);
 		emu_device_remove(card); /* returns once the card touches no host memory */
+	}
 	pthread_mutex_unlock(&s->lock);
 	if (empty) {
 		pthread_mutex_unlock(&slots_lock);

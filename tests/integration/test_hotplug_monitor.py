@@ -125,3 +125,33 @@ def test_monitor_foreground_seconds_and_signal(unvme):
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=30)
     assert p.returncode == 0, (out, err)
+
+
+def test_perf_survives_unplug_and_plug(unvme):
+    """unvme perf --unplug-at/--plug-after: the emulated device is pulled out under load and
+    put back; the run goes on, the commands in flight are counted as failed, and the report
+    says how long after the re-insertion the first I/O completed."""
+    r = unvme.run("perf", "emu://pf?ns=mem:64M:512&rlat=20us&wlat=10us", "-w", "randrw", "-q", "8",
+                  "-t", "2", "--unplug-at", "400", "--plug-after", "300", "-o", "json")
+    assert r.rc == 0, r
+    h = r.json()["hotplug"]
+    assert h["done"] is True
+    assert h["attach_us"] > 0
+    assert h["first_io_after_plug_us"] > 0, r
+    total = r.json()["total"]
+    assert total["ios"] > 0 and total["errors"] == h["failed_ios"]
+    assert "was removed" in r.err and "is back" in r.err
+    r = unvme.run("perf", "emu://pf2", "-t", "1", "--unplug-at", "200", "--plug-after", "100")
+    assert r.rc == 0, r
+    assert "hot-plug: pulled out at" in r.out and "after the re-insertion" in r.out, r
+
+
+def test_perf_hotplug_bad_requests(unvme, tmp_path):
+    r = unvme.run("perf", "emu://pf3", "-t", "1", "--unplug-at", "200")
+    assert r.rc == 2 and "go together" in r.err, r
+    r = unvme.run("perf", "emu://pf3", "-t", "1", "--unplug-at", "900", "--plug-after", "200")
+    assert r.rc == 2 and "inside the run" in r.err, r
+    img = tmp_path / "f.img"
+    img.write_bytes(b"\0" * (4 << 20))
+    r = unvme.run("perf", f"file://{img}", "-t", "1", "--unplug-at", "100", "--plug-after", "100")
+    assert r.rc == 2 and "not an emulated device" in r.err, r

@@ -100,6 +100,8 @@ struct cli_args {
 	bool lat_table;
 	bool verify;
 	bool fill;
+	uint32_t unplug_at_ms;
+	uint32_t plug_after_ms;
 
 	/* key-value commands (kv-*, through the SDK) */
 	const char *kv_key;

@@ -238,6 +238,10 @@ static const struct opt_def perf_opts[] = {
 	OPT("latency-table", 'L', OPT_FLAG, lat_table, NULL, "print the whole percentile table"),
 	OPT("verify", 'V', OPT_FLAG, verify, NULL,
 	    "writes stamp each block with its LBA; reads check stamped blocks"),
+	OPT("unplug-at", 0, OPT_U32, unplug_at_ms, "MS",
+	    "emulated devices: pull them out MS ms into the run (surprise removal)"),
+	OPT("plug-after", 0, OPT_U32, plug_after_ms, "MS",
+	    "with --unplug-at: put them back MS ms later; I/O continues"),
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };

@@ -3,8 +3,9 @@
  * The KV SDK across a surprise removal of its device and the device's return (the driver's
  * hot-plug of an emulated card): calls on the removed device return KV_ERR_DD_NO_DEVICE,
  * async commands in flight are called back exactly once with it, and once the card is back
- * the same handle, sync queue, async queues and completion thread carry on; the data of a
- * file-backed KV namespace is still there. Run under TSan too.
+ * the same handle, sync queue, async queues and completion thread carry on, with sync and
+ * async calls in flight from several threads; the data of a file-backed KV namespace is
+ * still there. Run under TSan too.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -121,6 +122,42 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* A thread of sync stores and retrieves next to the async ones. */
+struct sync_worker {
+	pthread_t tid;
+	uint64_t h;
+	_Atomic bool *stop, *plugged;
+	_Atomic int ok, no_device, other, ok_after_plug;
+};
+
+static void *sync_main(void *arg)
+{
+	struct sync_worker *w = arg;
+	char key[32], val[256], out[256];
+	memset(val, 's', sizeof(val));
+	for (uint32_t n = 0; !atomic_load(w->stop); n++) {
+		int klen = snprintf(key, sizeof(key), "sync-k%05u", n % 2000);
+		kv_pair kv;
+		kv_pair_init(&kv, key, (uint16_t)klen, val, sizeof(val));
+		int rc = kv_store(w->h, &kv);
+		if (rc == KV_SUCCESS) {
+			kv_pair_init(&kv, key, (uint16_t)klen, out, sizeof(out));
+			rc = kv_retrieve(w->h, &kv);
+		}
+		if (rc == KV_SUCCESS) {
+			atomic_fetch_add(&w->ok, 1);
+			if (atomic_load(w->plugged))
+				atomic_fetch_add(&w->ok_after_plug, 1);
+		} else if (rc == KV_ERR_DD_NO_DEVICE) {
+			atomic_fetch_add(&w->no_device, 1);
+			test_sleep_ms(1);
+		} else {
+			atomic_fetch_add(&w->other, 1);
+		}
+	}
+	return NULL;
+}
+
 static void test_async_under_load(void)
 {
 	NEED_CPUS(2);
@@ -136,11 +173,19 @@ static void test_async_under_load(void)
 		ws[i].plugged = &plugged;
 		REQUIRE(pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]) == 0);
 	}
+	static struct sync_worker sw;
+	memset(&sw, 0, sizeof(sw));
+	sw.h = h;
+	sw.stop = &stop;
+	sw.plugged = &plugged;
+	REQUIRE(pthread_create(&sw.tid, NULL, sync_main, &sw) == 0);
 	/* every thread has stores going (a loaded machine starts threads late) */
 	uint64_t deadline = test_now_ms() + 10000;
 	for (int i = 0; i < NTHREADS; i++)
 		while (atomic_load(&ws[i].ok) < 50 && test_now_ms() < deadline)
 			test_sleep_ms(1);
+	while (atomic_load(&sw.ok) < 20 && test_now_ms() < deadline)
+		test_sleep_ms(1);
 	CHECK_EQ(unvme_emu_unplug(dev), 0);
 	deadline = test_now_ms() + 5000;
 	for (int i = 0; i < NTHREADS; i++)
@@ -156,15 +201,23 @@ static void test_async_under_load(void)
 		CHECK_EQ(atomic_load(&ws[i].called), atomic_load(&ws[i].accepted));
 		CHECK(atomic_load(&ws[i].ok) > 0);
 	}
+	while (atomic_load(&sw.no_device) == 0 && test_now_ms() < deadline)
+		test_sleep_ms(1);
+	CHECK(atomic_load(&sw.no_device) > 0);
 	atomic_store(&plugged, true);
 	CHECK_EQ(unvme_emu_plug(dev, NULL), 0);
 	deadline = test_now_ms() + 10000;
 	for (int i = 0; i < NTHREADS; i++)
 		while (atomic_load(&ws[i].ok_after_plug) < 100 && test_now_ms() < deadline)
 			test_sleep_ms(1);
+	while (atomic_load(&sw.ok_after_plug) < 20 && test_now_ms() < deadline)
+		test_sleep_ms(1);
 	atomic_store(&stop, true);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(ws[i].tid, NULL);
+	pthread_join(sw.tid, NULL);
+	CHECK(atomic_load(&sw.ok_after_plug) >= 20);
+	CHECK_EQ(atomic_load(&sw.other), 0);
 	kv_process_completion(h);
 	for (int i = 0; i < NTHREADS; i++) {
 		CHECK(atomic_load(&ws[i].ok_after_plug) >= 100);

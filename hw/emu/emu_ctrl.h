@@ -326,6 +326,9 @@ struct emu_ctrl {
 	_Atomic uint64_t asq;
 	_Atomic uint64_t acq;
 	_Atomic bool running;        /* CSTS.RDY && !CSTS.CFS: queues are processed */
+	/* pulled out of its slot (emu_device_remove): registers read all ones, writes are lost,
+	 * the namespaces are closed; only emu_device_destroy is left to free the struct */
+	_Atomic bool removed;
 
 	pthread_mutex_t lock;
 

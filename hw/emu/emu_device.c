@@ -8,6 +8,13 @@
  * the state file is marked "running". Unplugging stops the engine's work on the device,
  * persists the state (without marking a clean shutdown: only CC.SHN does that) and closes
  * the namespaces.
+ *
+ * Surprise removal (emu_device_remove) is the card pulled while the host uses it: from that
+ * moment reads answer all ones (as a PCIe read to an empty slot completes) and writes go
+ * nowhere; the commands in flight are never completed, and once it returns the device
+ * touches no host memory and has closed its backing files (a card put back in the slot, or a
+ * replacement, may open them). The struct itself stays until emu_device_destroy: a host
+ * thread may still hold the pointer for one last register access.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -157,17 +164,50 @@ fail:
 	return rc < 0 ? rc : -EINVAL;
 }
 
+/* Stops all work on the device and persists its state (without a clean shutdown: only CC.SHN
+ * records one); with remove, also marks it pulled out of its slot. */
+static void power_off(struct emu_ctrl *c, bool remove)
+{
+	emu_engine_detach(c);
+	pthread_mutex_lock(&c->lock);
+	atomic_store(&c->running, false);
+	emu_ctrl_persist(c);
+	/* waits for host threads inside an SQ (inline mode): they find it dead afterwards */
+	emu_ctrl_teardown_queues(c);
+	/* only now reads answer all ones: a host that sees them may take back what it gave the
+	 * device, which touches nothing any more */
+	if (remove)
+		atomic_store(&c->removed, true);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void emu_device_remove(struct emu_device *dev)
+{
+	struct emu_ctrl *c = &dev->ctrl;
+	if (atomic_load(&c->removed))
+		return;
+	power_off(c, true);
+	/* nothing runs any more: the backing files can go (a replacement may open them) */
+	for (uint32_t i = 0; i < EMU_MAX_NS; i++) {
+		if (c->ns[i])
+			emu_ns_destroy(c->ns[i]);
+		c->ns[i] = NULL;
+	}
+	c->nr_ns = 0;
+}
+
+bool emu_device_removed(const struct emu_device *dev)
+{
+	return atomic_load(&dev->ctrl.removed);
+}
+
 void emu_device_destroy(struct emu_device *dev)
 {
 	if (!dev)
 		return;
 	struct emu_ctrl *c = &dev->ctrl;
-	emu_engine_detach(c);
-	pthread_mutex_lock(&c->lock);
-	atomic_store(&c->running, false);
-	emu_ctrl_persist(c);
-	emu_ctrl_teardown_queues(c);
-	pthread_mutex_unlock(&c->lock);
+	if (!atomic_load(&c->removed))
+		power_off(c, false);
 	ctrl_free(c);
 	free(dev);
 }
@@ -179,11 +219,15 @@ size_t emu_bar0_size(const struct emu_device *dev)
 
 uint32_t emu_mmio_read32(struct emu_device *dev, uint32_t off)
 {
+	if (__builtin_expect(atomic_load_explicit(&dev->ctrl.removed, memory_order_acquire), 0))
+		return UINT32_MAX; /* nobody in the slot */
 	return off < NVME_REG_DBS ? emu_regs_read32(&dev->ctrl, off) : 0;
 }
 
 uint64_t emu_mmio_read64(struct emu_device *dev, uint32_t off)
 {
+	if (__builtin_expect(atomic_load_explicit(&dev->ctrl.removed, memory_order_acquire), 0))
+		return UINT64_MAX;
 	return off < NVME_REG_DBS ? emu_regs_read64(&dev->ctrl, off) : 0;
 }
 
@@ -193,7 +237,8 @@ void emu_mmio_write32(struct emu_device *dev, uint32_t off, uint32_t val)
 	if (__builtin_expect(off >= NVME_REG_DBS, 1)) {
 		if (off < c->bar_size)
 			emu_doorbell_write(c, off, val);
-	} else {
+	} else if (!atomic_load_explicit(&c->removed, memory_order_acquire)) {
+		/* (a doorbell of a removed device is ignored: it is not running) */
 		emu_regs_write32(c, off, val);
 	}
 }

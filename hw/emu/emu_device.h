@@ -99,6 +99,14 @@ int emu_device_create_media(const char *uri, const struct emu_media *media, unsi
  * If the host never requested a shutdown (CC.SHN), the next power-on counts an unsafe shutdown. */
 void emu_device_destroy(struct emu_device *dev);
 
+/* Surprise removal: the card is pulled out of its slot while the host may be using it.
+ * Afterwards register reads return all ones, writes are ignored, commands in flight are
+ * never completed, the device touches no host memory and its backing files are closed
+ * (state persisted, an unsafe shutdown counted unless CC.SHN completed). Register access and
+ * IOMMU calls stay safe until emu_device_destroy frees it. Idempotent. */
+void emu_device_remove(struct emu_device *dev);
+bool emu_device_removed(const struct emu_device *dev);
+
 /* Size of BAR0 in bytes (registers plus doorbells). */
 size_t emu_bar0_size(const struct emu_device *dev);
 

@@ -206,6 +206,57 @@ UNVME_API int unvme_fw_commit(struct unvme_ctrlr *ctrlr, uint8_t slot, uint8_t a
 /* Abort command cid on queue sqid; *aborted (may be NULL) is set when the device aborted it. */
 UNVME_API int unvme_abort(struct unvme_ctrlr *ctrlr, uint16_t sqid, uint16_t cid, bool *aborted);
 
+/* ---- events: hot-plug and Asynchronous Events (docs/devices.md "Hot-plug") ----
+ * A controller handle outlives its device: when the device is pulled out (surprise removal)
+ * every outstanding command completes with ABORTED_SQ_DELETION, submissions, polls and
+ * admin commands answer -ENODEV ("... was removed"), and listeners get UNVME_EVENT_REMOVED.
+ * When a device appears again at the same address (the same one or a replacement with
+ * another serial number: the handle re-attaches by address) the driver initialises it,
+ * reads its namespaces again (an unvme_ns pointer of a namespace that is still there stays
+ * valid), and listeners get UNVME_EVENT_ARRIVED; each queue pair is created again on the
+ * device by its owner's next submit or poll (a split queue pair by unvme_qpair_recover), so
+ * the same process continues its I/O. */
+enum unvme_event_type {
+	UNVME_EVENT_REMOVED = 1, /* the device left its slot */
+	UNVME_EVENT_ARRIVED = 2, /* a device is at the address again; status 0 when attached */
+	UNVME_EVENT_AER = 3,     /* an Asynchronous Event (unvme_ctrlr_aer_enable) */
+};
+struct unvme_event {
+	enum unvme_event_type type;
+	int status;          /* ARRIVED: 0, or the negative errno of a re-attach that failed */
+	uint32_t aer_dw0;    /* AER: completion DW0: type (2:0), information (15:8), log page (23:16) */
+	char serial[21];     /* Identify SN (ARRIVED: the new device's), NUL terminated */
+};
+/* Called on the thread that noticed the event (the one that unplugged or plugged the device,
+ * or called unvme_ctrlr_process_events). A callback may issue admin commands and submit I/O;
+ * it must not add or remove listeners, nor close the controller. */
+typedef void (*unvme_event_cb)(struct unvme_ctrlr *ctrlr, const struct unvme_event *ev, void *arg);
+/* At most 8 listeners per controller (-ENOSPC); the same (cb, arg) twice is -EEXIST. */
+UNVME_API int unvme_ctrlr_add_event_cb(struct unvme_ctrlr *ctrlr, unvme_event_cb cb, void *arg);
+UNVME_API void unvme_ctrlr_remove_event_cb(struct unvme_ctrlr *ctrlr, unvme_event_cb cb, void *arg);
+/* 1 while the device is out of its slot (between REMOVED and a successful ARRIVED). */
+UNVME_API int unvme_ctrlr_is_removed(const struct unvme_ctrlr *ctrlr);
+/* Keeps an Asynchronous Event Request outstanding on the admin queue (sent again after each
+ * event, and after a reset or re-attach). Events are delivered by unvme_ctrlr_process_events.
+ * -EOPNOTSUPP on a transport without an admin queue of its own (kernel-kept devices, files). */
+UNVME_API int unvme_ctrlr_aer_enable(struct unvme_ctrlr *ctrlr);
+/* Reaps completed Asynchronous Event Requests and calls the listeners (UNVME_EVENT_AER) on
+ * this thread. Returns the number of events delivered (events reaped before a removal are
+ * still delivered after it), or -ENODEV while the device is removed and nothing is left.
+ * Call it periodically (a monitor polls every few milliseconds). */
+UNVME_API int unvme_ctrlr_process_events(struct unvme_ctrlr *ctrlr);
+
+/* Emulated devices only (emu://, docs/devices.md): pull the card out of the slot at devid's
+ * address, as a surprise removal (it does not know; data of mem namespaces is lost, file
+ * namespaces keep what was written), or put a card back in. card NULL re-inserts the same
+ * device (its URI is the address); an emu:// URI inserts a replacement described by it (a
+ * new serial=, other namespaces) at the same address. Both need the device open in this
+ * process. unplug: 0, -ENODEV (not open here), -EALREADY (the slot is empty). plug: 0 once
+ * the driver attached the card, -EBUSY (the slot holds a card), -EINVAL (a bad card URI),
+ * or the re-attach's error (the card stays in the slot, the controller failed). */
+UNVME_API int unvme_emu_unplug(const char *devid);
+UNVME_API int unvme_emu_plug(const char *devid, const char *card);
+
 /* ---- I/O queue pairs (one thread each, no locks) ---- */
 
 struct unvme_qpair_opts {

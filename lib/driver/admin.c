@@ -82,6 +82,8 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 	if (len > c->max_xfer && c->max_xfer)
 		return unvme_fail(-EINVAL, "admin transfer of %zu bytes exceeds the controller's maximum "
 				  "of %u", len, c->max_xfer);
+	if (atomic_load(&c->removed))
+		return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
 	pthread_mutex_lock(&c->admin_lock);
 	int rc = 0;
 	if (c->ops->msg) {
@@ -137,6 +139,9 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 		*cpl = done;
 	rc = NVME_STATUS_FROM_CQE(done.status);
 out:
+	if (rc < 0 && atomic_load(&c->removed))
+		rc = unvme_fail(-ENODEV, "%s: the device was removed while admin command 0x%02x "
+				"was outstanding", c->devid, cmd->opc);
 	pthread_mutex_unlock(&c->admin_lock);
 	if (lost) {
 		/* outside admin_lock: the reset takes it */

@@ -207,16 +207,28 @@ uint32_t ctrlr_max_xfer_for(uint32_t page_size, uint8_t mdts)
 }
 
 /* Identify, number of queues, namespaces: everything after CSTS.RDY. */
-static int ctrlr_configure(struct unvme_ctrlr *c)
+int ctrlr_configure(struct unvme_ctrlr *c)
 {
-	int rc = unvme_identify(c, NVME_CNS_CTRL, 0, 0, &c->id);
-	if (rc)
+	/* Into a copy, stored where it changed: a device that came back (hotplug.c) is
+	 * configured again while other threads' submissions read max_xfer. */
+	struct nvme_id_ctrl *id = malloc(sizeof(*id));
+	if (!id)
+		return -ENOMEM;
+	int rc = unvme_identify(c, NVME_CNS_CTRL, 0, 0, id);
+	if (rc) {
+		free(id);
 		return rc > 0 ? unvme_fail(-EIO, "%s: Identify Controller failed: %s", c->devid,
 					   unvme_status_str(rc, 0))
 			      : rc;
-	c->max_xfer = ctrlr_max_xfer_for(c->page_size, c->id.mdts);
-	if (c->xfer_limit && c->xfer_limit < c->max_xfer)
-		c->max_xfer = c->xfer_limit;
+	}
+	if (memcmp(id, &c->id, sizeof(*id)) != 0)
+		c->id = *id;
+	free(id);
+	uint32_t max_xfer = ctrlr_max_xfer_for(c->page_size, c->id.mdts);
+	if (c->xfer_limit && c->xfer_limit < max_xfer)
+		max_xfer = c->xfer_limit;
+	if (max_xfer != c->max_xfer)
+		c->max_xfer = max_xfer;
 	if (c->id.cntrltype == NVME_CTRL_TYPE_DISCOVERY) {
 		/* a discovery controller has an admin queue and log pages, nothing more */
 		if (!c->qid_used)
@@ -280,6 +292,7 @@ static void ctrlr_free(struct unvme_ctrlr *c)
 	free(c->qid_used);
 	pthread_mutex_destroy(&c->admin_lock);
 	pthread_mutex_destroy(&c->qp_lock);
+	ctrlr_events_fini(c);
 	free(c->devid);
 	free(c);
 }
@@ -296,6 +309,7 @@ UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts 
 		return -ENOMEM;
 	pthread_mutex_init(&c->admin_lock, NULL);
 	pthread_mutex_init(&c->qp_lock, NULL);
+	ctrlr_events_init(c);
 	if (opts)
 		c->opts = *opts;
 	else
@@ -557,6 +571,8 @@ UNVME_API int unvme_qpair_create(struct unvme_ctrlr *c, const struct unvme_qpair
 	/* A fatal status found before or while creating the queue is reset here, as a poll
 	 * would, and the queue created once more on the controller that came back. */
 	for (int attempt = 0;; attempt++) {
+		if (atomic_load(&c->removed))
+			return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
 		if (c->failed && !c->gave_up)
 			ctrlr_recover_fatal(c);
 		if (c->failed)

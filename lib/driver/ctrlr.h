@@ -149,6 +149,18 @@ struct unvme_ctrlr {
 				      * gone: CSTS reads all ones): commands can be given back */
 	_Atomic uint32_t auto_resets;
 	uint64_t recent_resets_ms[3]; /* the last automatic resets, for the give-up rule */
+
+	/* Hot-plug (hotplug.c): out of its slot between removal and a successful re-attach. */
+	_Atomic bool removed;
+
+	/* Event listeners and Asynchronous Event Requests (events.c). */
+	pthread_mutex_t event_lock;  /* listeners; held while they are called */
+	struct ctrlr_listener { unvme_event_cb cb; void *arg; } listeners[8];
+	bool aer_enabled;            /* under admin_lock */
+	bool aer_outstanding;        /* under admin_lock: one AER is on the admin queue */
+	uint32_t aer_pending[8];     /* under admin_lock: DW0s reaped, not delivered yet */
+	char aer_pending_sn[8][20];  /* the serial of the device that reported each */
+	uint32_t nr_aer_pending;
 };
 
 /* qpair.c */
@@ -205,6 +217,26 @@ int qpair_rebuild(struct unvme_qpair *qp);
 void qpair_scan_timeouts(struct unvme_qpair *qp, uint64_t now_ms);
 /* The poller of a failed split queue: gives back what the device will never complete. */
 void qpair_give_back_gone(struct unvme_qpair *qp);
+
+/* ctrlr.c: Identify, Number of Queues, namespaces (everything after CSTS.RDY). */
+int ctrlr_configure(struct unvme_ctrlr *c);
+
+/* hotplug.c: the slot of a device that was pulled out, or got a card again, tells the
+ * driver (on the thread that unplugged or plugged it). */
+void ctrlr_hotplug_removing(struct unvme_ctrlr *c); /* before the card goes */
+void ctrlr_hotplug_removed(struct unvme_ctrlr *c);   /* once it touches nothing */
+int ctrlr_hotplug_arrived(struct unvme_ctrlr *c);
+
+/* events.c */
+void ctrlr_events_init(struct unvme_ctrlr *c);
+void ctrlr_events_fini(struct unvme_ctrlr *c);
+/* Calls the listeners; sn (NULL: the controller's now) is the serial of the device the
+ * event is about. */
+void ctrlr_emit(struct unvme_ctrlr *c, enum unvme_event_type type, int status, uint32_t dw0,
+		const char *sn);
+/* Sends the Asynchronous Event Request again if enabled and none is outstanding (admin_lock
+ * held; after an event, a reset or a re-attach). */
+void ctrlr_aer_rearm_locked(struct unvme_ctrlr *c);
 
 /* zns.c: reads the ZNS Identify data of a zoned namespace into ns->zns */
 int zns_ns_fill(struct unvme_ctrlr *c, struct unvme_ns *ns);

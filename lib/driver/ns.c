@@ -42,7 +42,7 @@ static uint8_t ns_csi(struct unvme_ctrlr *c, uint32_t nsid)
 	return NVME_CSI_NVM;
 }
 
-static int ns_fill(struct unvme_ctrlr *c, struct unvme_ns *ns)
+static int ns_fill_into(struct unvme_ctrlr *c, struct unvme_ns *ns)
 {
 	int rc = unvme_identify(c, NVME_CNS_NS, ns->nsid, 0, &ns->id);
 	if (rc)
@@ -54,6 +54,21 @@ static int ns_fill(struct unvme_ctrlr *c, struct unvme_ns *ns)
 	if (ns->csi == NVME_CSI_ZNS)
 		return zns_ns_fill(c, ns);
 	return 0;
+}
+
+/* Reads the namespace's data into a copy and stores only what changed: a rescan after a
+ * device came back (hotplug.c) runs while other threads' submissions read the struct. */
+static int ns_fill(struct unvme_ctrlr *c, struct unvme_ns *ns)
+{
+	struct unvme_ns *fresh = malloc(sizeof(*fresh));
+	if (!fresh)
+		return -ENOMEM;
+	*fresh = *ns;
+	int rc = ns_fill_into(c, fresh);
+	if (rc == 0 && memcmp(fresh, ns, sizeof(*ns)) != 0)
+		*ns = *fresh;
+	free(fresh);
+	return rc;
 }
 
 int ns_scan(struct unvme_ctrlr *c)

@@ -124,6 +124,10 @@ static int split_failed(struct unvme_qpair *qp)
 {
 	if (atomic_load(&qp->ctrlr->resetting))
 		return -EAGAIN;
+	if (atomic_load(&qp->ctrlr->removed))
+		return unvme_fail(-ENODEV, "%s: queue %u: the device was removed; once it is back, "
+				  "stop the queue's submitter and poller and call unvme_qpair_recover",
+				  qp->ctrlr->devid, qp->qid);
 	return unvme_fail(-EIO, "queue %u: %s; stop the queue's submitter and poller and call "
 			  "unvme_qpair_recover", qp->qid,
 			  qp->ctrlr->failed ? "the controller has failed"

@@ -230,6 +230,9 @@ int qpair_rebuild(struct unvme_qpair *qp)
 			qpair_fail_outstanding(qp, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
 			qp->recovering = false;
 		}
+		if (atomic_load(&c->removed))
+			return unvme_fail(-ENODEV, "%s: queue %u: the device was removed; I/O resumes "
+					  "when a device is plugged in at its address", c->devid, qp->qid);
 		return unvme_fail(-EIO, "queue %u: controller has failed; reset it", qp->qid);
 	}
 	qp->recovering = true;

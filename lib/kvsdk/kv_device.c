@@ -10,22 +10,27 @@
 
 #include "kv_internal.h"
 
-static void read_geometry(struct kv_dev *d)
+static void query_geometry(struct kv_dev *d, uint64_t *num_sectors, uint32_t *sector_size)
 {
 	/* Identify Namespace CNS 00h: NSZE and the LBA format in use (KV namespaces report
 	 * 512-byte sectors). */
 	struct nvme_id_ns *id = unvme_dma_zalloc(4096, 4096);
 	if (id && unvme_identify(d->ctrlr, 0x00, d->nsid, 0, id) == 0) {
-		d->num_sectors = id->nsze;
-		d->sector_size = 1u << id->lbaf[nvme_ns_flbas_index(id)].lbads;
+		*num_sectors = id->nsze;
+		*sector_size = 1u << id->lbaf[nvme_ns_flbas_index(id)].lbads;
 	} else {
 		struct unvme_ns *ns = unvme_ctrlr_ns(d->ctrlr, d->nsid);
-		d->num_sectors = ns ? unvme_ns_nlbas(ns) : 0;
-		d->sector_size = ns ? unvme_ns_lba_size(ns) : 512;
+		*num_sectors = ns ? unvme_ns_nlbas(ns) : 0;
+		*sector_size = ns ? unvme_ns_lba_size(ns) : 512;
 	}
-	if (d->sector_size < 512)
-		d->sector_size = 512;
+	if (*sector_size < 512)
+		*sector_size = 512;
 	unvme_dma_free(id);
+}
+
+static void read_geometry(struct kv_dev *d)
+{
+	query_geometry(d, &d->num_sectors, &d->sector_size);
 }
 
 void kv_dev_refresh(struct kv_dev *d)
@@ -33,10 +38,22 @@ void kv_dev_refresh(struct kv_dev *d)
 	read_geometry(d);
 }
 
+void kv_dev_refresh_if_changed(struct kv_dev *d)
+{
+	uint64_t n;
+	uint32_t sz;
+	query_geometry(d, &n, &sz);
+	if (n != d->num_sectors)
+		d->num_sectors = n;
+	if (sz != d->sector_size)
+		d->sector_size = sz;
+}
+
 int kv_dev_open(struct kv_state *s, struct kv_dev *d, int idx)
 {
 	const struct kv_config *cfg = &s->cfg;
 	memset(d, 0, sizeof(*d));
+	d->state = s;
 	d->idx = idx;
 	d->devid = cfg->devid[idx];
 	d->opt = cfg->sdk.dd_options[idx];
@@ -54,6 +71,12 @@ int kv_dev_open(struct kv_state *s, struct kv_dev *d, int idx)
 				    cfg->source, idx, d->devid, unvme_errmsg());
 		return KV_ERR_DD_NO_DEVICE;
 	}
+	if (kv_dev_watch(d) != 0) {
+		kv_config_set_error("%s: device '%s': cannot watch for its removal: %s", cfg->source,
+				    d->devid, unvme_errmsg());
+		return KV_ERR_DD_NO_DEVICE;
+	}
+	d->watching = true;
 	if (unvme_ctrlr_max_io_queues(d->ctrlr) < (uint32_t)ncores) {
 		kv_config_set_error("%s: device_description[%d] '%s': core_mask 0x%llx needs %d I/O "
 				    "queues, the controller grants %u", cfg->source, idx, d->devid,
@@ -123,6 +146,9 @@ void kv_dev_close(struct kv_dev *d)
 	free(d->queues);
 	d->queues = NULL;
 	d->nqueues = 0;
+	if (d->watching)
+		kv_dev_unwatch(d);
+	d->watching = false;
 	unvme_ctrlr_close(d->ctrlr);
 	d->ctrlr = NULL;
 	pthread_mutex_destroy(&d->admin_lock);

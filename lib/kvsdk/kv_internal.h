@@ -82,6 +82,7 @@ static inline void kv_queue_unlock(struct kv_queue *q)
 }
 
 struct kv_dev {
+	struct kv_state *state;
 	int idx;
 	uint64_t handle;
 	char *devid;
@@ -101,6 +102,8 @@ struct kv_dev {
 	 * can clear the cache */
 	_Atomic uint8_t iter_type[KV_MAX_ITERATE_HANDLE + 1];
 	bool lba;
+	bool watching;              /* its event listener is registered (kv_hotplug.c) */
+	_Atomic uint64_t arrived_ms; /* when it was last plugged back in (0: never) */
 };
 
 struct kv_cq_thread {
@@ -184,6 +187,12 @@ int kv_dev_open(struct kv_state *s, struct kv_dev *d, int idx);
 void kv_dev_close(struct kv_dev *d);
 /* Re-reads the namespace geometry (after a format). */
 void kv_dev_refresh(struct kv_dev *d);
+/* The geometry read again, stored only where it changed (a replacement device): I/O threads
+ * read it without a lock. */
+void kv_dev_refresh_if_changed(struct kv_dev *d);
+/* kv_hotplug.c: the driver's removal and arrival events for the device (kv_dev_open/close). */
+int kv_dev_watch(struct kv_dev *d);
+void kv_dev_unwatch(struct kv_dev *d);
 /* The queue a call from the calling thread uses; may migrate the thread (docs/kv-sdk.md). */
 struct kv_queue *kv_pick_queue(struct kv_dev *d, bool want_sync);
 /* kv_submit.c: whether every async command accepted on q has been called back. */

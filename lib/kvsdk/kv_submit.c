@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/common/clock.h"
 #include "lib/common/compiler.h"
 #include "kv_cache.h"
 #include "kv_req.h"
@@ -160,6 +161,9 @@ void kv_req_on_cpl(void *arg, const struct nvme_cqe *cpl)
 	req->dw0 = cpl->dw0;
 	req->status = NVME_STATUS_FROM_CQE(cpl->status);
 	req->result = kv_result_from_status(req->status, !req->lba);
+	/* given back because the device was pulled out: the original's no-device error */
+	if (unlikely(req->status != 0) && unvme_ctrlr_is_removed(req->dev->ctrlr))
+		req->result = KV_ERR_DD_NO_DEVICE;
 	finish(req);
 }
 
@@ -211,7 +215,9 @@ static bool run_on_sync_queue(struct kv_queue *q, struct kv_req *req, int *resul
 	}
 	while (!atomic_load_explicit(&req->done, memory_order_acquire)) {
 		int p = unvme_qpair_poll(q->qp, 0);
-		if (p < 0) {
+		/* a poll that fails may first have given this very command back (a removed
+		 * device): then it is done, not abandoned */
+		if (p < 0 && !atomic_load_explicit(&req->done, memory_order_acquire)) {
 			*result = kv_result_from_errno(p);
 			kv_err("%s: queue %u failed while waiting: %s", op_name(req->op),
 			       unvme_qpair_id(q->qp), unvme_errmsg());
@@ -275,6 +281,23 @@ static struct kv_req_slot *take_slot(struct kv_queue *q)
  * which an async completion may already have given back; on failure nothing was queued and
  * the caller still owns req and its buffers.
  */
+/* A device plugged back in (kv_hotplug.c): its split queues answer -EIO until their poller
+ * rebuilds them, which the completion thread does at its next poll (an ownerless queue: the
+ * poll here). For REBUILD_WAIT_MS after the device's return a submission waits for that
+ * rather than failing a command the queue will take a moment later. (After a controller
+ * reset a submission still fails at once, as it always did.) */
+#define REBUILD_WAIT_MS 2000u
+static bool queue_being_rebuilt(struct kv_queue *q, int rc)
+{
+	uint64_t back = atomic_load_explicit(&q->dev->arrived_ms, memory_order_acquire);
+	if (rc != -EIO || !back || unvme_ctrlr_is_failed(q->dev->ctrlr) ||
+	    mono_ms_coarse() - back > REBUILD_WAIT_MS)
+		return false;
+	if (!kv_queue_try_poll(q))
+		sched_yield();
+	return true;
+}
+
 static int submit_on_async_queue(struct kv_queue *q, struct kv_req *req, struct kv_req **out)
 {
 	int interval = req->s->cfg.sdk.submit_retry_interval;
@@ -307,6 +330,8 @@ static int submit_on_async_queue(struct kv_queue *q, struct kv_req *req, struct 
 			} else
 				atomic_store_explicit(&slot->busy, false, memory_order_release);
 			kv_queue_unlock(q);
+			if (rc && queue_being_rebuilt(q, rc))
+				continue;
 			if (rc) {
 				kv_err("%s: submission on async queue %u of device %d failed: %s",
 				       op_name(req->op), unvme_qpair_id(q->qp), q->dev->idx,

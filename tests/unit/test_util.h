@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct test_case {
@@ -82,6 +83,20 @@ static inline long test_online_cpus(void)
 
 /* Threads pinned to CPU 1 and beyond, completion threads on a core of their own. */
 #define NEED_CPUS(n) SKIP_UNLESS(test_online_cpus() >= (n), "needs " #n " online CPUs")
+
+/* Monotonic milliseconds, and a sleep of ms milliseconds: deadlines of threaded tests. */
+static inline uint64_t test_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static inline void test_sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
 
 #define TEST(fn) { #fn, fn }
 

@@ -100,6 +100,8 @@ struct cli_args {
 	bool lat_table;
 	bool verify;
 	bool fill;
+	uint32_t unplug_at_ms;
+	uint32_t plug_after_ms;
 
 	/* key-value commands (kv-*, through the SDK) */
 	const char *kv_key;
@@ -135,6 +137,10 @@ struct cli_args {
 	/* batch */
 	const char *batch_file;
 	bool keep_going;
+
+	/* hot-plug and monitor */
+	const char *card;
+	bool background;
 
 	/* NVMe over Fabrics: target, discover, connect (target devices: perf_devs, -d) */
 	const char *config_file;
@@ -301,6 +307,11 @@ int cmd_format(struct cli_args *a);
 int cmd_reset(struct cli_args *a);
 int cmd_show_regs(struct cli_args *a);
 int cmd_inject_fault(struct cli_args *a);
+int cmd_unplug(struct cli_args *a);
+int cmd_plug(struct cli_args *a);
+int cmd_monitor(struct cli_args *a);
+/* cmd_monitor.c: stops a monitor started with --background (at the end of a batch). */
+void cli_monitor_stop(void);
 int cmd_fw_download(struct cli_args *a);
 int cmd_fw_commit(struct cli_args *a);
 int cmd_fw_image(struct cli_args *a);

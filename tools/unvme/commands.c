@@ -238,6 +238,10 @@ static const struct opt_def perf_opts[] = {
 	OPT("latency-table", 'L', OPT_FLAG, lat_table, NULL, "print the whole percentile table"),
 	OPT("verify", 'V', OPT_FLAG, verify, NULL,
 	    "writes stamp each block with its LBA; reads check stamped blocks"),
+	OPT("unplug-at", 0, OPT_U32, unplug_at_ms, "MS",
+	    "emulated devices: pull them out MS ms into the run (surprise removal)"),
+	OPT("plug-after", 0, OPT_U32, plug_after_ms, "MS",
+	    "with --unplug-at: put them back MS ms later; I/O continues"),
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };
@@ -520,6 +524,45 @@ static const char fabrics_details[] =
 	"--alias, records its device id in the devices file for every tool to use by name;\n"
 	"'disconnect NAME' forgets it.\n";
 
+static const struct opt_def plug_opts[] = {
+	OPT("card", 'c', OPT_STR, card, "URI",
+	    "a replacement card (emu:// URI) instead of the same device"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const char hotplug_details[] =
+	"Emulated devices (emu://) only, and only in the process that opened them: use it in\n"
+	"'unvme batch'. unplug pulls the card out as a surprise removal: commands in flight\n"
+	"complete with an error, later ones fail with 'removed' (-ENODEV), a monitor prints\n"
+	"'removed'. plug puts the same device back (a memory namespace comes back empty, a\n"
+	"file namespace with its data) or, with --card, a replacement at the same address; the\n"
+	"driver attaches it and I/O continues. See docs/devices.md (Hot-plug).\n";
+
+static const struct opt_def monitor_opts[] = {
+	OPT("device", 'd', OPT_STR_LIST, perf_devs, "DEVICE", "watch another device too (repeatable)"),
+	OPT("seconds", 't', OPT_U32, seconds, "N", "stop after N seconds (default: at SIGINT/SIGTERM)"),
+	OPT("background", 'b', OPT_FLAG, background, NULL,
+	    "in a batch: watch while the next lines run, until the batch ends"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const char monitor_details[] =
+	"Prints one line per event: 'removed' and 'arrived' (hot-plug), and 'aer' for each\n"
+	"Asynchronous Event the device reports (SMART / health warnings such as a temperature\n"
+	"threshold, errors, notices), with what the event's log page says; the log page is read\n"
+	"so that the device reports the next event of its type. -o json prints one JSON object\n"
+	"per line (time, device, event, serial; aer_type, aer_info, aer_info_name, log_page,\n"
+	"critical_warning, temperature_k). Example, in one process:\n"
+	"  unvme batch 'emu://m' <<'EOF'\n"
+	"  monitor --background\n"
+	"  set-feature -f 0x0b -v 2        # report temperature events\n"
+	"  set-feature -f 0x04 -v 300      # over-temperature threshold below 313 K\n"
+	"  unplug\n"
+	"  plug --card 'emu://spare?serial=SPARE1'\n"
+	"  EOF\n";
+
 const struct cli_cmd cli_commands[] = {
 	{ "list", "list every known device with its namespaces", cmd_list, fmt_opts, POS_NONE, NULL },
 	{ "devices", "list device aliases and what they resolve to", cmd_devices, fmt_opts, POS_NONE,
@@ -604,6 +647,12 @@ const struct cli_cmd cli_commands[] = {
 	  zns_append_opts, POS_DEVICE, zns_details },
 	{ "zns-changed-zone-list", "Changed Zone List log (BFh)", cmd_zns_changed_zone_list,
 	  zns_changed_opts, POS_DEVICE, zns_details },
+	{ "unplug", "emulated device: pull the card out (surprise removal)", cmd_unplug, fmt_opts,
+	  POS_DEVICE, hotplug_details },
+	{ "plug", "emulated device: put the card (or a replacement) back", cmd_plug, plug_opts,
+	  POS_DEVICE, hotplug_details },
+	{ "monitor", "print attach/detach and Asynchronous Events as they happen", cmd_monitor,
+	  monitor_opts, POS_DEVICE, monitor_details },
 	{ "batch", "run several commands in one process", cmd_batch, batch_opts, POS_DEVICE,
 	  batch_details },
 	{ "mkfs", "make a BlobFS file system on a namespace", cmd_mkfs, mkfs_opts, POS_DEVICE,

@@ -130,6 +130,7 @@ int cli_io_qpair(const struct cli_args *a, struct unvme_ctrlr *ctrlr, struct unv
 
 void cli_close_all(void)
 {
+	cli_monitor_stop(); /* it uses the devices */
 	while (n_open) {
 		struct open_dev *d = &open_devs[--n_open];
 		if (d->qp)

@@ -440,6 +440,9 @@ int cmd_perf(struct cli_args *a)
 		}
 	}
 
+	rc = perf_hotplug_check(a, cfg);
+	if (rc)
+		goto out;
 	for (unsigned k = 0; k < cfg->ntargets; k++)
 		check_written(cfg, &cfg->targets[k]);
 
@@ -454,7 +457,12 @@ int cmd_perf(struct cli_args *a)
 	sigemptyset(&sa.sa_mask);
 	perf_interrupted = 0;
 	sigaction(SIGINT, &sa, &old);
-	rc = run_threads(a, cfg, threads);
+	int hrc = perf_hotplug_start(cfg);
+	if (hrc)
+		rc = cli_fail(a->cmd, EXIT_HOST, "cannot start the hot-plug thread: %s", strerror(-hrc));
+	else
+		rc = run_threads(a, cfg, threads);
+	perf_hotplug_join();
 	sigaction(SIGINT, &old, NULL);
 	if (rc == EXIT_OK)
 		rc = perf_report(cfg, threads);

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -66,6 +67,7 @@ struct perf_slot {
 	uint64_t zone;        /* the zone the command names */
 	uint64_t zone_first, zone_stride, zwp, old_zone; /* zone-write: the slot's zones */
 	uint64_t zindex;      /* zone-append: index among the thread's zones */
+	bool waiting;         /* --unplug-at: parked until the device takes commands again */
 };
 #define PERF_OP_DATA  0
 #define PERF_OP_RESET 1
@@ -81,6 +83,7 @@ struct perf_qpair {
 	struct perf_slot *slots;
 	uint32_t nslots;
 	uint32_t outstanding;
+	uint32_t parked;      /* --unplug-at: slots waiting for the device to come back */
 	uint8_t *bufs;        /* DMA memory of all slots */
 };
 
@@ -109,6 +112,8 @@ struct perf_thread {
 	int fatal;            /* a poll or submit failed: the library's result */
 	char fatal_msg[256];
 	uint32_t stuck;       /* I/Os that never completed after the run */
+	uint64_t back_ns;     /* --unplug-at: first I/O completed after the re-insertion
+			       * (CLOCK_MONOTONIC: TSCs of two cores need not agree) */
 	struct perf_zstream *zstream; /* zone-append state (perf_zone.c) */
 };
 
@@ -147,6 +152,8 @@ struct perf_config {
 	unsigned nthreads;
 	bool pinned;
 	double tsc_hz;
+	bool hotplug;            /* --unplug-at / --plug-after (perf_hotplug.c) */
+	uint32_t unplug_at_ms, plug_after_ms;
 };
 
 /* Set from the SIGINT handler: threads stop measuring and drain. */
@@ -167,6 +174,21 @@ void perf_zone_thread_free(struct perf_thread *t);
 int perf_zone_submit(struct perf_qpair *q, struct perf_slot *s, uint64_t now, unvme_cmd_cb done);
 bool perf_zone_done(struct perf_slot *s, const struct nvme_cqe *cpl, struct perf_stats *st);
 struct perf_slot *perf_zone_unpark(struct perf_thread *t);
+
+/* perf_hotplug.c: pulls the emulated devices out during the run and puts them back. */
+struct perf_hotplug_result {
+	int rc;                 /* 0, or the failed unplug / plug */
+	char msg[320];
+	bool done;              /* pulled out and put back */
+	uint64_t start_ns, out_ns, back_ns, attached_ns; /* CLOCK_MONOTONIC */
+};
+extern struct perf_hotplug_result perf_hotplug;
+/* Set when the re-insertion starts: a command that succeeds from then on was served by the
+ * card put back (the one pulled out had given everything back by then). */
+extern _Atomic bool perf_plugging;
+int perf_hotplug_check(struct cli_args *a, struct perf_config *cfg);
+int perf_hotplug_start(const struct perf_config *cfg);
+void perf_hotplug_join(void);
 
 /* perf_fill.c: writes every block of every target once (--fill). 0, or an error with err set. */
 int perf_fill(const struct perf_config *cfg, char *err, size_t errlen);

@@ -210,6 +210,16 @@ int perf_report(const struct perf_config *cfg, struct perf_thread *threads)
 
 	struct perf_cpu cpu;
 	cpu_figures(cfg, threads, total->ios, &cpu);
+	/* --unplug-at: from the re-insertion to the first I/O completed after it (any thread) */
+	double back_us = -1;
+	if (cfg->hotplug && perf_hotplug.done) {
+		uint64_t first = 0;
+		for (unsigned i = 0; i < cfg->nthreads; i++)
+			if (threads[i].back_ns && (!first || threads[i].back_ns < first))
+				first = threads[i].back_ns;
+		if (first >= perf_hotplug.back_ns)
+			back_us = (double)(first - perf_hotplug.back_ns) / 1e3;
+	}
 
 	if (cfg->fmt == UNVME_FMT_JSON) {
 		json_object *o = json_object_new_object();
@@ -240,6 +250,18 @@ int perf_report(const struct perf_config *cfg, struct perf_thread *threads)
 				       json_object_new_double(cpu.other_ns_per_io));
 		json_object_object_add(o, "cpu", jc);
 		json_object_object_add(o, "busy_ns_per_io", json_object_new_double(cpu.busy_ns_per_io));
+		if (cfg->hotplug) {
+			json_object *h = json_object_new_object();
+			json_object_object_add(h, "unplug_at_ms", json_object_new_int64(cfg->unplug_at_ms));
+			json_object_object_add(h, "plug_after_ms", json_object_new_int64(cfg->plug_after_ms));
+			json_object_object_add(h, "done", json_object_new_boolean(perf_hotplug.done));
+			json_object_object_add(h, "failed_ios", json_object_new_int64((int64_t)total->errors));
+			json_object_object_add(h, "attach_us", json_object_new_double(
+				perf_hotplug.done ? (double)(perf_hotplug.attached_ns - perf_hotplug.back_ns) / 1e3
+						  : -1));
+			json_object_object_add(h, "first_io_after_plug_us", json_object_new_double(back_us));
+			json_object_object_add(o, "hotplug", h);
+		}
 		cli_json_print(o);
 	} else {
 		int width = 16;
@@ -284,6 +306,18 @@ int perf_report(const struct perf_config *cfg, struct perf_thread *threads)
 		       cfg->nthreads == 1 ? "" : "s", cpu.wall_s, n);
 		if (cfg->verify)
 			printf("verify: %llu blocks failed\n", (unsigned long long)total->verify_errors);
+		if (cfg->hotplug && perf_hotplug.done) {
+			printf("hot-plug: pulled out at %.0f ms, put back %.0f ms later; %llu I/Os in "
+			       "flight failed; attached again in %.0f us, ",
+			       (double)(perf_hotplug.out_ns - perf_hotplug.start_ns) / 1e6,
+			       (double)(perf_hotplug.back_ns - perf_hotplug.out_ns) / 1e6,
+			       (unsigned long long)total->errors,
+			       (double)(perf_hotplug.attached_ns - perf_hotplug.back_ns) / 1e3);
+			if (back_us >= 0)
+				printf("first I/O completed %.0f us after the re-insertion\n", back_us);
+			else
+				printf("no I/O completed after it before the run ended\n");
+		}
 		if (cfg->lat_table) {
 			for (unsigned k = 0; k < cfg->ntargets; k++)
 				print_table(cfg, &rows[k]);
@@ -303,7 +337,14 @@ int perf_report(const struct perf_config *cfg, struct perf_thread *threads)
 		if (t->stuck)
 			cli_fail("perf", EXIT_HOST, "thread %u: %u I/Os never completed", i, t->stuck);
 	}
-	if (total->errors) {
+	if (cfg->hotplug && !perf_hotplug.done && rc == EXIT_OK)
+		rc = cli_fail("perf", EXIT_HOST, "hot-plug: %s", perf_hotplug.msg[0] ? perf_hotplug.msg
+							: "the device was not pulled out and put back");
+	/* with --unplug-at, the commands in flight when the device went come back aborted: the
+	 * hot-plug line counts them; any other error status is a failure */
+	bool expected = cfg->hotplug && perf_hotplug.done &&
+			total->first_status == NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
+	if (total->errors && !expected) {
 		cli_fail("perf", EXIT_NVME, "%llu I/Os failed; the first with %s (SCT %Xh, SC %Xh)",
 			 (unsigned long long)total->errors, unvme_status_str(total->first_status, 0),
 			 NVME_STATUS_SCT(total->first_status), NVME_STATUS_SC(total->first_status));

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/common/clock.h"
 #include "lib/common/compiler.h"
 #include "perf.h"
 #include "tsc.h"
@@ -124,12 +125,49 @@ static inline int submit_slot(struct perf_qpair *q, struct perf_slot *s, uint64_
 	return unvme_write(tg->ns, q->qp, s->buf, slba, tg->lbas_per_io, perf_io_done, s);
 }
 
+/* --unplug-at: a submission the device cannot take now (it is out, or being attached
+ * again) parks its slot; retry_parked sends it once the device is back. */
+static bool park(struct perf_qpair *q, struct perf_slot *s, int rc)
+{
+	if (!q->t->cfg->hotplug || (rc != -ENODEV && rc != -EAGAIN))
+		return false;
+	s->waiting = true;
+	q->parked++;
+	return true;
+}
+
+static void retry_parked(struct perf_thread *t)
+{
+	for (unsigned i = 0; i < t->nqps && !t->fatal; i++) {
+		struct perf_qpair *q = &t->qps[i];
+		for (uint32_t k = 0; k < q->nslots && q->parked; k++) {
+			struct perf_slot *s = &q->slots[k];
+			if (!s->waiting)
+				continue;
+			int rc = submit_slot(q, s, tsc_now());
+			if (rc == -ENODEV || rc == -EAGAIN)
+				break; /* not yet */
+			s->waiting = false;
+			q->parked--;
+			if (rc < 0) {
+				t->submit_failures++;
+				t->fatal = rc;
+				snprintf(t->fatal_msg, sizeof(t->fatal_msg), "%s", unvme_errmsg());
+				return;
+			}
+			q->outstanding++;
+		}
+	}
+}
+
 static void resubmit(struct perf_qpair *q, struct perf_slot *s, uint64_t now)
 {
 	struct perf_thread *t = q->t;
 	int rc = submit_slot(q, s, now);
 	if (unlikely(rc < 0)) {
 		q->outstanding--;
+		if (park(q, s, rc))
+			return;
 		t->submit_failures++;
 		if (!t->fatal) {
 			t->fatal = rc;
@@ -166,6 +204,9 @@ static void perf_io_done(void *arg, const struct nvme_cqe *cpl)
 			st->errors++;
 		} else {
 			st->ios++;
+			if (unlikely(t->cfg->hotplug) && !t->back_ns &&
+			    atomic_load_explicit(&perf_plugging, memory_order_acquire))
+				t->back_ns = mono_ns();
 			if (s->submit_ts != st->run_submit_ts) {
 				flush_run(st, now);
 				st->run_submit_ts = s->submit_ts;
@@ -196,6 +237,8 @@ static bool poll_all(struct perf_thread *t)
 		struct perf_qpair *q = &t->qps[i];
 		t->poll_ts = 0;
 		int rc = unvme_qpair_poll(q->qp, 0);
+		if (unlikely(rc == -ENODEV) && t->cfg->hotplug)
+			continue; /* the device is out: its commands came back with an error */
 		if (unlikely(rc < 0)) {
 			if (!t->fatal) {
 				t->fatal = rc;
@@ -261,6 +304,8 @@ void *perf_thread_main(void *arg)
 	for (uint32_t turn = 1; !t->fatal; turn++) {
 		if (!poll_all(t))
 			break;
+		if (unlikely(cfg->hotplug))
+			retry_parked(t);
 		if ((turn & TIME_CHECK_MASK) == 0) {
 			now = tsc_now();
 			if (!t->measuring && now >= measure_at) {

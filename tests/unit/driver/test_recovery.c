@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "unvme/unvme.h"
+#include "seen.h"
 #include "test_util.h"
 
 #define DEV "emu://rec?ns=mem:16M:512"
@@ -33,18 +34,6 @@ static int inject_fatal(struct unvme_ctrlr *c)
 	cmd.opc = NVME_ADM_EMU_FAULT;
 	cmd.cdw10 = NVME_EMU_FAULT_FATAL;
 	return unvme_admin(c, &cmd, NULL, 0, NULL);
-}
-
-struct seen {
-	_Atomic int count;
-	_Atomic int status;
-};
-
-static void seen_cb(void *arg, const struct nvme_cqe *cpl)
-{
-	struct seen *s = arg;
-	atomic_store(&s->status, NVME_STATUS_FROM_CQE(cpl->status));
-	atomic_fetch_add(&s->count, 1);
 }
 
 /* Polls until the command behind s completes (or 10 s pass). Returns the last poll's result. */

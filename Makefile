@@ -43,8 +43,12 @@ test-tsan: deps $(TSAN_BUILD)/build.ninja
 	ninja -C $(TSAN_BUILD)
 	TSAN_OPTIONS=halt_on_error=1 meson test -C $(TSAN_BUILD) --suite threaded --print-errorlogs
 
+# tests/python in a session of its own: its modules set the library's environment (state
+# directory, configuration file) at import, which the tools that tests/integration starts
+# would inherit
 test-integration: build
-	UNVME_BUILD=$(BUILD) $(PYTEST) -q tests/integration tests/python
+	UNVME_BUILD=$(BUILD) $(PYTEST) -q tests/integration
+	UNVME_BUILD=$(BUILD) $(PYTEST) -q tests/python
 
 # The VFIO driver against real NVMe hardware emulation: a QEMU guest (TCG, intel-iommu) with four
 # emulated NVMe controllers; artifacts are cached under ~/.cache/unvme/qemu. See docs/vfio.md.

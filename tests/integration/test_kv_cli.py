@@ -28,7 +28,7 @@ def test_write_read_across_processes(unvme):
     assert out.read_bytes() == payload
     assert "3000 bytes written" in r.out and "value size 3000" in r.out
     # JSON with the data as hex; a value offset skips the first 512 bytes
-    j = unvme.ok("kv-read", dev, "-k", "hello-key", "-s", 4096, "-o", 512,
+    j = unvme.ok("kv-read", dev, "-k", "hello-key", "-s", 4096, "--offset", 512,
                  "--output-format", "json").json()
     assert j["value_size"] == 3000 - 512 and bytes.fromhex(j["data"]) == payload[512:]
     assert j["result"] == "KV_SUCCESS (0x00)"
@@ -158,7 +158,7 @@ def test_help_lists_kv_commands(unvme):
               "kv-close-it", "kv-it-info"):
         assert c in out
     h = unvme.ok("kv-write", "--help").out
-    for opt in ("-k, --key", "-l, --key-len", "-v, --value", "-s, --value-size", "-o, --offset",
+    for opt in ("-k, --key", "-l, --key-len", "-v, --value", "-s, --value-size", "    --offset",
                 "-i, --io-option", "-n, --namespace-id", "-w, --show-args", "-t, --latency",
                 "-a, --async"):
         assert opt in h, opt

@@ -39,6 +39,20 @@ int cmd_format(struct cli_args *a)
 		lbaf = ref ? (uint8_t)nvme_ns_flbas_index(unvme_ns_identify_data(ref)) : 0;
 	}
 
+	if (!a->force && a->fmt == UNVME_FMT_JSON) {
+		json_object *o = json_object_new_object();
+		json_object *list = json_object_new_array();
+		if (!a->all)
+			json_object_array_add(list, json_object_new_int64(nsid));
+		for (uint32_t id = unvme_ctrlr_first_nsid(c); a->all && id; id = unvme_ctrlr_next_nsid(c, id))
+			json_object_array_add(list, json_object_new_int64(id));
+		json_object_object_add(o, "would_erase", list);
+		json_object_object_add(o, "lbaf", json_object_new_int(lbaf));
+		json_object_object_add(o, "ses", json_object_new_int(a->ses));
+		json_object_object_add(o, "done", json_object_new_boolean(0));
+		cli_json_print(o);
+		return cli_fail(a->cmd, EXIT_USAGE, "nothing done: add --force to erase");
+	}
 	if (!a->force) {
 		char line[256];
 		printf("format: would erase, with LBA format %u and secure erase setting %u:\n", lbaf,

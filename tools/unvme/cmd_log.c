@@ -25,7 +25,8 @@ int cmd_smart_log(struct cli_args *a)
 	int rc = read_log(a, NVME_LOG_SMART, 0xffffffffu, &log, sizeof(log));
 	if (rc)
 		return rc;
-	unvme_print_smart_log(stdout, &log, a->fmt);
+	if (!cli_print_raw(a, &log, sizeof(log)))
+		unvme_print_smart_log(stdout, &log, a->fmt);
 	return EXIT_OK;
 }
 
@@ -46,7 +47,7 @@ int cmd_error_log(struct cli_args *a)
 		return cli_fail(a->cmd, EXIT_HOST, "out of memory");
 	rc = cli_result(a->cmd, unvme_get_log_page(c, NVME_LOG_ERROR, 0xffffffffu, log, (uint32_t)len, 0),
 			0);
-	if (rc == EXIT_OK)
+	if (rc == EXIT_OK && !cli_print_raw(a, log, len))
 		unvme_print_error_log(stdout, log, entries, a->fmt);
 	free(log);
 	return rc;
@@ -59,7 +60,8 @@ int cmd_fw_log(struct cli_args *a)
 	int rc = read_log(a, NVME_LOG_FW_SLOT, 0xffffffffu, &log, sizeof(log));
 	if (rc)
 		return rc;
-	unvme_print_fw_slot_log(stdout, &log, a->fmt);
+	if (!cli_print_raw(a, &log, sizeof(log)))
+		unvme_print_fw_slot_log(stdout, &log, a->fmt);
 	return EXIT_OK;
 }
 
@@ -71,8 +73,10 @@ int cmd_get_log(struct cli_args *a)
 				a->log_len, GET_LOG_MAX);
 	if (a->offset % 4 != 0)
 		return cli_fail(a->cmd, EXIT_USAGE,
-				"invalid value '%llu' for --offset: must be a multiple of 4",
+				"invalid value '%llu' for --lpo: must be a multiple of 4",
 				(unsigned long long)a->offset);
+	if (a->lsp > 0x7f)
+		return cli_fail(a->cmd, EXIT_USAGE, "invalid value '%u' for --lsp (-s): 0..127", a->lsp);
 	struct unvme_ctrlr *c;
 	int rc = cli_open(a, &c);
 	if (rc)
@@ -81,23 +85,22 @@ int cmd_get_log(struct cli_args *a)
 	if (!buf)
 		return cli_fail(a->cmd, EXIT_HOST, "out of memory");
 
-	/* Built by hand rather than with unvme_get_log_page so that LSP reaches the device. */
+	/* Built by hand rather than with unvme_get_log_page so that LSP, RAE and CSI reach the
+	 * device. */
 	uint32_t numd = NVME_LOG_NUMD(a->log_len);
 	struct nvme_sqe cmd;
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.opc = NVME_ADM_GET_LOG_PAGE;
 	cmd.nsid = a->nsid;
-	cmd.cdw10 = a->lid | ((uint32_t)(a->lsp & 0x7f) << 8) | ((numd & 0xffffu) << 16);
+	cmd.cdw10 = a->lid | ((uint32_t)a->lsp << 8) | (a->rae ? 1u << 15 : 0) |
+		    ((numd & 0xffffu) << 16);
 	cmd.cdw11 = numd >> 16;
 	cmd.cdw12 = (uint32_t)a->offset;
 	cmd.cdw13 = (uint32_t)(a->offset >> 32);
-	rc = cli_result(a->cmd, unvme_admin(c, &cmd, buf, a->log_len, NULL), 0);
-	if (rc == EXIT_OK) {
-		if (a->raw_binary)
-			fwrite(buf, 1, a->log_len, stdout);
-		else
-			unvme_print_hex(stdout, buf, a->log_len, a->fmt);
-	}
+	cmd.cdw14 = (uint32_t)a->csi << 24;
+	rc = cli_result(a->cmd, unvme_admin(c, &cmd, buf, a->log_len, NULL), a->csi);
+	if (rc == EXIT_OK && !cli_print_raw(a, buf, a->log_len))
+		unvme_print_hex(stdout, buf, a->log_len, a->fmt);
 	free(buf);
 	return rc;
 }

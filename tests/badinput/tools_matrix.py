@@ -30,7 +30,7 @@ UNVME = [
     ("start block negative", ["read", "emu0", "-s", "-1"], 2, "invalid value '-1' for --start-block"),
     ("start block 2^64", ["read", "emu0", "-s", "18446744073709551616"], 2, "invalid value '18446744073709551616'"),
     ("start block '0x'", ["read", "emu0", "-s", "0x"], 2, "invalid value '0x'"),
-    ("block count over the data", ["write", "emu0", "-c", "0", "-d", "/etc/services"], 2, "(--block-count 0, 0's based): raise --block-count"),
+    ("block count 0 (one block) under the data size", ["read", "emu0", "-c", "0", "-z", "1024"], 2, "more than the 512 bytes of 1 blocks"),
     ("block count 2^32-1", ["read", "emu0", "-c", "4294967295"], 2, "4294967296 blocks (0's based) of 512 bytes; at most 1073741824 bytes per command line"),
     ("block count 2^36", ["read", "emu0", "-c", "68719476736"], 2, "out of range (0..4294967295)"),
     ("read past the end", ["read", "emu0", "-s", "99999999999999"], 1, "LBA Out of Range (SCT 0h, SC 80h)"),

@@ -119,6 +119,7 @@ struct cli_args {
 	bool kv_show;
 	bool kv_latency;
 	bool kv_async;
+	bool kv_dry_run;
 	uint32_t kv_prefix;
 	uint32_t kv_bitmask;
 	uint8_t kv_it_type;
@@ -203,6 +204,10 @@ struct opt_def {
 #define OPT_OUTPUT_FORMAT \
 	OPT_DEF("output-format", 'o', OPT_FMT, fmt, "FMT", \
 		"output format: normal or json (binary where -b is accepted)", "normal")
+/* Another name for the option before it on the same field (the original kv_nvme's spellings):
+ * the parser records it under the first name in the table, so cli_given sees one option. */
+#define OPT_ALIAS(lname, sname, kind, field, canon) \
+	{ lname, sname, kind, offsetof(struct cli_args, field), "VALUE", "the same as --" canon, NULL, false }
 #define OPT_END { NULL, 0, OPT_FLAG, 0, NULL, NULL, NULL, false }
 
 /* What the positional argument of a command is. */

@@ -289,20 +289,30 @@ static const struct opt_def batch_opts[] = {
 	OPT_END,
 };
 
-/* Key-value commands: the original kv_nvme's letters, except -o, which is the output format
- * in every command (the value offset has its long name only). */
+/* Key-value commands: the original kv_nvme's letters and long names (--key_length,
+ * --show-command, ... as aliases), except -o, which is the output format in every command
+ * (the value offset has its long name only). */
 #define KV_OUTPUT_FORMAT OPT_OUTPUT_FORMAT
 #define KV_KEY_OPTS \
 	OPT("key", 'k', OPT_STR, kv_key, "KEY", "the key (its bytes as typed)"), \
 	OPT("key-len", 'l', OPT_U16, kv_key_len, "BYTES", \
 	    "key length: the key is cut or zero padded to it (default: its length)"), \
+	OPT_ALIAS("key_length", 0, OPT_U16, kv_key_len, "key-len"), \
 	OPT("namespace-id", 'n', OPT_U8, kv_keyspace, "KS", \
 	    "keyspace: 0 user data, 1 metadata (default 0)"), \
 	OPT("io-option", 'i', OPT_U8, kv_io_option, "OPT", \
 	    "the call's option (store: 0 default, 1 compression, 2 idempotent; ...)"), \
+	OPT_ALIAS("io_option", 0, OPT_U8, kv_io_option, "io-option"), \
+	KV_CALL_OPTS, \
+	OPT("async", 'a', OPT_FLAG, kv_async, NULL, "use the asynchronous call and wait for it"), \
+	OPT_ALIAS("asynchronous", 0, OPT_FLAG, kv_async, "async")
+
+/* What every key-value call takes: show its arguments, time it, or only show them. */
+#define KV_CALL_OPTS \
 	OPT("show-args", 'w', OPT_FLAG, kv_show, NULL, "print the arguments before the call"), \
+	OPT_ALIAS("show-command", 0, OPT_FLAG, kv_show, "show-args"), \
 	OPT("latency", 't', OPT_FLAG, kv_latency, NULL, "print the call's latency"), \
-	OPT("async", 'a', OPT_FLAG, kv_async, NULL, "use the asynchronous call and wait for it")
+	OPT("dry-run", 'd', OPT_FLAG, kv_dry_run, NULL, "print the arguments, do not call")
 
 #define ZNS_SLBA OPT("start-lba", 's', OPT_U64, slba, "SLBA", "start LBA of the zone")
 
@@ -361,6 +371,7 @@ static const struct opt_def kv_write_opts[] = {
 	OPT("value", 'v', OPT_STR, kv_value_file, "FILE", "the value: this file's bytes"),
 	OPT("value-size", 's', OPT_SIZE, kv_value_size, "BYTES",
 	    "value size: the file's first bytes, or that many zeros without --value"),
+	OPT_ALIAS("value_size", 0, OPT_SIZE, kv_value_size, "value-size"),
 	OPT("offset", 0, OPT_U32, kv_offset, "BYTES", "value offset"),
 	KV_OUTPUT_FORMAT,
 	OPT_END,
@@ -371,6 +382,7 @@ static const struct opt_def kv_read_opts[] = {
 	OPT("value", 'v', OPT_STR, kv_value_file, "FILE", "write the value to FILE (default: hex dump)"),
 	OPT("value-size", 's', OPT_SIZE, kv_value_size, "BYTES",
 	    "buffer size, a multiple of 4 (default 4096)"),
+	OPT_ALIAS("value_size", 0, OPT_SIZE, kv_value_size, "value-size"),
 	OPT("offset", 0, OPT_U32, kv_offset, "BYTES", "read from this value offset (multiple of 512)"),
 	KV_OUTPUT_FORMAT,
 	OPT_END,
@@ -390,6 +402,7 @@ static const struct opt_def kv_open_it_opts[] = {
 	OPT("namespace-id", 'n', OPT_U8, kv_keyspace, "KS", "keyspace: 0 user data, 1 metadata"),
 	OPT_DEF("type", 'i', OPT_U8, kv_it_type, "TYPE",
 		"1 keys, 2 keys with values, 3 keys, deleting them", "1"),
+	KV_CALL_OPTS,
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };
@@ -397,13 +410,19 @@ static const struct opt_def kv_open_it_opts[] = {
 static const struct opt_def kv_read_it_opts[] = {
 	OPT("id", 'i', OPT_U8, kv_it_id, "HANDLE", "iterator handle from kv-open-it (required)"),
 	OPT("value-size", 's', OPT_SIZE, kv_value_size, "BYTES", "bytes of the 32 KiB chunk to write and show (default all)"),
+	OPT_ALIAS("value_size", 0, OPT_SIZE, kv_value_size, "value-size"),
 	OPT("value", 'v', OPT_STR, kv_value_file, "FILE", "write the raw buffer to FILE"),
+	OPT("namespace-id", 'n', OPT_U8, kv_keyspace, "KS", "keyspace: 0 user data, 1 metadata"),
+	KV_CALL_OPTS,
+	OPT("async", 'a', OPT_FLAG, kv_async, NULL, "use kv_iterate_read_async and wait for it"),
+	OPT_ALIAS("asynchronous", 0, OPT_FLAG, kv_async, "async"),
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };
 
 static const struct opt_def kv_close_it_opts[] = {
 	OPT("id", 'i', OPT_U8, kv_it_id, "HANDLE", "iterator handle (required)"),
+	KV_CALL_OPTS,
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };

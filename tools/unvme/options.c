@@ -156,8 +156,14 @@ static const struct opt_def *find_short(const struct opt_def *opts, char c)
 	return NULL;
 }
 
-static void note_given(struct cli_args *a, const struct opt_def *o)
+static void note_given(struct cli_args *a, const struct opt_def *opts, const struct opt_def *o)
 {
+	/* an alias counts as the first option of the table on its field */
+	for (const struct opt_def *p = opts; p && p->name; p++)
+		if (p->offset == o->offset && p->kind == o->kind) {
+			o = p;
+			break;
+		}
 	if (!cli_given(a, o->name) && a->ngiven < sizeof(a->given) / sizeof(a->given[0]))
 		a->given[a->ngiven++] = o->name;
 }
@@ -242,7 +248,7 @@ int cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_args *a
 		int rc = set_value(a, o, val);
 		if (rc)
 			return rc;
-		note_given(a, o);
+		note_given(a, c->opts, o);
 	}
 
 	if (a->help)

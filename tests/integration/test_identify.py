@@ -88,7 +88,7 @@ def test_id_ns_sizes_and_lba_formats(unvme):
 def test_list_ns_and_ns_descs(unvme):
     dev = unvme.file_dev(nslist=[("4M", 512), ("4M", 512), ("4M", 4096)])
     j = unvme.ok("list-ns", dev, "-o", "json").json()
-    assert j["nsid_list"] == [1, 2, 3]
+    assert j["nsid_list"] == [{"nsid": 1}, {"nsid": 2}, {"nsid": 3}]
     r = unvme.ok("list-ns", dev)
     assert "0x3" in r.out or "3" in r.out
     d = unvme.ok("ns-descs", dev, "-n", "2", "-o", "json").json()

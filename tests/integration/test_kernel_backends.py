@@ -42,7 +42,7 @@ def test_identity_and_namespace(unvme, img):
     # a bare path takes the file as it is, with 512-byte blocks
     ns = unvme.ok("id-ns", str(img), "-n", 1, "-o", "json").json()
     assert ns["nsze"] == 64 * MIB // 512
-    assert unvme.ok("list-ns", str(img), "-o", "json").json() == {"nsid_list": [1]}
+    assert unvme.ok("list-ns", str(img), "-o", "json").json() == {"nsid_list": [{"nsid": 1}]}
     # the same identity every time: the serial comes from the path
     assert unvme.ok("id-ctrl", str(img), "-o", "json").json()["sn"] == j["sn"]
 

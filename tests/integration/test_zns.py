@@ -30,7 +30,7 @@ def test_identify(unvme):
     assert "(in use)" in text and "zsze:0x100" in text
     # the namespace lists by command set
     doc = unvme.ok("list-ns", dev, "--csi", 2, "-o", "json").json()
-    assert doc["nsid_list"] == [1]
+    assert doc["nsid_list"] == [{"nsid": 1}]
     # a namespace that is not zoned is refused with a message
     r = unvme.run("zns", "report-zones", "emu://p?ns=mem:1M")
     assert r.rc == 2 and "not zoned" in r.err, r

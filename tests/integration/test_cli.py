@@ -10,7 +10,8 @@ from conftest import REPO
 COMMANDS = ["list", "devices", "id-ctrl", "id-ns", "list-ns", "ns-descs", "smart-log",
             "error-log", "fw-log", "get-log", "get-feature", "set-feature", "format",
             "fw-download", "fw-commit", "fw-activate", "fw-image", "reset", "show-regs", "read", "write",
-            "compare", "flush", "write-zeroes", "deallocate", "admin-passthru", "io-passthru",
+            "compare", "flush", "write-zeroes", "verify", "deallocate", "admin-passthru", "io-passthru",
+            "effects-log", "self-test-log", "device-self-test", "sanitize-log", "ns-rescan",
             "inject-fault", "unplug", "plug", "monitor", "perf", "batch", "help", "version"]
 
 
@@ -109,8 +110,8 @@ GARBAGE = [
 
 # (monitor runs until a signal when its arguments are fine)
 SAFE_TO_FUZZ = [c for c in COMMANDS if c not in ("perf", "batch", "format", "reset", "fw-commit",
-                                                  "fw-activate", "inject-fault", "fw-image", "list",
-                                                  "help", "monitor")]
+                                                  "fw-activate", "device-self-test", "inject-fault",
+                                                  "fw-image", "list", "help", "monitor")]
 
 
 @pytest.mark.parametrize("cmd", SAFE_TO_FUZZ)

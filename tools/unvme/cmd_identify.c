@@ -89,6 +89,29 @@ int cmd_list_ns(struct cli_args *a)
 	return EXIT_OK;
 }
 
+/* ns-rescan: the driver reads the active namespace list again (a namespace attached,
+ * detached or formatted since the device was opened) and shows it. */
+int cmd_ns_rescan(struct cli_args *a)
+{
+	struct unvme_ctrlr *c;
+	int rc = cli_open(a, &c);
+	if (rc)
+		return rc;
+	rc = cli_result(a->cmd, unvme_ctrlr_refresh_ns(c), 0);
+	if (rc)
+		return rc;
+	uint32_t *list = calloc(NVME_NS_LIST_MAX, sizeof(*list));
+	if (!list)
+		return cli_fail(a->cmd, EXIT_HOST, "out of memory");
+	unsigned n = 0;
+	for (uint32_t id = unvme_ctrlr_first_nsid(c); id && n < NVME_NS_LIST_MAX;
+	     id = unvme_ctrlr_next_nsid(c, id))
+		list[n++] = id;
+	unvme_print_ns_list(stdout, list, a->fmt);
+	free(list);
+	return EXIT_OK;
+}
+
 int cmd_ns_descs(struct cli_args *a)
 {
 	void *buf = NULL;

@@ -305,6 +305,30 @@ int cmd_write_zeroes(struct cli_args *a)
 	return rc;
 }
 
+/* Verify (0Ch): the device reads and checks the blocks, no data moves; split like Write
+ * Zeroes by NLB's 16 bits. */
+int cmd_verify(struct cli_args *a)
+{
+	struct io_target t;
+	int rc = io_open(a, &t);
+	if (rc)
+		return rc;
+	uint32_t blocks = 0;
+	rc = block_count(a, t.lba_size, 0, &blocks);
+	if (rc)
+		return rc;
+	for (uint32_t done = 0; done < blocks && rc == EXIT_OK;) {
+		uint32_t n = blocks - done < NLB_MAX ? blocks - done : NLB_MAX;
+		struct nvme_sqe cmd;
+		rw_cmd(&cmd, NVME_CMD_VERIFY, a->nsid, a->slba + done, n);
+		rc = cli_result(a->cmd, unvme_qpair_cmd_sync(t.qp, &cmd, NULL, 0, NULL), t.csi);
+		done += n;
+	}
+	if (rc == EXIT_OK)
+		print_done(a, "success", a->slba, blocks);
+	return rc;
+}
+
 int cmd_deallocate(struct cli_args *a)
 {
 	struct io_target t;

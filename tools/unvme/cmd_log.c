@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Log page commands: smart-log, error-log, fw-log, and get-log for any page as raw bytes.
+ * Log page commands: smart-log, error-log, fw-log, effects-log, self-test-log, sanitize-log,
+ * and get-log for any page as raw bytes. A device without a page answers Invalid Log Page,
+ * printed by name (the emulated controller keeps no self-test or sanitize log).
  */
+#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +65,134 @@ int cmd_fw_log(struct cli_args *a)
 		return rc;
 	if (!cli_print_raw(a, &log, sizeof(log)))
 		unvme_print_fw_slot_log(stdout, &log, a->fmt);
+	return EXIT_OK;
+}
+
+int cmd_effects_log(struct cli_args *a)
+{
+	struct nvme_cmd_effects_log *log = calloc(1, sizeof(*log));
+	if (!log)
+		return cli_fail(a->cmd, EXIT_HOST, "out of memory");
+	/* CSI in CDW14 selects the command set's page (0: NVM) */
+	struct unvme_ctrlr *c;
+	int rc = cli_open(a, &c);
+	if (rc == EXIT_OK) {
+		struct nvme_sqe cmd;
+		memset(&cmd, 0, sizeof(cmd));
+		cmd.opc = NVME_ADM_GET_LOG_PAGE;
+		cmd.nsid = 0xffffffffu;
+		uint32_t numd = NVME_LOG_NUMD(sizeof(*log));
+		cmd.cdw10 = NVME_LOG_CMD_EFFECTS | ((numd & 0xffffu) << 16);
+		cmd.cdw11 = numd >> 16;
+		cmd.cdw14 = (uint32_t)a->csi << 24;
+		rc = cli_result(a->cmd, unvme_admin(c, &cmd, log, sizeof(*log), NULL), 0);
+	}
+	if (rc == EXIT_OK && !cli_print_raw(a, log, sizeof(*log)))
+		unvme_print_cmd_effects_log(stdout, log, a->fmt);
+	free(log);
+	return rc;
+}
+
+static const char *self_test_code(unsigned code)
+{
+	switch (code) {
+	case 0: return "none";
+	case 1: return "short";
+	case 2: return "extended";
+	case 0xe: return "vendor specific";
+	default: return "reserved";
+	}
+}
+
+static const char *self_test_result(unsigned r)
+{
+	static const char *const names[] = {
+		"completed without error", "aborted by a Device Self-test command",
+		"aborted by a controller reset", "aborted by a namespace removal",
+		"aborted by a Format NVM command", "fatal or unknown error",
+		"completed with a failed segment (unknown)", "completed with failed segments",
+		"aborted (unknown reason)", "aborted by a sanitize operation",
+	};
+	return r < sizeof(names) / sizeof(names[0]) ? names[r] : "reserved";
+}
+
+int cmd_self_test_log(struct cli_args *a)
+{
+	struct nvme_self_test_log log;
+	memset(&log, 0, sizeof(log));
+	int rc = read_log(a, NVME_LOG_DEV_SELF_TEST, 0xffffffffu, &log, sizeof(log));
+	if (rc || cli_print_raw(a, &log, sizeof(log)))
+		return rc;
+	unsigned entries = a->entries && a->entries < 20 ? a->entries : 20;
+	json_object *root = a->fmt == UNVME_FMT_JSON ? json_object_new_object() : NULL;
+	json_object *list = root ? json_object_new_array() : NULL;
+	if (root) {
+		json_object_object_add(root, "current_operation", json_object_new_int(log.current_operation & 0xf));
+		json_object_object_add(root, "completion", json_object_new_int(log.completion & 0x7f));
+	} else {
+		printf("Device Self-test Log:\ncurrent operation : %s", self_test_code(log.current_operation & 0xf));
+		if (log.current_operation & 0xf)
+			printf(" (%u%% done)", log.completion & 0x7f);
+		printf("\n");
+	}
+	for (unsigned i = 0; i < entries; i++) {
+		const struct nvme_self_test_result *r = &log.result[i];
+		unsigned res = r->dsts & 0xf, code = r->dsts >> 4;
+		if (res == 0xf)
+			continue; /* an unused entry */
+		if (list) {
+			json_object *o = json_object_new_object();
+			json_object_object_add(o, "result", json_object_new_int((int)res));
+			json_object_object_add(o, "code", json_object_new_int((int)code));
+			json_object_object_add(o, "segment", json_object_new_int(r->seg));
+			json_object_object_add(o, "vdi", json_object_new_int(r->vdi));
+			json_object_object_add(o, "poh", json_object_new_uint64(r->poh));
+			if (r->vdi & 0x1)
+				json_object_object_add(o, "nsid", json_object_new_int64(r->nsid));
+			if (r->vdi & 0x2)
+				json_object_object_add(o, "flba", json_object_new_uint64(r->flba));
+			if (r->vdi & 0x4)
+				json_object_object_add(o, "sct", json_object_new_int(r->sct));
+			if (r->vdi & 0x8)
+				json_object_object_add(o, "sc", json_object_new_int(r->sc));
+			json_object_array_add(list, o);
+		} else {
+			printf("result %2u         : %s test, %s, at %llu power-on hours\n", i,
+			       self_test_code(code), self_test_result(res), (unsigned long long)r->poh);
+		}
+	}
+	if (root) {
+		json_object_object_add(root, "results", list);
+		cli_json_print(root);
+	}
+	return EXIT_OK;
+}
+
+int cmd_sanitize_log(struct cli_args *a)
+{
+	struct nvme_sanitize_log log;
+	memset(&log, 0, sizeof(log));
+	int rc = read_log(a, NVME_LOG_SANITIZE, 0xffffffffu, &log, sizeof(log));
+	if (rc || cli_print_raw(a, &log, sizeof(log)))
+		return rc;
+	static const char *const status[] = { "never sanitized", "completed", "in progress",
+					       "failed", "completed, no-deallocate ignored" };
+	unsigned st = log.sstat & 0x7;
+	const char *st_name = st < 5 ? status[st] : "reserved";
+	if (a->fmt == UNVME_FMT_JSON) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "sprog", json_object_new_int(log.sprog));
+		json_object_object_add(o, "sstat", json_object_new_int(log.sstat));
+		json_object_object_add(o, "status", json_object_new_string(st_name));
+		json_object_object_add(o, "scdw10", json_object_new_int64(log.scdw10));
+		json_object_object_add(o, "eto", json_object_new_int64(log.eto));
+		json_object_object_add(o, "etbe", json_object_new_int64(log.etbe));
+		json_object_object_add(o, "etce", json_object_new_int64(log.etce));
+		cli_json_print(o);
+		return EXIT_OK;
+	}
+	printf("Sanitize Status Log:\nprogress : %u/65536\nstatus   : %s (%#x)\nscdw10   : %#x\n",
+	       log.sprog, st_name, log.sstat, log.scdw10);
 	return EXIT_OK;
 }
 

@@ -72,6 +72,30 @@ static const struct opt_def error_log_opts[] = {
 	OPT_END,
 };
 
+static const struct opt_def effects_log_opts[] = {
+	OPT("csi", 'c', OPT_U8, csi, "CSI", "the command set's page (0 NVM, 2 zoned)"),
+	OPT_RAW_BINARY,
+	OPT_HUMAN,
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def self_test_log_opts[] = {
+	OPT("dst-entries", 'e', OPT_U32, entries, "N", "results to show, 1..20 (default all)"),
+	OPT_RAW_BINARY,
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def self_test_opts[] = {
+	OPT_DEF("namespace-id", 'n', OPT_U32, nsid, "NSID",
+		"namespace to test (ffffffffh: all, 0: the controller only)", "0xffffffff"),
+	OPT_REQ("self-test-code", 's', OPT_U8, action, "STC",
+		"1 short, 2 extended, 0xe vendor specific, 0xf abort the test in progress"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
 static const struct opt_def get_log_opts[] = {
 	OPT_REQ("log-id", 'i', OPT_U8, lid, "LID", "log page identifier"),
 	OPT_REQ("log-len", 'l', OPT_U32, log_len, "LEN", "bytes to read (a multiple of 4)"),
@@ -212,6 +236,12 @@ static const struct opt_def flush_opts[] = {
 static const struct opt_def write_zeroes_opts[] = {
 	IO_RANGE_OPTS,
 	OPT("deac", 0, OPT_FLAG, deac, NULL, "also deallocate the blocks"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def verify_opts[] = {
+	IO_RANGE_OPTS,
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };
@@ -629,10 +659,21 @@ const struct cli_cmd cli_commands[] = {
 	{ "list-ns", "active namespace ids", cmd_list_ns, list_ns_opts, POS_DEVICE, NULL },
 	{ "ns-descs", "namespace identification descriptors", cmd_ns_descs, ns_descs_opts, POS_DEVICE,
 	  NULL },
+	{ "ns-rescan", "read the active namespace list again and show it", cmd_ns_rescan, fmt_opts,
+	  POS_DEVICE, NULL },
 	{ "smart-log", "SMART / Health Information log", cmd_smart_log, struct_opts, POS_DEVICE, NULL },
 	{ "error-log", "Error Information log", cmd_error_log, error_log_opts, POS_DEVICE, NULL },
 	{ "fw-log", "Firmware Slot Information log", cmd_fw_log, struct_opts, POS_DEVICE, NULL },
 	{ "get-log", "any log page, raw", cmd_get_log, get_log_opts, POS_DEVICE, NULL },
+	{ "effects-log", "Commands Supported and Effects log", cmd_effects_log, effects_log_opts,
+	  POS_DEVICE, NULL },
+	{ "self-test-log", "Device Self-test log", cmd_self_test_log, self_test_log_opts, POS_DEVICE,
+	  NULL },
+	{ "device-self-test", "start (or abort) a device self-test", cmd_device_self_test,
+	  self_test_opts, POS_DEVICE,
+	  "A controller without self-tests (the emulated one) answers Invalid Command Opcode.\n" },
+	{ "sanitize-log", "Sanitize Status log", cmd_sanitize_log, struct_opts, POS_DEVICE,
+	  "A controller without sanitize (the emulated one) answers Invalid Log Page.\n" },
 	{ "get-feature", "Get Features", cmd_get_feature, get_feature_opts, POS_DEVICE, NULL },
 	{ "set-feature", "Set Features", cmd_set_feature, set_feature_opts, POS_DEVICE, NULL },
 	{ "format", "Format NVM: change the LBA format, erase data", cmd_format, format_opts,
@@ -659,6 +700,8 @@ const struct cli_cmd cli_commands[] = {
 	{ "compare", "Compare blocks with data", cmd_compare, compare_opts, POS_DEVICE, io_details },
 	{ "flush", "Flush: make written data durable", cmd_flush, flush_opts, POS_DEVICE, NULL },
 	{ "write-zeroes", "Write Zeroes", cmd_write_zeroes, write_zeroes_opts, POS_DEVICE, io_details },
+	{ "verify", "Verify: the device reads and checks blocks, no data moves", cmd_verify,
+	  verify_opts, POS_DEVICE, io_details },
 	{ "deallocate", "Dataset Management, deallocate (trim) a range", cmd_deallocate,
 	  deallocate_opts, POS_DEVICE, io_details },
 	{ "admin-passthru", "send any admin command", cmd_admin_passthru, admin_passthru_opts,

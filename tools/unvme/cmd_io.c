@@ -281,7 +281,9 @@ int cmd_flush(struct cli_args *a)
 	return rc;
 }
 
-int cmd_write_zeroes(struct cli_args *a)
+/* Commands over a range that move no data (Write Zeroes, Verify), split by NLB's 16 bits;
+ * cdw12_flags go into every command (Write Zeroes' DEAC). */
+static int range_without_data(struct cli_args *a, uint8_t opc, uint32_t cdw12_flags)
 {
 	struct io_target t;
 	int rc = io_open(a, &t);
@@ -294,9 +296,8 @@ int cmd_write_zeroes(struct cli_args *a)
 	for (uint32_t done = 0; done < blocks && rc == EXIT_OK;) {
 		uint32_t n = blocks - done < NLB_MAX ? blocks - done : NLB_MAX;
 		struct nvme_sqe cmd;
-		rw_cmd(&cmd, NVME_CMD_WRITE_ZEROES, a->nsid, a->slba + done, n);
-		if (a->deac)
-			cmd.cdw12 |= NVME_WZ_DEAC;
+		rw_cmd(&cmd, opc, a->nsid, a->slba + done, n);
+		cmd.cdw12 |= cdw12_flags;
 		rc = cli_result(a->cmd, unvme_qpair_cmd_sync(t.qp, &cmd, NULL, 0, NULL), t.csi);
 		done += n;
 	}
@@ -305,28 +306,15 @@ int cmd_write_zeroes(struct cli_args *a)
 	return rc;
 }
 
-/* Verify (0Ch): the device reads and checks the blocks, no data moves; split like Write
- * Zeroes by NLB's 16 bits. */
+int cmd_write_zeroes(struct cli_args *a)
+{
+	return range_without_data(a, NVME_CMD_WRITE_ZEROES, a->deac ? NVME_WZ_DEAC : 0);
+}
+
+/* Verify (0Ch): the device reads and checks the blocks, no data moves. */
 int cmd_verify(struct cli_args *a)
 {
-	struct io_target t;
-	int rc = io_open(a, &t);
-	if (rc)
-		return rc;
-	uint32_t blocks = 0;
-	rc = block_count(a, t.lba_size, 0, &blocks);
-	if (rc)
-		return rc;
-	for (uint32_t done = 0; done < blocks && rc == EXIT_OK;) {
-		uint32_t n = blocks - done < NLB_MAX ? blocks - done : NLB_MAX;
-		struct nvme_sqe cmd;
-		rw_cmd(&cmd, NVME_CMD_VERIFY, a->nsid, a->slba + done, n);
-		rc = cli_result(a->cmd, unvme_qpair_cmd_sync(t.qp, &cmd, NULL, 0, NULL), t.csi);
-		done += n;
-	}
-	if (rc == EXIT_OK)
-		print_done(a, "success", a->slba, blocks);
-	return rc;
+	return range_without_data(a, NVME_CMD_VERIFY, 0);
 }
 
 int cmd_deallocate(struct cli_args *a)

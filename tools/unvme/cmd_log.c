@@ -12,6 +12,24 @@
 
 #define GET_LOG_MAX (16u << 20) /* a sanity bound for get-log; real pages are far smaller */
 
+/* Get Log Page built by hand rather than with unvme_get_log_page, so that LSP, RAE, the
+ * offset and CSI reach the device (get-log, effects-log). Returns the library's result. */
+static int get_log_page(struct unvme_ctrlr *c, const struct cli_args *a, uint8_t lid,
+			uint32_t nsid, void *buf, uint32_t len)
+{
+	uint32_t numd = NVME_LOG_NUMD(len);
+	struct nvme_sqe cmd;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opc = NVME_ADM_GET_LOG_PAGE;
+	cmd.nsid = nsid;
+	cmd.cdw10 = lid | ((uint32_t)a->lsp << 8) | (a->rae ? 1u << 15 : 0) | ((numd & 0xffffu) << 16);
+	cmd.cdw11 = numd >> 16;
+	cmd.cdw12 = (uint32_t)a->offset;
+	cmd.cdw13 = (uint32_t)(a->offset >> 32);
+	cmd.cdw14 = (uint32_t)a->csi << 24;
+	return unvme_admin(c, &cmd, buf, len, NULL);
+}
+
 static int read_log(struct cli_args *a, uint8_t lid, uint32_t nsid, void *buf, uint32_t len)
 {
 	struct unvme_ctrlr *c;
@@ -76,17 +94,9 @@ int cmd_effects_log(struct cli_args *a)
 	/* CSI in CDW14 selects the command set's page (0: NVM) */
 	struct unvme_ctrlr *c;
 	int rc = cli_open(a, &c);
-	if (rc == EXIT_OK) {
-		struct nvme_sqe cmd;
-		memset(&cmd, 0, sizeof(cmd));
-		cmd.opc = NVME_ADM_GET_LOG_PAGE;
-		cmd.nsid = 0xffffffffu;
-		uint32_t numd = NVME_LOG_NUMD(sizeof(*log));
-		cmd.cdw10 = NVME_LOG_CMD_EFFECTS | ((numd & 0xffffu) << 16);
-		cmd.cdw11 = numd >> 16;
-		cmd.cdw14 = (uint32_t)a->csi << 24;
-		rc = cli_result(a->cmd, unvme_admin(c, &cmd, log, sizeof(*log), NULL), 0);
-	}
+	if (rc == EXIT_OK)
+		rc = cli_result(a->cmd, get_log_page(c, a, NVME_LOG_CMD_EFFECTS, 0xffffffffu, log,
+						     sizeof(*log)), 0);
 	if (rc == EXIT_OK && !cli_print_raw(a, log, sizeof(*log)))
 		unvme_print_cmd_effects_log(stdout, log, a->fmt);
 	free(log);
@@ -216,20 +226,7 @@ int cmd_get_log(struct cli_args *a)
 	if (!buf)
 		return cli_fail(a->cmd, EXIT_HOST, "out of memory");
 
-	/* Built by hand rather than with unvme_get_log_page so that LSP, RAE and CSI reach the
-	 * device. */
-	uint32_t numd = NVME_LOG_NUMD(a->log_len);
-	struct nvme_sqe cmd;
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.opc = NVME_ADM_GET_LOG_PAGE;
-	cmd.nsid = a->nsid;
-	cmd.cdw10 = a->lid | ((uint32_t)a->lsp << 8) | (a->rae ? 1u << 15 : 0) |
-		    ((numd & 0xffffu) << 16);
-	cmd.cdw11 = numd >> 16;
-	cmd.cdw12 = (uint32_t)a->offset;
-	cmd.cdw13 = (uint32_t)(a->offset >> 32);
-	cmd.cdw14 = (uint32_t)a->csi << 24;
-	rc = cli_result(a->cmd, unvme_admin(c, &cmd, buf, a->log_len, NULL), a->csi);
+	rc = cli_result(a->cmd, get_log_page(c, a, a->lid, a->nsid, buf, a->log_len), a->csi);
 	if (rc == EXIT_OK && !cli_print_raw(a, buf, a->log_len))
 		unvme_print_hex(stdout, buf, a->log_len, a->fmt);
 	free(buf);

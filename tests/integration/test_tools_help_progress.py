@@ -27,6 +27,15 @@ def test_kv_tools_take_help(prog, env):
     assert long.stdout == short.stdout and long.stderr == ""
 
 
+@pytest.mark.parametrize("prog", ["core_pingpong", "ftl_waf", "memcpy_floor", "tcp_pingpong"])
+def test_bench_helpers_take_help(prog, env):
+    path = build_dir() / "tools" / "bench" / prog
+    if not path.exists():
+        pytest.skip(f"{path} not built")
+    r = subprocess.run([str(path), "--help"], capture_output=True, text=True, env=env, timeout=30)
+    assert r.returncode == 0 and r.stdout.startswith(f"usage: {prog}") and r.stderr == "", r
+
+
 def test_blobfs_perf_and_bench_take_help(env):
     b = build_dir() / "tools" / "blobfs" / "blobfs_perf"
     if b.exists():

@@ -2,7 +2,7 @@
 """JSON documents carry nvme-cli 2.x's keys with nvme-cli's types (`nvme ... -o json`), so its
 scripts work on `unvme ... -o json`; our own decodes may come as extra keys. The expected key
 lists are nvme-cli's documented JSON output for these commands (id-ctrl, id-ns, smart-log,
-error-log, list-ns, list). fw-log and show-regs keep our shapes (docs/tools.md says why)."""
+error-log, list-ns, list, show-regs). fw-log keeps our shape (docs/tools.md says why)."""
 import json
 import subprocess
 
@@ -92,6 +92,13 @@ def test_error_log_entries_have_nvme_cli_keys(unvme):
     assert not missing(e, ERROR) and not ints(e, ERROR)
     assert e["cmdid"] == e["cid"] and e["status_field"] == e["status"] >> 1
     assert e["status_field"] & 0x7ff == 0x80  # LBA Out of Range (SCT 0h, SC 80h)
+
+
+def test_show_regs_registers_are_numbers(unvme):
+    j = unvme.ok("show-regs", DEV, "-o", "json").json()
+    regs = {"cap", "vs", "cc", "csts", "aqa", "asq", "acq"}
+    assert not missing(j, regs) and not ints(j, regs)
+    assert (j["vs"] >> 16, (j["vs"] >> 8) & 0xff) == (j["vs_fields"]["mjr"], j["vs_fields"]["mnr"])
 
 
 def test_list_ns_and_list_have_nvme_cli_shapes(unvme):

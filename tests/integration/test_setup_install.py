@@ -26,4 +26,4 @@ def test_setup_install_uses_make_install(env, tmp_path):
     lib = next(dest.rglob("libunvme.a"))
     nm = subprocess.run(["nm", "-g", "--defined-only", str(lib)], capture_output=True, text=True)
     assert " qpair_free" not in nm.stdout and " unvme_ctrlr_open" in nm.stdout
-    assert os.access(next(p for p in dest.rglob("unvme") if p.is_file()), os.X_OK)
+    assert os.access(next(dest.rglob("bin/unvme")), os.X_OK)

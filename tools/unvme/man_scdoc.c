@@ -15,12 +15,13 @@ static const struct man_group {
 	const char *commands[16];
 } groups[] = {
 	{ "unvme", { "list", "devices", "batch", "help", "version" } },
-	{ "identify", { "id-ctrl", "id-ns", "list-ns", "ns-descs" } },
-	{ "log", { "smart-log", "error-log", "fw-log", "get-log" } },
+	{ "identify", { "id-ctrl", "id-ns", "list-ns", "ns-descs", "ns-rescan" } },
+	{ "log", { "smart-log", "error-log", "fw-log", "get-log", "effects-log", "self-test-log",
+		   "sanitize-log" } },
 	{ "feature", { "get-feature", "set-feature" } },
-	{ "admin", { "format", "fw-download", "fw-commit", "fw-image", "reset", "show-regs",
-		     "inject-fault", "admin-passthru" } },
-	{ "io", { "read", "write", "compare", "flush", "write-zeroes", "deallocate",
+	{ "admin", { "format", "fw-download", "fw-commit", "fw-activate", "fw-image", "reset",
+		     "show-regs", "device-self-test", "inject-fault", "admin-passthru" } },
+	{ "io", { "read", "write", "compare", "flush", "write-zeroes", "verify", "deallocate",
 		  "io-passthru" } },
 	{ "perf", { "perf" } },
 	{ "kv", { "kv-write", "kv-read", "kv-delete", "kv-exist", "kv-open-it", "kv-read-it",

@@ -9,8 +9,8 @@
 
 /*
  * Whether the library's notices go to stderr (lib/util/log.c): only when the program asked
- * (unvme_set_log) or the user set UNVME_LOG to a non-empty value other than "0"; UNVME_QUIET
- * (same rule) silences them when the program did not decide.
+ * (unvme_set_log) or the user set UNVME_LOG to a non-empty value other than "0" (which wins
+ * over UNVME_QUIET, the older switch).
  */
 bool unvme_log_on(void);
 

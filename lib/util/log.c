@@ -4,7 +4,7 @@
  * notice, SDK warnings, misuse such as freeing memory it did not allocate). A library must
  * not write on a program's stderr unasked, so they are off until the program calls
  * unvme_set_log(1) or the user sets UNVME_LOG; UNVME_QUIET, the older switch, still silences
- * them when the program has not decided.
+ * them when the program has not decided (UNVME_LOG, the explicit ask, wins over it).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -32,7 +32,6 @@ bool unvme_log_on(void)
 	int s = atomic_load(&log_setting);
 	if (s >= 0)
 		return s == 1;
-	if (env_on("UNVME_QUIET"))
-		return false;
+	/* UNVME_LOG asks; UNVME_QUIET (the older switch) can only say no, which is the default */
 	return env_on("UNVME_LOG");
 }

@@ -47,6 +47,7 @@ def program(tmp_path):
 def run(exe, tmp_path, devices, **extra):
     env = dict(os.environ)
     env.pop("UNVME_LOG", None)
+    env.pop("UNVME_QUIET", None)
     env.update(extra)
     env["UNVME_DEVICES"] = devices
     env["HOME"] = str(tmp_path)

@@ -67,8 +67,10 @@ def test_library_is_silent_unless_asked(tmp_path):
     for asked in (run(exe, tmp_path, "api"), run(exe, tmp_path, UNVME_LOG="1")):
         assert asked.returncode == 0, asked
         assert "unvme_dma_free" in asked.stderr and "not DMA memory" in asked.stderr
-    # the program's own decision wins over the environment
+    # the program's own decision wins over the environment; UNVME_LOG over UNVME_QUIET
     assert "not DMA memory" in run(exe, tmp_path, "api", UNVME_QUIET="1").stderr
+    assert "not DMA memory" not in run(exe, tmp_path, UNVME_LOG="0").stderr
+    assert "not DMA memory" in run(exe, tmp_path, UNVME_LOG="1", UNVME_QUIET="1").stderr
 
 
 

@@ -48,10 +48,10 @@ counters
 
 step "Write 256 KiB of random data at LBA 4096, read it back, compare"
 head -c 262144 /dev/urandom > "$WORK/data.bin"
-run write -s 4096 -c 512 -d "$WORK/data.bin"
-run read -s 4096 -c 512 -d "$WORK/back.bin"
+run write -s 4096 -c 511 -d "$WORK/data.bin"
+run read -s 4096 -c 511 -d "$WORK/back.bin"
 cmp "$WORK/data.bin" "$WORK/back.bin" && echo "demo: the data read back is identical"
-run compare -s 4096 -c 512 -d "$WORK/data.bin"
+run compare -s 4096 -c 511 -d "$WORK/data.bin"
 
 step "SMART counters after: data units and host commands moved"
 counters

@@ -7,6 +7,8 @@
 #   scripts/setup.sh config "BDF ..."    hugepages + only these controllers
 #   scripts/setup.sh status              a table: BDF, NUMA node, driver, device name, use
 #   scripts/setup.sh reset ["BDF ..."]   controllers back to the kernel nvme driver, hugepages freed
+#   scripts/setup.sh install             build and install the library, headers and tools
+#                                        (make install: PREFIX, BUILD and DESTDIR as for make)
 #
 # Environment: NRHUGE (2 MiB hugepages to reserve, default 512), HUGENODE (reserve on this
 # NUMA node only), PCI_ALLOWED (a BDF list, same as the config argument), FORCE=1 (take a
@@ -22,8 +24,17 @@ die() { echo "$PROG: $*" >&2; exit 1; }
 warn() { echo "$PROG: $*" >&2; }
 
 usage() {
-	sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'
 	exit "${1:-0}"
+}
+
+# The install step goes through make install, the project's one way to install (meson install
+# of the build directory), so setup.sh and make never install different things.
+do_install() {
+	root=$(cd "$(dirname "$0")/.." && pwd)
+	command -v make >/dev/null || die "make missing: run scripts/install-deps.sh"
+	make -C "$root" install ${PREFIX:+PREFIX="$PREFIX"} ${BUILD:+BUILD="$BUILD"} ||
+		die "make install failed"
 }
 
 need_root() {
@@ -205,6 +216,7 @@ case "$cmd" in
 config) do_config "${2:-}" ;;
 reset) do_reset "${2:-}" ;;
 status) do_status ;;
+install) do_install ;;
 help|-h|--help) usage 0 ;;
 *) warn "unknown command '$cmd'"; usage 2 ;;
 esac

@@ -89,6 +89,12 @@ UNVME_API const char *unvme_status_str(int status, uint8_t csi);
 UNVME_API const char *unvme_sct_str(unsigned sct);
 /* The reason for the calling thread's last failure, "" if none. */
 UNVME_API const char *unvme_errmsg(void);
+/* The library writes nothing on stderr unless asked: unvme_set_log(1) turns its notices on
+ * (automatic controller resets, the no-hugepages notice, SDK warnings, misuse such as freeing
+ * memory it did not allocate), unvme_set_log(0) off, unvme_set_log(-1) leaves it to the
+ * environment again, which decides until a program calls it: UNVME_LOG=1 turns them on
+ * (even with UNVME_QUIET=1, the older switch, set). */
+UNVME_API void unvme_set_log(int on);
 
 /* ---- DMA memory ----
  * Buffers passed to queue pairs must come from here: the memory is pinned and mapped for the

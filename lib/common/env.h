@@ -8,14 +8,10 @@
 #include <string.h>
 
 /*
- * UNVME_QUIET silences the library's notices on stderr (automatic resets, the no-hugepages
- * notice, SDK warnings): any non-empty value other than "0" does. Unset, empty or "0" keeps
- * them, so UNVME_QUIET=0 means what it says.
+ * Whether the library's notices go to stderr (lib/util/log.c): only when the program asked
+ * (unvme_set_log) or the user set UNVME_LOG to a non-empty value other than "0" (which wins
+ * over UNVME_QUIET, the older switch).
  */
-static inline bool unvme_env_quiet(void)
-{
-	const char *v = getenv("UNVME_QUIET");
-	return v && *v && strcmp(v, "0") != 0;
-}
+bool unvme_log_on(void);
 
 #endif

@@ -36,7 +36,7 @@ static uint32_t env_timeout(const char *name, uint32_t def)
 	errno = 0;
 	unsigned long long ms = strtoull(v, &end, 10);
 	if (errno || *end || ms == 0 || ms > 86400000ull || !isdigit((unsigned char)v[0])) {
-		if (!unvme_env_quiet())
+		if (unvme_log_on())
 			fprintf(stderr, "unvme: %s=%.32s is not a timeout in milliseconds (1..86400000); "
 				"using %u\n", name, v, def);
 		return def;

@@ -293,7 +293,7 @@ static void *map_memory(size_t len, bool *huge)
 	/* Pinning keeps the device's view valid; without the privilege the memory still works
 	 * for the emulated device, which shares our address space. */
 	bool locked = mlock((void *)aligned, len) == 0;
-	if (!notice_given && !unvme_env_quiet()) {
+	if (!notice_given && unvme_log_on()) {
 		fprintf(stderr, "unvme: no hugepages reserved; DMA memory is %s regular memory "
 			"(reserve some with: echo 1024 > /proc/sys/vm/nr_hugepages)\n",
 			locked ? "locked" : "unlocked");
@@ -449,7 +449,8 @@ UNVME_API void unvme_dma_free(void *buf)
 	struct dma_chunk *c = find_chunk(buf);
 	if (!c) {
 		pthread_mutex_unlock(&dma_lock);
-		fprintf(stderr, "unvme: unvme_dma_free(%p): not DMA memory, ignored\n", buf);
+		if (unvme_log_on())
+			fprintf(stderr, "unvme: unvme_dma_free(%p): not DMA memory, ignored\n", buf);
 		return;
 	}
 	if (c->cls < 0) {

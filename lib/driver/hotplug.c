@@ -28,7 +28,7 @@
 
 static void say(const struct unvme_ctrlr *c, const char *what)
 {
-	if (!unvme_env_quiet())
+	if (unvme_log_on())
 		fprintf(stderr, "unvme: %s: %s\n", c->devid, what);
 }
 

@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/common/env.h"
 #include "ctrlr.h"
 #include "devid.h"
 #include "errmsg.h"
@@ -175,8 +176,10 @@ static void *monitor_main(void *arg)
 			/* No more DMA into our memory; the controller is gone for the driver. */
 			set_bus_master(d, false);
 			atomic_store(&d->gone, 1);
-			fprintf(stderr, "unvme: %s: the kernel asks for the device back (unbind or removal); "
-				"its commands fail and closing the controller releases it\n", d->bdf);
+			if (unvme_log_on())
+				fprintf(stderr, "unvme: %s: the kernel asks for the device back (unbind or "
+					"removal); its commands fail and closing the controller releases "
+					"it\n", d->bdf);
 			return NULL;
 		}
 	}

@@ -20,7 +20,7 @@
 
 void tcp_report(const struct tcp_ctrlr *tc, const char *fmt, ...)
 {
-	if (unvme_env_quiet())
+	if (!unvme_log_on())
 		return;
 	char msg[512];
 	va_list ap;

@@ -83,7 +83,7 @@ void tcp_ctrlr_break(struct tcp_ctrlr *tc);
 /* A connection failed; the association is broken (admin) or the queue's owner will see it
  * (I/O). */
 void tcp_ctrlr_connection_lost(struct tcp_ctrlr *tc, struct tcp_queue *q);
-/* Prints a line about the association on stderr unless UNVME_QUIET is set. */
+/* Prints a line about the association on stderr when the library log is on (unvme_set_log, UNVME_LOG). */
 void tcp_report(const struct tcp_ctrlr *tc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

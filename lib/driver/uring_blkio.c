@@ -30,6 +30,7 @@
 #include <linux/fs.h>
 #include <linux/nvme_ioctl.h>
 
+#include "lib/common/env.h"
 #include "lib/common/clock.h"
 #include "ctrlr.h"
 #include "errmsg.h"
@@ -440,8 +441,9 @@ static void blk_qp_destroy(struct unvme_qpair *qp)
 		if (blk_qp_poll(qp, 0) == 0)
 			sched_yield();
 	if (qp_busy(qp)) {
-		fprintf(stderr, "unvme: queue %u: commands still in the kernel after %u s; the ring is "
-			"left open\n", qp->qid, DRAIN_LIMIT_MS / 1000);
+		if (unvme_log_on())
+			fprintf(stderr, "unvme: queue %u: commands still in the kernel after %u s; the "
+				"ring is left open\n", qp->qid, DRAIN_LIMIT_MS / 1000);
 		return;
 	}
 	struct blk_q *bq = q->priv;

@@ -30,6 +30,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "lib/common/env.h"
 #include "lib/common/clock.h"
 #include "ctrlr.h"
 #include "errmsg.h"
@@ -390,9 +391,10 @@ static void pt_qp_destroy(struct unvme_qpair *qp)
 			sched_yield();
 	}
 	if (qp_busy(qp)) {
-		fprintf(stderr, "unvme: queue %u: %u commands still in the kernel after %u s; the ring "
-			"is left open so that they cannot complete into freed memory\n", qp->qid,
-			unvme_qpair_outstanding(qp), DRAIN_LIMIT_MS / 1000);
+		if (unvme_log_on())
+			fprintf(stderr, "unvme: queue %u: %u commands still in the kernel after %u s; "
+				"the ring is left open so that they cannot complete into freed memory\n",
+				qp->qid, unvme_qpair_outstanding(qp), DRAIN_LIMIT_MS / 1000);
 		return;
 	}
 	uring_q_fini(q);

@@ -37,7 +37,7 @@ void kv_config_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (!unvme_env_quiet())
+	if (unvme_log_on())
 		fprintf(stderr, "kvsdk: warning: %s\n", msg);
 	kv_log(1, "warning: %s", msg);
 }
@@ -616,7 +616,7 @@ KV_API int kv_sdk_load_option(kv_sdk *sdk_opt, char *log_path)
 	}
 	struct kv_config cfg;
 	if (kv_config_load_file(log_path, &cfg)) {
-		if (!unvme_env_quiet())
+		if (unvme_log_on())
 			fprintf(stderr, "kvsdk: %s\n", kv_config_error());
 		kv_err("%s", kv_config_error());
 		return -1;

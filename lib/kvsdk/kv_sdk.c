@@ -112,7 +112,7 @@ static void teardown(struct kv_state *s)
 
 static int init_failed(int rc)
 {
-	if (!unvme_env_quiet())
+	if (unvme_log_on())
 		fprintf(stderr, "kvsdk: kv_sdk_init failed: %s\n", kv_config_error());
 	kv_err("kv_sdk_init failed: %s", kv_config_error());
 	return rc;

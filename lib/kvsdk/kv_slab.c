@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/common/env.h"
 #include "unvme/kv/kv_types.h"
 #include "unvme/unvme.h"
 #include "kv_slab.h"
@@ -470,7 +471,8 @@ void kv_slab_free(void *p)
 	int c;
 	struct seg *s = owner_of(p, &c);
 	if (!s) {
-		fprintf(stderr, "kvsdk: kv_slab_free(%p): not a slab object, ignored\n", p);
+		if (unvme_log_on())
+			fprintf(stderr, "kvsdk: kv_slab_free(%p): not a slab object, ignored\n", p);
 		return;
 	}
 	if (c == BIG_CLASS) {

@@ -327,6 +327,7 @@ void unvme_print_id_ctrl(FILE *f, const struct nvme_id_ctrl *id, enum unvme_fmt 
 	for (unsigned i = 0; i <= id->npss && i < SPEC_ARRAY_SIZE(id->psd); i++)
 		print_psd(&o, psd, i, &id->psd[i]);
 	out_blob(&o, "vs", id->vs, sizeof(id->vs));
+	spec_nvmecli_id_ctrl(&o, id);
 	out_end(&o);
 }
 
@@ -465,6 +466,7 @@ void unvme_print_id_ns(FILE *f, const struct nvme_id_ns *id, enum unvme_fmt fmt)
 	for (unsigned i = 0; i <= id->nlbaf && i < SPEC_ARRAY_SIZE(id->lbaf); i++)
 		print_lbaf(&o, lbaf_array, i, &id->lbaf[i], i == format);
 	out_blob(&o, "vs", id->vs, sizeof(id->vs));
+	spec_nvmecli_id_ns(&o, id);
 	out_end(&o);
 }
 
@@ -537,12 +539,15 @@ void unvme_print_ns_list(FILE *f, const uint32_t *list, enum unvme_fmt fmt)
 {
 	struct spec_out o;
 	out_begin(&o, f, fmt, 0, NULL);
+	/* nvme-cli's shape: {"nsid_list": [{"nsid": 1}, ...]} */
 	json_object *nsids = out_array(&o, "nsid_list");
 	/* The list ends at the first zero entry or after NVME_NS_LIST_MAX entries. */
 	for (unsigned i = 0; i < NVME_NS_LIST_MAX && list[i]; i++) {
-		if (out_is_json(&o))
-			json_object_array_add(nsids, json_object_new_uint64(list[i]));
-		else
+		if (out_is_json(&o)) {
+			struct out_scope s = out_enter_element(&o, nsids);
+			out_dec(&o, "nsid", list[i]);
+			out_leave(&o, s);
+		} else
 			fprintf(f, "[%4u]:%#" PRIx32 "\n", i, list[i]);
 	}
 	out_end(&o);

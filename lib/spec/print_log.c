@@ -93,6 +93,7 @@ void unvme_print_smart_log(FILE *f, const struct nvme_smart_log *log, enum unvme
 	out_dec(&o, "thm_temp2_trans_count", log->thm_temp2_trans_count);
 	out_num(&o, "thm_temp1_total_time", log->thm_temp1_total_time, "%" PRIu32 " s", log->thm_temp1_total_time);
 	out_num(&o, "thm_temp2_total_time", log->thm_temp2_total_time, "%" PRIu32 " s", log->thm_temp2_total_time);
+	spec_nvmecli_smart_log(&o, log);
 	out_end(&o);
 }
 
@@ -141,6 +142,7 @@ void unvme_print_error_log(FILE *f, const struct nvme_error_log *log, unsigned n
 		out_hex(&o, "trtype", e->trtype);
 		out_hex(&o, "csi", e->csi);
 		out_hex(&o, "trtype_spec", e->trtype_spec);
+		spec_nvmecli_error_entry(&o, e);
 		out_leave(&o, s);
 	}
 	out_end(&o);

@@ -16,6 +16,8 @@
 
 /* A register with fields: text shows "name : value" and the fields indented below it; JSON
  * gives the register an object holding "value" and the fields. */
+/* A value with decoded fields: in JSON an object with "value" and the fields (a completion's
+ * status), in text the value then the fields indented. */
 static struct out_scope out_register(struct spec_out *o, const char *name, uint64_t value)
 {
 	if (out_is_json(o)) {
@@ -25,6 +27,18 @@ static struct out_scope out_register(struct spec_out *o, const char *name, uint6
 	}
 	out_hex(o, name, value);
 	return out_enter(o, name);
+}
+
+/* A controller register: in JSON the number under its name, as nvme-cli's show-regs prints
+ * it, and the decoded fields under "<name>_fields"; in text as out_register. */
+static struct out_scope out_ctrl_register(struct spec_out *o, const char *name, uint64_t value)
+{
+	if (!out_is_json(o))
+		return out_register(o, name, value);
+	char fields[32];
+	out_hex(o, name, value);
+	snprintf(fields, sizeof(fields), "%s_fields", name);
+	return out_enter(o, fields);
 }
 
 static const struct spec_bit_name cap_css_bits[] = {
@@ -41,7 +55,7 @@ static const struct spec_bit_name cap_ams_bits[] = {
 static void print_cap(struct spec_out *o, uint64_t cap)
 {
 	char bits[128];
-	struct out_scope s = out_register(o, "cap", cap);
+	struct out_scope s = out_ctrl_register(o, "cap", cap);
 	uint32_t dstrd = NVME_CAP_DSTRD(cap), mpsmin = NVME_CAP_MPSMIN(cap), mpsmax = NVME_CAP_MPSMAX(cap);
 	out_num(o, "mqes", NVME_CAP_MQES(cap), "%u (%u entries)", NVME_CAP_MQES(cap), NVME_CAP_MQES(cap) + 1);
 	out_num(o, "cqr", NVME_CAP_CQR(cap), "%u (contiguous queues %srequired)", NVME_CAP_CQR(cap),
@@ -66,7 +80,7 @@ static void print_cap(struct spec_out *o, uint64_t cap)
 
 static void print_vs(struct spec_out *o, uint32_t vs)
 {
-	struct out_scope s = out_register(o, "vs", vs);
+	struct out_scope s = out_ctrl_register(o, "vs", vs);
 	out_dec(o, "mjr", NVME_VS_MJR(vs));
 	out_dec(o, "mnr", NVME_VS_MNR(vs));
 	out_dec(o, "ter", NVME_VS_TER(vs));
@@ -117,7 +131,7 @@ static const char *cc_shn_name(uint32_t shn)
 
 static void print_cc(struct spec_out *o, uint32_t cc)
 {
-	struct out_scope s = out_register(o, "cc", cc);
+	struct out_scope s = out_ctrl_register(o, "cc", cc);
 	uint32_t css = NVME_CC_CSS(cc), mps = NVME_CC_MPS(cc), ams = NVME_CC_AMS(cc), shn = NVME_CC_SHN(cc);
 	uint32_t iosqes = NVME_CC_IOSQES(cc), iocqes = NVME_CC_IOCQES(cc);
 	out_dec(o, "en", cc & NVME_CC_EN);
@@ -147,7 +161,7 @@ static const char *csts_shst_name(uint32_t shst)
 
 static void print_csts(struct spec_out *o, uint32_t csts)
 {
-	struct out_scope s = out_register(o, "csts", csts);
+	struct out_scope s = out_ctrl_register(o, "csts", csts);
 	out_num(o, "rdy", csts & NVME_CSTS_RDY, "%u (%s)", csts & NVME_CSTS_RDY,
 		csts & NVME_CSTS_RDY ? "ready" : "not ready");
 	out_num(o, "cfs", (csts & NVME_CSTS_CFS) >> 1, "%u%s", (csts & NVME_CSTS_CFS) >> 1,
@@ -161,7 +175,7 @@ static void print_csts(struct spec_out *o, uint32_t csts)
 
 static void print_aqa(struct spec_out *o, uint32_t aqa)
 {
-	struct out_scope s = out_register(o, "aqa", aqa);
+	struct out_scope s = out_ctrl_register(o, "aqa", aqa);
 	/* Queue sizes are 0's based. */
 	out_num(o, "asqs", NVME_AQA_ASQS(aqa), "%u (%u entries)", NVME_AQA_ASQS(aqa), NVME_AQA_ASQS(aqa) + 1);
 	out_num(o, "acqs", NVME_AQA_ACQS(aqa), "%u (%u entries)", NVME_AQA_ACQS(aqa), NVME_AQA_ACQS(aqa) + 1);

@@ -106,4 +106,10 @@ static inline int spec_kelvin_to_celsius(unsigned k)
 
 #define SPEC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* print_nvmecli.c: nvme-cli's JSON keys where ours differ, added (JSON only) to a document. */
+void spec_nvmecli_id_ctrl(struct spec_out *o, const struct nvme_id_ctrl *id);
+void spec_nvmecli_id_ns(struct spec_out *o, const struct nvme_id_ns *id);
+void spec_nvmecli_smart_log(struct spec_out *o, const struct nvme_smart_log *log);
+void spec_nvmecli_error_entry(struct spec_out *o, const struct nvme_error_log *e);
+
 #endif

@@ -25,15 +25,10 @@ static int load_quietly(kv_sdk *sdk, const char *path, char *msg, size_t msglen)
 	int saved = tmp ? dup(STDERR_FILENO) : -1;
 	if (saved >= 0)
 		dup2(fileno(tmp), STDERR_FILENO);
-	/* UNVME_QUIET would silence the very reason we want; setup runs before the job threads */
-	char *quiet = getenv("UNVME_QUIET") ? strdup(getenv("UNVME_QUIET")) : NULL;
-	if (quiet)
-		unsetenv("UNVME_QUIET");
+	/* the library says why only with its log on; setup runs before the job threads */
+	unvme_set_log(1);
 	int rc = kv_sdk_load_option(sdk, (char *)path);
-	if (quiet) {
-		setenv("UNVME_QUIET", quiet, 1);
-		free(quiet);
-	}
+	unvme_set_log(-1);
 	fflush(stderr);
 	if (saved >= 0) {
 		dup2(saved, STDERR_FILENO);

@@ -54,10 +54,13 @@ def write():
         elif dice < 0.8:
             slot, n = rng.randint(2, 3), seq & 0xffffff
             img = os.path.join(d, f"fw-{n}.bin")
-            if tool(unvme, "fw-image", "-r", f"R{n}", "-o", img).returncode:
+            if tool(unvme, "fw-image", "-r", f"R{n}", "--output", img).returncode:
                 sys.exit("crash_ctrl: fw-image failed")
             log_line(fd, f"P {seq} {slot} {n}")
-            r = tool(unvme, "fw-download", dev, "-f", img, "-s", slot, "-a", 1)
+            # download and commit in one process, as one step of the log
+            r = subprocess.run([unvme, "batch", dev], input=f"fw-download -f {img}\n"
+                               f"fw-commit -s {slot} -a 1\n", capture_output=True, text=True,
+                               timeout=120)
             os.unlink(img)
         else:
             slot = rng.randint(1, 3)

@@ -158,7 +158,7 @@ def seeds_devid():
 
 # ---- cli: batch lines (first byte even) and argv (odd) ----
 def seeds_cli():
-    lines = ["id-ctrl emu0 -o json", "read emu0 -s 0 -c 8 -z 4096 -d /tmp/x; flush emu0",
+    lines = ["id-ctrl emu0 -o json", "read emu0 -s 0 -c 7 -z 4096 -d /tmp/x; flush emu0",
              "write 'emu://x?ns=mem:1M' --start-block=0x10 --data-size=4k --data \"/tmp/a b\"",
              "format emu0 -n 1 --lbaf 1 --ses 0 --force # comment",
              "perf emu0 -w randread -b 4k -q 32 -t 5 --cores 0,1 -d emu1 -d emu2",
@@ -167,7 +167,7 @@ def seeds_cli():
              "admin-passthru emu0 --opcode 0x06 --cdw10 1 --data-len 4096 -r",
              "get-log emu0 --log-id 2 --log-len 512 --offset 0 -b",
              "set-feature emu0 -f 6 -v 0 --save", "inject-fault emu0 --drop 3",
-             "fw-download emu0 -f /tmp/fw -s 2 -a 1 --reset", "help read", "version"]
+             "fw-download emu0 -f /tmp/fw; fw-commit emu0 -s 2 -a 1 --reset", "help read", "version"]
     for i, ln in enumerate(lines):
         write("cli", f"line{i}", b"\x00" + ln.encode())
     write("cli", "argv", b"\x01" + b"\0".join([b"write", b"emu0", b"-s", b"5", b"-c", b"2",

@@ -9,8 +9,9 @@ from conftest import REPO
 
 COMMANDS = ["list", "devices", "id-ctrl", "id-ns", "list-ns", "ns-descs", "smart-log",
             "error-log", "fw-log", "get-log", "get-feature", "set-feature", "format",
-            "fw-download", "fw-commit", "fw-image", "reset", "show-regs", "read", "write",
-            "compare", "flush", "write-zeroes", "deallocate", "admin-passthru", "io-passthru",
+            "fw-download", "fw-commit", "fw-activate", "fw-image", "reset", "show-regs", "read", "write",
+            "compare", "flush", "write-zeroes", "verify", "deallocate", "admin-passthru", "io-passthru",
+            "effects-log", "self-test-log", "device-self-test", "sanitize-log", "ns-rescan",
             "inject-fault", "unplug", "plug", "monitor", "perf", "batch", "help", "version"]
 
 
@@ -73,13 +74,16 @@ def test_unknown_command(unvme):
     (["perf", "-c", "0,x"], ["--cores", "0,x"]),
     (["perf", "-c", "4096"], ["--cores", "4096"]),
     (["perf", "-M", "101", "-w", "randrw"], ["--rwmixread", "101"]),
-    (["fw-image", "--revision", "TOOLONGREV", "-o", "x.bin"], ["--revision", "TOOLONGREV"]),
+    (["fw-image", "--revision", "TOOLONGREV", "--output", "x.bin"], ["--revision", "TOOLONGREV"]),
+    (["fw-image", "--revision", "R1", "-o", "x.bin"], ["-o"]),
     (["set-feature", "-f", "6"], ["--value", "required"]),
     (["inject-fault"], ["exactly one"]),
     (["inject-fault", "--fatal", "--clear"], ["exactly one"]),
     (["admin-passthru", "--opcode", "0x100"], ["--opcode", "0x100"]),
     (["io-passthru", "--opcode", "2", "--read"], ["--data-len"]),
-    (["write", "-c", "0", "--pattern", "1"], ["--block-count", "'0'"]),
+    (["read", "-c", "4294967295"], ["--block-count", "'4294967295'", "0's based"]),
+    (["list-ns", "-o", "binary"], ["--output-format", "no binary output"]),
+    (["get-log", "-i", "2", "-l", "512", "--lsp", "128"], ["--lsp", "128"]),
     (["read", "emu0", "extra"], ["extra"]),
     (["version", "--flag-of-doom"], ["--flag-of-doom"]),
 ])
@@ -106,8 +110,8 @@ GARBAGE = [
 
 # (monitor runs until a signal when its arguments are fine)
 SAFE_TO_FUZZ = [c for c in COMMANDS if c not in ("perf", "batch", "format", "reset", "fw-commit",
-                                                  "inject-fault", "fw-image", "list", "help",
-                                                  "monitor")]
+                                                  "fw-activate", "device-self-test", "inject-fault",
+                                                  "fw-image", "list", "help", "monitor")]
 
 
 @pytest.mark.parametrize("cmd", SAFE_TO_FUZZ)

@@ -10,12 +10,12 @@ from conftest import hex_data, json_docs
 @pytest.fixture
 def dev_with_data(unvme):
     dev = unvme.file_dev(size="4M")
-    unvme.ok("write", dev, "-s", 0, "-c", 8, "--pattern", "0x3c")
+    unvme.ok("write", dev, "-s", 0, "-c", 7, "--pattern", "0x3c")
     return dev
 
 
 def data_intact(unvme, dev):
-    doc = unvme.ok("read", dev, "-s", 0, "-c", 8, "-o", "json").json()
+    doc = unvme.ok("read", dev, "-s", 0, "-c", 7, "-o", "json").json()
     return hex_data(doc) == b"\x3c" * 4096
 
 
@@ -55,7 +55,7 @@ def test_passthru_success_paths(unvme, dev_with_data):
                                  ["write-zeroes"], ["deallocate"]])
 def test_past_the_end_is_lba_out_of_range(unvme, dev_with_data, cmd):
     nlbas = (4 << 20) // 512
-    r = unvme.run(*cmd, dev_with_data, "-s", nlbas - 1, "-c", 2)
+    r = unvme.run(*cmd, dev_with_data, "-s", nlbas - 1, "-c", 1)
     assert r.rc == 1, r
     assert "LBA Out of Range (SCT 0h, SC 80h)" in r.err
     r = unvme.run(*cmd, dev_with_data, "-s", 1 << 40)
@@ -165,10 +165,13 @@ def test_media_error_injection(unvme):
 
 def test_fatal_controller_resets_by_itself(unvme):
     """CSTS.CFS: the command caught by it fails with SQ deletion, the driver resets the
-    controller and says so, and the next command works with the data intact."""
+    controller and says so when asked (-v: the library's notices), and the next command works
+    with the data intact."""
     dev = "emu://f?ns=mem:1M:512"
-    r = unvme.batch(dev, "write -s 0 --pattern 0x20\ninject-fault --fatal\nread -s 0\n"
-                         "read -s 0 -o json\n", keep_going=True)
+    script = "write -s 0 --pattern 0x20\ninject-fault --fatal\nread -s 0\nread -s 0 -o json\n"
+    quiet = unvme.batch(dev, script, keep_going=True)
+    assert quiet.rc == 1 and "reset automatically" not in quiet.err, quiet
+    r = unvme.run("batch", dev, "--keep-going", "-v", input=script)
     assert r.rc == 1, r
     assert "fatal" in r.out
     assert "reset automatically" in r.err

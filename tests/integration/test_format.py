@@ -16,7 +16,7 @@ def id_ns(unvme, dev, nsid=1):
 
 def test_format_changes_the_lba_size_and_erases(unvme):
     dev = unvme.file_dev(size="8M", lba=512)
-    unvme.ok("write", dev, "-s", 0, "-c", 16, "--pattern", "0x77")
+    unvme.ok("write", dev, "-s", 0, "-c", 15, "--pattern", "0x77")
     before = id_ns(unvme, dev)
     target = lba_format_index(before, 12)
     r = unvme.ok("format", dev, "-n", 1, "--lbaf", target, "--force")
@@ -24,7 +24,7 @@ def test_format_changes_the_lba_size_and_erases(unvme):
     after = id_ns(unvme, dev)
     assert after["lbaf"][after["flbas"] & 0xF]["lbads"] == 12
     assert after["nsze"] == (8 << 20) // 4096
-    doc = unvme.ok("read", dev, "-s", 0, "-c", 2, "-o", "json").json()
+    doc = unvme.ok("read", dev, "-s", 0, "-c", 1, "-o", "json").json()
     assert hex_data(doc) == bytes(8192)
     # and back, as JSON
     j = unvme.ok("format", dev, "-n", 1, "-l", lba_format_index(after, 9), "--force",

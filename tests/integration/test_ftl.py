@@ -65,18 +65,18 @@ def test_block_commands(unvme):
     data = b"".join(block_pattern(100 + i, 4096) for i in range(8))
     src = unvme.tmp / "in.bin"
     src.write_bytes(data)
-    unvme.ok("write", dev, "-s", 100, "-c", 8, "-d", src)
+    unvme.ok("write", dev, "-s", 100, "-c", 7, "-d", src)
     # a new process: the FTL is recovered from its checkpoint
     out = unvme.tmp / "out.bin"
-    unvme.ok("read", dev, "-s", 100, "-c", 8, "-d", out)
+    unvme.ok("read", dev, "-s", 100, "-c", 7, "-d", out)
     assert out.read_bytes() == data
-    unvme.ok("compare", dev, "-s", 100, "-c", 8, "-d", src)
-    unvme.ok("deallocate", dev, "-s", 102, "-c", 2)
-    doc = unvme.ok("read", dev, "-s", 101, "-c", 3, "-o", "json").json()
+    unvme.ok("compare", dev, "-s", 100, "-c", 7, "-d", src)
+    unvme.ok("deallocate", dev, "-s", 102, "-c", 1)
+    doc = unvme.ok("read", dev, "-s", 101, "-c", 2, "-o", "json").json()
     assert hex_data(doc) == block_pattern(101, 4096) + bytes(8192)
-    unvme.ok("write-zeroes", dev, "-s", 105, "-c", 1)
+    unvme.ok("write-zeroes", dev, "-s", 105, "-c", 0)
     assert hex_data(unvme.ok("read", dev, "-s", 105, "-o", "json").json()) == bytes(4096)
-    r = unvme.run("read", dev, "-s", blocks, "-c", 1)
+    r = unvme.run("read", dev, "-s", blocks, "-c", 0)
     assert r.rc == 1 and "LBA Out of Range" in r.err, r
     unvme.ok("flush", dev)
     # Format: everything reads as zeroes again
@@ -131,7 +131,7 @@ def test_acknowledged_blocks_survive_sigkill(unvme):
         history.append((rnd, acked))
         for r, blocks in history:
             out = unvme.tmp / f"v{r}.bin"
-            unvme.ok("read", dev, "-s", r * 1000, "-c", len(blocks), "-d", out)
+            unvme.ok("read", dev, "-s", r * 1000, "-c", len(blocks) - 1, "-d", out)
             data = out.read_bytes()
             for i, lba in enumerate(blocks):
                 assert data[i * 4096:(i + 1) * 4096] == expected_block(lba, r, 4096), \

@@ -17,9 +17,9 @@ def test_batch_mixes_kv_and_block_commands_on_one_device(unvme, backing):
         dev = "emu://mixmem?ns=mem:1M:512&ns=kv:16M"
     val = unvme.tmp / "v.bin"
     val.write_bytes(bytes(range(200)))
-    script = (f"write -s 3 -c 1 --pattern 0x5a\n"
+    script = (f"write -s 3 -c 0 --pattern 0x5a\n"
               f"kv-write -k mixed-key -v {val}\n"
-              f"read -s 3 -c 1 -o json\n"
+              f"read -s 3 -c 0 -o json\n"
               f"kv-read -k mixed-key -s 512 --output-format json\n"
               f"id-ctrl -o json\n"
               f"kv-exist -k mixed-key\n")
@@ -87,7 +87,7 @@ def test_unvme_quiet(unvme):
 
 def test_inject_fault_swallow(unvme):
     r = unvme.batch("emu://sw?ns=mem:1M:512", "inject-fault --swallow 2\ninject-fault --clear\n"
-                    "read -s 0 -c 1\n")
+                    "read -s 0 -c 0\n")
     assert r.rc == 0, r
     assert "lost for good" in r.out
     r = unvme.run("inject-fault", "emu://sw?ns=mem:1M:512", "--swallow", "1", "--drop", "1")

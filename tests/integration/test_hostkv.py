@@ -59,7 +59,7 @@ def test_keys_outlive_the_process(unvme, tmp_path):
     assert r.rc == 1 and "NOT_EXIST" in r.err, r
     # the namespace reports itself as a KV SSD would
     doc = unvme.ok("list-ns", dev, "--csi", 1, "-o", "json").json()
-    assert doc["nsid_list"] == [1]
+    assert doc["nsid_list"] == [{"nsid": 1}]
     # bad options name what is wrong
     r = unvme.run("kv-exist", dev.replace("op=25", "op=25&gc=fifo"), "-k", "x")
     assert r.rc == 3, r

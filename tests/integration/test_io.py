@@ -12,7 +12,7 @@ def blocks(first, count, lba_size, seed=0):
 
 def read_back(unvme, dev, slba, count, nsid=1, tmpname="out.bin"):
     out = unvme.tmp / tmpname
-    unvme.ok("read", dev, "-n", nsid, "-s", slba, "-c", count, "-d", out)
+    unvme.ok("read", dev, "-n", nsid, "-s", slba, "-c", count - 1, "-d", out)
     return out.read_bytes()
 
 
@@ -22,25 +22,25 @@ def test_file_round_trip_across_processes(unvme, lba):
     data = blocks(100, 9, lba)
     src = unvme.tmp / "in.bin"
     src.write_bytes(data)
-    r = unvme.ok("write", dev, "-s", 100, "-c", 9, "-d", src)
+    r = unvme.ok("write", dev, "-s", 100, "-c", 8, "-d", src)
     assert "success" in r.out
     assert read_back(unvme, dev, 100, 9) == data
     # neighbours untouched
     assert read_back(unvme, dev, 99, 1) == bytes(lba)
     assert read_back(unvme, dev, 109, 1) == bytes(lba)
     # compare: equal data matches, different data is a Compare Failure
-    assert unvme.ok("compare", dev, "-s", 100, "-c", 9, "-d", src).rc == 0
+    assert unvme.ok("compare", dev, "-s", 100, "-c", 8, "-d", src).rc == 0
     bad = bytearray(data)
     bad[lba * 4 + 17] ^= 0xFF
     src.write_bytes(bytes(bad))
-    r = unvme.run("compare", dev, "-s", 100, "-c", 9, "-d", src)
+    r = unvme.run("compare", dev, "-s", 100, "-c", 8, "-d", src)
     assert r.rc == 1 and "Compare Failure" in r.err, r
 
 
 def test_read_json_and_data_size(unvme):
     dev = unvme.file_dev(size="4M")
-    unvme.ok("write", dev, "-s", 7, "-c", 2, "--pattern", "0x5a")
-    doc = unvme.ok("read", dev, "-s", 7, "-c", 2, "-o", "json").json()
+    unvme.ok("write", dev, "-s", 7, "-c", 1, "--pattern", "0x5a")
+    doc = unvme.ok("read", dev, "-s", 7, "-c", 1, "-o", "json").json()
     assert hex_data(doc) == b"\x5a" * 1024
     doc = unvme.ok("read", dev, "-s", 7, "-z", 100, "-o", "json").json()
     assert hex_data(doc) == b"\x5a" * 100
@@ -65,11 +65,11 @@ def test_memory_namespace_round_trip_in_one_process(unvme):
     dev = "emu://m?ns=mem:16M:4096&ns=mem:4M:512"
     src = unvme.tmp / "in.bin"
     src.write_bytes(blocks(5, 3, 4096, seed=7))
-    script = (f"write -n 1 -s 5 -c 3 -d {src}\n"
-              "read -n 1 -s 5 -c 3 -o json\n"
-              f"compare -n 1 -s 5 -c 3 -d {src}\n"
-              "write -n 2 -s 0 -c 4 --pattern 0xc3 -o json\n"
-              "read -n 2 -s 0 -c 4 -o json\n"
+    script = (f"write -n 1 -s 5 -c 2 -d {src}\n"
+              "read -n 1 -s 5 -c 2 -o json\n"
+              f"compare -n 1 -s 5 -c 2 -d {src}\n"
+              "write -n 2 -s 0 -c 3 --pattern 0xc3 -o json\n"
+              "read -n 2 -s 0 -c 3 -o json\n"
               "read -n 1 -s 4 -o json\n")
     r = unvme.batch(dev, script)
     assert r.rc == 0, r
@@ -94,8 +94,8 @@ def test_flush(unvme):
 @pytest.mark.parametrize("cmd", [["write-zeroes"], ["write-zeroes", "--deac"], ["deallocate"]])
 def test_zeroing_commands_read_back_zeroes(unvme, cmd):
     dev = unvme.file_dev(size="4M")
-    unvme.ok("write", dev, "-s", 10, "-c", 20, "--pattern", "0xee")
-    unvme.ok(*cmd, dev, "-s", 12, "-c", 5)
+    unvme.ok("write", dev, "-s", 10, "-c", 19, "--pattern", "0xee")
+    unvme.ok(*cmd, dev, "-s", 12, "-c", 4)
     data = read_back(unvme, dev, 10, 20)
     assert data[: 2 * 512] == b"\xee" * 1024
     assert data[2 * 512: 7 * 512] == bytes(5 * 512)

@@ -28,7 +28,7 @@ def test_write_read_across_processes(unvme):
     assert out.read_bytes() == payload
     assert "3000 bytes written" in r.out and "value size 3000" in r.out
     # JSON with the data as hex; a value offset skips the first 512 bytes
-    j = unvme.ok("kv-read", dev, "-k", "hello-key", "-s", 4096, "-o", 512,
+    j = unvme.ok("kv-read", dev, "-k", "hello-key", "-s", 4096, "--offset", 512,
                  "--output-format", "json").json()
     assert j["value_size"] == 3000 - 512 and bytes.fromhex(j["data"]) == payload[512:]
     assert j["result"] == "KV_SUCCESS (0x00)"
@@ -158,7 +158,47 @@ def test_help_lists_kv_commands(unvme):
               "kv-close-it", "kv-it-info"):
         assert c in out
     h = unvme.ok("kv-write", "--help").out
-    for opt in ("-k, --key", "-l, --key-len", "-v, --value", "-s, --value-size", "-o, --offset",
+    for opt in ("-k, --key", "-l, --key-len", "-v, --value", "-s, --value-size", "    --offset",
                 "-i, --io-option", "-n, --namespace-id", "-w, --show-args", "-t, --latency",
                 "-a, --async"):
         assert opt in h, opt
+
+
+def test_original_kv_nvme_long_names_are_aliases(unvme):
+    """--key_length, --value_size, --io_option, --show-command, --asynchronous as the original
+    kv_nvme spelt them, with the same effect as ours."""
+    dev = kv_file_dev(unvme, name="alias")
+    r = unvme.ok("kv-write", dev, "-k", "abcdefgh", "--key_length", 6, "--value_size", 100,
+                 "--io_option", 0, "--show-command", "--asynchronous")
+    assert "key length:   6" in r.out and "mode:         async" in r.out
+    assert "key 'abcdef' stored, 100-byte value" in r.out
+    j = unvme.ok("kv-read", dev, "-k", "abcdef", "--value_size", 512, "-o", "json").json()
+    assert j["value_size"] == 100 and j["key_length"] == 6
+    # an alias is the same option: given twice under two names, the last value counts
+    j = unvme.ok("kv-exist", dev, "-k", "abcdefgh", "--key-len", 8, "--key_length", 6,
+                 "-o", "json").json()
+    assert j["key_length"] == 6
+
+
+def test_dry_run_sends_nothing(unvme):
+    dev = kv_file_dev(unvme, name="dry")
+    for dry in ("-d", "--dry-run"):
+        r = unvme.ok("kv-write", dev, "-k", "never", "-s", 16, dry)
+        assert "dry run, nothing sent" in r.out and "key:          'never'" in r.out
+    r = unvme.run("kv-exist", dev, "-k", "never")
+    assert r.rc == 1 and "KV_ERR_NOT_EXIST_KEY" in r.err
+    r = unvme.ok("kv-open-it", dev, "-p", 7, "-d")
+    assert "dry run" in r.out and "prefix:       0x00000007" in r.out
+
+
+def test_iterator_show_latency_async(unvme):
+    script = ("kv-write -k it01 -s 8\nkv-write -k it02 -s 8\n"
+              "kv-open-it -w -t\n"
+              "kv-read-it -i 1 -w -t -a\n"
+              "kv-close-it -i 1 --show-command -t\n")
+    r = unvme.batch(MEM, script)
+    assert r.rc == 0, r
+    assert "command:      kv-open-it" in r.out and "command:      kv-read-it" in r.out
+    assert "mode:         async" in r.out and "command:      kv-close-it" in r.out
+    assert r.out.count("latency:") == 3
+    assert "2 keys" in r.out and "it01" in r.out and "it02" in r.out

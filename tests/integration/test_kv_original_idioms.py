@@ -44,8 +44,11 @@ def program(tmp_path):
     return exe
 
 
-def run(exe, tmp_path, devices):
+def run(exe, tmp_path, devices, **extra):
     env = dict(os.environ)
+    env.pop("UNVME_LOG", None)
+    env.pop("UNVME_QUIET", None)
+    env.update(extra)
     env["UNVME_DEVICES"] = devices
     env["HOME"] = str(tmp_path)
     env.pop("UNVME_CONFIG", None)
@@ -68,6 +71,9 @@ def test_sample_idiom_builds_with_their_flags_and_runs_on_their_address(program,
 
 
 def test_unaliased_address_fails_with_a_clear_message(program, tmp_path):
+    # the library says why only when asked (UNVME_LOG=1: its log on stderr)
     r = run(program, tmp_path, "0000:03:00.0=emu://other?ns=kv:16M")
+    assert r.returncode != 0 and "kv_sdk_init failed" not in r.stderr
+    r = run(program, tmp_path, "0000:03:00.0=emu://other?ns=kv:16M", UNVME_LOG="1")
     assert r.returncode != 0
     assert "0000:02:00.0" in r.stderr and "kv_sdk_init failed" in r.stderr

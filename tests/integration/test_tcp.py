@@ -58,11 +58,11 @@ def test_tools_on_a_remote_subsystem(unvme, quiet_env, block_target):
     unvme.ok("id-ns", dev, "-n", "2")
     unvme.ok("show-regs", dev)
     unvme.ok("smart-log", dev)
-    unvme.ok("write", dev, "-n", "1", "-s", "100", "-c", "64", "-p", "0xa5")
-    unvme.ok("read", dev, "-n", "1", "-s", "100", "-c", "64", "-d", unvme.tmp / "back")
+    unvme.ok("write", dev, "-n", "1", "-s", "100", "-c", "63", "-p", "0xa5")
+    unvme.ok("read", dev, "-n", "1", "-s", "100", "-c", "63", "-d", unvme.tmp / "back")
     assert (unvme.tmp / "back").read_bytes() == b"\xa5" * 64 * 512
-    unvme.ok("compare", dev, "-n", "1", "-s", "100", "-c", "64", "-d", unvme.tmp / "back")
-    r = unvme.run("read", dev, "-n", "1", "-s", str(64 * 2048), "-c", "1", "-d", unvme.tmp / "x")
+    unvme.ok("compare", dev, "-n", "1", "-s", "100", "-c", "63", "-d", unvme.tmp / "back")
+    r = unvme.run("read", dev, "-n", "1", "-s", str(64 * 2048), "-c", "0", "-d", unvme.tmp / "x")
     assert r.rc == 1 and "LBA Out of Range" in r.err, r
     # an alias names the remote subsystem like a local device
     unvme.env = dict(quiet_env, UNVME_DEVICES=f"far={dev}")
@@ -131,11 +131,11 @@ def test_discover_connect_and_names(unvme, quiet_env, block_target):
     assert f"subnqn:  {NQN}" in text and "trtype:  tcp" in text
     r = unvme.ok("connect", "-a", "127.0.0.1", "-s", port, "-n", NQN, "--alias", "remote0")
     assert "connected to " + NQN in r.out
-    unvme.ok("write", "remote0", "-s", "8", "-c", "1", "-p", "0x11")
+    unvme.ok("write", "remote0", "-s", "8", "-c", "0", "-p", "0x11")
     devices = unvme.ok("devices", "-o", "json").out
     assert "remote0" in devices
     r = unvme.ok("connect-all", f"nvme-tcp://127.0.0.1:{port}", "--alias", "disc")
-    unvme.ok("read", "disc0", "-s", "8", "-c", "1", "-d", unvme.tmp / "b")
+    unvme.ok("read", "disc0", "-s", "8", "-c", "0", "-d", unvme.tmp / "b")
     assert (unvme.tmp / "b").read_bytes() == b"\x11" * 512
     unvme.ok("disconnect", "remote0")
     r = unvme.run("id-ctrl", "remote0")
@@ -215,8 +215,8 @@ def test_target_configuration_file(unvme, quiet_env, tmp_path):
 # ---- malformed PDUs: one connection ends, the target and other hosts go on ----
 
 def other_host_still_served(unvme, target):
-    unvme.ok("write", target.devid(NQN), "-s", "0", "-c", "8", "-p", "0x3c")
-    unvme.ok("read", target.devid(NQN), "-s", "0", "-c", "8", "-d", unvme.tmp / "other")
+    unvme.ok("write", target.devid(NQN), "-s", "0", "-c", "7", "-p", "0x3c")
+    unvme.ok("read", target.devid(NQN), "-s", "0", "-c", "7", "-d", unvme.tmp / "other")
 
 
 def expect_term(h, fes, fei=None):

@@ -6,11 +6,11 @@ FIO_ENGINE=/src/$B/plugins/fio/unvme-fio.so
 t vfio-zns-id-ctrl $UNVME zns id-ctrl $NZ
 tout vfio-zns-id-ns "zsze:0x1000" $UNVME zns id-ns $NZ
 t vfio-zns-reset-all $UNVME zns reset-zone $NZ -a
-tout vfio-zns-append-lba "LBA 0x1000" $UNVME zns zone-append $NZ -s 4096 -p 0x41 -c 2
+tout vfio-zns-append-lba "LBA 0x1000" $UNVME zns zone-append $NZ -s 4096 -p 0x41 -c 1
 tout vfio-zns-append-next-lba "LBA 0x1002" $UNVME zns zone-append $NZ -s 4096 -p 0x42
 tout vfio-zns-report-wp "WP: 0x1003" $UNVME zns report-zones $NZ -d 2
 tout vfio-zns-invalid-write "Zone Invalid Write" $UNVME write $NZ -s 4200 -p 0x43
-tout vfio-zns-too-large-append "Zone Append may carry" $UNVME zns zone-append $NZ -s 0 -p 1 -c 64
+tout vfio-zns-too-large-append "Zone Append may carry" $UNVME zns zone-append $NZ -s 0 -p 1 -c 63
 t vfio-zns-finish $UNVME zns finish-zone $NZ -s 4096
 tout vfio-zns-full "Zone Is Full" $UNVME zns zone-append $NZ -s 4096 -p 0x44
 tout vfio-zns-report-full "FULL" $UNVME zns report-zones $NZ -S full

@@ -93,14 +93,14 @@ fi
 D="nvme-tcp://127.0.0.1:4421/$KN"
 tout tcp-ourhost-discover-nvmet "subnqn:  $KN" $UNVME discover -a 127.0.0.1 -s 4421
 tout tcp-ourhost-nvmet-id-ctrl "subnqn    : $KN" $UNVME id-ctrl $D
-t tcp-ourhost-nvmet-write $UNVME write $D -s 2048 -c 64 -p 0x6b
-t tcp-ourhost-nvmet-read $UNVME read $D -s 2048 -c 64 -d $W/nvmet.rd
+t tcp-ourhost-nvmet-write $UNVME write $D -s 2048 -c 63 -p 0x6b
+t tcp-ourhost-nvmet-read $UNVME read $D -s 2048 -c 63 -d $W/nvmet.rd
 # (nvmet gives a file namespace the file system's block size: 64 blocks of 4 KiB on tmpfs)
 head -c "$(wc -c < $W/nvmet.rd)" /dev/zero | tr '\0' 'k' > $W/nvmet.exp  # 0x6b is 'k'
 [ -s $W/nvmet.rd ] && cmp -s $W/nvmet.rd $W/nvmet.exp && pass tcp-ourhost-nvmet-read-matches ||
 	fail tcp-ourhost-nvmet-read-matches
 # back to zeroes: perf --verify accepts only its own stamps or zeroes (nvmet has no Compare)
-t tcp-ourhost-nvmet-zero $UNVME write $D -s 2048 -c 64 -p 0
+t tcp-ourhost-nvmet-zero $UNVME write $D -s 2048 -c 63 -p 0
 t tcp-ourhost-nvmet-perf-verify $UNVME perf $D -w randrw -V -q 16 -t 2
 t tcp-ourhost-nvmet-perf-digests $UNVME perf "$D?hdgst=1&ddgst=1" -w randrw -b 64k -V -q 4 -t 2
 

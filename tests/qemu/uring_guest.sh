@@ -47,36 +47,36 @@ tout uring-list-ns "1" $UNVME list-ns $U1G
 tout uring-controller-device "QEMU NVMe Ctrl" $UNVME id-ctrl $U1C
 
 # ---- data: through passthrough, then the kernel's block device reads the same ----
-t uring-pt-write $UNVME write $U1G -s 2000 -c 8 -p 0x5a
+t uring-pt-write $UNVME write $U1G -s 2000 -c 7 -p 0x5a
 dd if=$U1B of=$W/k bs=512 skip=2000 count=8 iflag=direct 2>/dev/null
 head -c 4096 /dev/zero | tr '\0' 'Z' > $W/z4k
 cmp -s $W/k $W/z4k && pass uring-kernel-reads-what-passthrough-wrote || fail uring-kernel-reads-what-passthrough-wrote
-t uring-pt-read $UNVME read $U1G -s 2000 -c 8 -d $W/r
+t uring-pt-read $UNVME read $U1G -s 2000 -c 7 -d $W/r
 cmp -s $W/r $W/z4k && pass uring-pt-read-matches || fail uring-pt-read-matches
-t uring-pt-compare $UNVME compare $U1G -s 2000 -c 8 -d $W/z4k
+t uring-pt-compare $UNVME compare $U1G -s 2000 -c 7 -d $W/z4k
 head -c 4096 /dev/zero > $W/zero4k
-texit uring-pt-compare-mismatch 1 $UNVME compare $U1G -s 2000 -c 8 -d $W/zero4k
-tout uring-pt-compare-failure-named "Compare Failure" $UNVME compare $U1G -s 2000 -c 8 -d $W/zero4k
+texit uring-pt-compare-mismatch 1 $UNVME compare $U1G -s 2000 -c 7 -d $W/zero4k
+tout uring-pt-compare-failure-named "Compare Failure" $UNVME compare $U1G -s 2000 -c 7 -d $W/zero4k
 # the kernel writes, passthrough reads
 head -c 4096 /dev/zero | tr '\0' 'k' > $W/k4k
 dd if=$W/k4k of=$U1B bs=4096 seek=300 count=1 oflag=direct 2>/dev/null
-t uring-pt-read-kernel-data $UNVME read $U1G -s 2400 -c 8 -d $W/r2
+t uring-pt-read-kernel-data $UNVME read $U1G -s 2400 -c 7 -d $W/r2
 cmp -s $W/r2 $W/k4k && pass uring-pt-reads-what-kernel-wrote || fail uring-pt-reads-what-kernel-wrote
-t uring-pt-write-zeroes $UNVME write-zeroes $U1G -s 2000 -c 8
+t uring-pt-write-zeroes $UNVME write-zeroes $U1G -s 2000 -c 7
 dd if=$U1B of=$W/k bs=512 skip=2000 count=8 iflag=direct 2>/dev/null
 cmp -s $W/k $W/zero4k && pass uring-pt-write-zeroes-seen-by-kernel || fail uring-pt-write-zeroes-seen-by-kernel
 t uring-pt-flush $UNVME flush $U1G
 
 # ---- the block device transport ----
 tout uring-blk-id-ctrl "QEMU NVMe Ctrl" $UNVME id-ctrl $U1B
-t uring-blk-write $UNVME write $U1B -s 3000 -c 8 -p 0x42
+t uring-blk-write $UNVME write $U1B -s 3000 -c 7 -p 0x42
 dd if=$U1B of=$W/k bs=512 skip=3000 count=8 iflag=direct 2>/dev/null
 head -c 4096 /dev/zero | tr '\0' 'B' > $W/b4k
 cmp -s $W/k $W/b4k && pass uring-blk-data-on-device || fail uring-blk-data-on-device
-t uring-blk-compare-through-ioctl $UNVME compare $U1B -s 3000 -c 8 -d $W/b4k
-texit uring-blk-compare-mismatch 1 $UNVME compare $U1B -s 3000 -c 8 -d $W/zero4k
+t uring-blk-compare-through-ioctl $UNVME compare $U1B -s 3000 -c 7 -d $W/b4k
+texit uring-blk-compare-mismatch 1 $UNVME compare $U1B -s 3000 -c 7 -d $W/zero4k
 # perf --verify takes only its own stamps or zeroes: clear the patterns written above
-t uring-zero-test-area $UNVME write-zeroes $U1G -s 2000 -c 1008
+t uring-zero-test-area $UNVME write-zeroes $U1G -s 2000 -c 1007
 t uring-blk-perf-verify $UNVME perf $U1B -w randrw -V -q 16 -t 2
 t uring-pt-perf-verify $UNVME perf $U1G -w randrw -V -q 16 -t 2
 t uring-pt-perf-qd128 $UNVME perf $U1G -w randread -q 128 -t 1
@@ -111,7 +111,7 @@ cmp -s $W/kvk $W/kv4k && pass uring-kv-sdk-lba-kernel-reads-value || fail uring-
 # controller) does not know them: every store fails with the device's answer, nothing hangs
 tout uring-kv-sdk-kv-mode-unsupported "KV_ERR_DD_UNSUPPORTED_CMD" $KVP -w -n 4 -m kv -d $U1G
 t uring-reset $UNVME reset $U1G
-t uring-read-after-reset $UNVME read $U1G -s 2400 -c 8 -d $W/r3
+t uring-read-after-reset $UNVME read $U1G -s 2400 -c 7 -d $W/r3
 
 # ---- zoned namespace: zone commands through passthrough ----
 # Zone Management Send (79h) reset all; Zone Append (7Dh) 2 blocks to zone 0; Zone
@@ -177,8 +177,8 @@ chmod 666 $U1G $U1B
 tout uring-user-passthrough-needs-cap "CAP_SYS_ADMIN" asuser $UNVME id-ctrl $U1G
 # the block device still works for a user who may open it: identity from sysfs, block I/O
 tout uring-user-block-identity-from-sysfs "QEMU NVMe Ctrl" asuser $UNVME id-ctrl $U1B
-asuser $UNVME write $U1B -s 4000 -c 8 -p 0x55 > $W/out 2>&1
-asuser $UNVME read $U1B -s 4000 -c 8 -d /tmp/ur > $W/out 2>&1
+asuser $UNVME write $U1B -s 4000 -c 7 -p 0x55 > $W/out 2>&1
+asuser $UNVME read $U1B -s 4000 -c 7 -d /tmp/ur > $W/out 2>&1
 head -c 4096 /dev/zero | tr '\0' 'U' > $W/u4k
 cmp -s /tmp/ur $W/u4k && pass uring-user-block-io || { fail uring-user-block-io; cat $W/out; }
 tout uring-user-block-nvme-only-refused "needs NVMe passthrough" asuser $UNVME io-passthru $U1B -O 0x7a -l 4096 -r

@@ -55,11 +55,20 @@ static int parse(const char *s, long lo, long hi, long *out)
 	return 0;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: core_pingpong [CPU_A CPU_B [ROUND_TRIPS]]\n");
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		usage(stdout);
+		return 0;
+	}
 	long a = 0, b = 1;
 	if (argc != 1 && argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: %s [CPU_A CPU_B [ROUND_TRIPS]]\n", argv[0]);
+		usage(stderr);
 		return 2;
 	}
 	if (argc >= 3 && (parse(argv[1], 0, CPU_SETSIZE - 1, &a) ||

@@ -42,10 +42,19 @@ static int write_page(struct ftl *f, uint8_t *page, uint64_t lpn)
 	return ftl_write(f, lpn * FTL_PAGE, &v, 1, FTL_PAGE, false) ? -1 : 0;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: ftl_waf DEVICE OPTIONS WARMUP MEASURE [SEED]\n");
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		usage(stdout);
+		return 0;
+	}
 	if (argc < 5) {
-		fprintf(stderr, "usage: ftl_waf DEVICE OPTIONS WARMUP MEASURE [SEED]\n");
+		usage(stderr);
 		return 2;
 	}
 	double warm = atof(argv[3]), measure = atof(argv[4]);

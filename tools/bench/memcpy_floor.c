@@ -41,15 +41,24 @@ static int number(const char *s, unsigned long long *out)
 	return errno || end == s || *end || *s == '-' ? -1 : 0;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: memcpy_floor BLOCK [REGION_BYTES [SECONDS [CPU [BUFFERS]]]]\n"
+		   "  BLOCK 1..64 MiB, REGION_BYTES >= BLOCK, BUFFERS 1..4096\n");
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		usage(stdout);
+		return 0;
+	}
 	unsigned long long block = 4096, region = 1ull << 30, seconds = 1, nbuf = 32;
 	long long cpu = -1;
 	if (argc < 2 || argc > 6 || number(argv[1], &block) || block == 0 || block > (64u << 20) ||
 	    (argc > 2 && number(argv[2], &region)) || (argc > 3 && number(argv[3], &seconds)) ||
 	    (argc > 5 && (number(argv[5], &nbuf) || nbuf == 0 || nbuf > 4096))) {
-		fprintf(stderr, "usage: memcpy_floor BLOCK [REGION_BYTES [SECONDS [CPU [BUFFERS]]]]\n"
-				"  BLOCK 1..64 MiB, REGION_BYTES >= BLOCK, BUFFERS 1..4096\n");
+		usage(stderr);
 		return 2;
 	}
 	if (argc > 4) {

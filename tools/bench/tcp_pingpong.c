@@ -107,14 +107,27 @@ static void report(const char *name, double *lat, const char *sep)
 	       lat[rounds / 2], lat[rounds * 99 / 100], sep);
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tcp_pingpong [CPU_A CPU_B [ROUND_TRIPS >= 100]]\n");
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc == 2 || argc > 4) {
+		usage(stderr);
+		return 2;
+	}
 	if (argc >= 3)
 		cpu_a = atoi(argv[1]), cpu_b = atoi(argv[2]);
 	if (argc >= 4)
 		rounds = atol(argv[3]);
 	if (rounds < 100) {
-		fprintf(stderr, "usage: tcp_pingpong [CPU_A CPU_B [ROUND_TRIPS >= 100]]\n");
+		usage(stderr);
 		return 2;
 	}
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};

@@ -290,6 +290,7 @@ static bool run_phase(struct kvp_run *r, enum kvt_op op, uint32_t test, json_obj
 				(op == KVT_DELETE && (o->dist == 2 || o->dist == 4 || o->blend)) ||
 				(op != KVT_STORE && o->dist == 5);
 		p->seed = o->seed + test * 7919u + (uint64_t)i;
+		p->progress = i == 0; /* the first device's stands for all: one line */
 		if (pthread_create(&d->tid, NULL, dev_thread, p) != 0) {
 			d->tid = 0;
 			dev_thread(p);

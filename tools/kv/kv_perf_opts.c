@@ -97,6 +97,10 @@ int kvp_parse(struct kvp_opts *o, int argc, char **argv)
 
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
+		if (strcmp(arg, "--help") == 0) {
+			kvp_usage(stdout);
+			return KVT_EXIT_OK;
+		}
 		if (!is_option(arg) || arg[2] != '\0') {
 			fprintf(stderr, PROG ": unexpected argument '%s'%s (see kv_perf -h)\n", arg,
 				is_option(arg) ? ": options are single letters, each on its own" : "");

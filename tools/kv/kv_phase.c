@@ -20,6 +20,7 @@
 
 #include "kv_apis.h"
 #include "kv_phase.h"
+#include "progress.h"
 #include "tsc.h"
 
 const char *kvt_op_name(enum kvt_op op)
@@ -54,7 +55,11 @@ struct runner {
 	uint64_t rng;
 	/* The completion thread's, a line away from the submitter's fields. */
 	_Alignas(64) pthread_mutex_t lock; /* async: counters and histogram */
+	struct progress progress;          /* the submitter's */
 };
+
+/* Checked every PROGRESS_EVERY calls: a clock read per call would show in the figures. */
+#define PROGRESS_EVERY 1024u
 
 static uint64_t xorshift(uint64_t *s)
 {
@@ -195,6 +200,8 @@ static void run_sync(struct runner *r)
 	struct kvt_phase *p = r->p;
 	struct slot *s = &r->slots[0];
 	for (uint64_t n = 0; n < p->n; n++) {
+		if (n % PROGRESS_EVERY == 0)
+			progress_update(&r->progress, n);
 		prepare(r, s, key_of(p, n), pick_op(r));
 		uint64_t t0 = tsc_now();
 		int rc = call_sync(p->handle, s);
@@ -249,6 +256,8 @@ static void run_async(struct runner *r)
 {
 	struct kvt_phase *p = r->p;
 	for (uint64_t n = 0; n < p->n; n++) {
+		if (n % PROGRESS_EVERY == 0)
+			progress_update(&r->progress, n);
 		struct slot *s = take_slot(r);
 		prepare(r, s, key_of(p, n), pick_op(r));
 		s->kv.param.async_cb = on_complete;
@@ -303,12 +312,15 @@ int kvt_phase_run(struct kvt_phase *p, const char *prog)
 	lat_hist_init(&p->hist);
 
 	clock_gettime(CLOCK_REALTIME, &p->start_wall);
+	if (p->progress)
+		progress_start(&r.progress, prog, kvt_op_name(p->op), p->n, "keys");
 	p->start_ns = mono_ns();
 	if (p->async)
 		run_async(&r);
 	else
 		run_sync(&r);
 	p->end_ns = mono_ns();
+	progress_end(&r.progress);
 	clock_gettime(CLOCK_REALTIME, &p->end_wall);
 
 	pthread_mutex_destroy(&r.lock);

@@ -38,6 +38,7 @@ struct kvt_phase {
 	uint32_t offset;        /* retrieve: value offset */
 	bool missing_ok;        /* KV_ERR_NOT_EXIST_KEY is counted, not an error */
 	uint64_t seed;          /* blend */
+	bool progress;          /* a progress line on a terminal (one phase at a time) */
 
 	/* Async: completion threads write the results while the submitter reads the above on
 	 * another core; a line of space keeps them from sharing one (false sharing would cost a

@@ -70,6 +70,12 @@ int kvt_bench_parse(struct kvt_bench *b, int argc, char **argv)
 	b->qd = 64;
 	b->prefix = KVT_DEFAULT_PREFIX;
 	b->bitmask = 0xffffffffu;
+	/* --help as every tool takes it (getopt alone would read it as -- and -h...) */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0) {
+			usage(b, stdout);
+			return KVT_EXIT_OK;
+		}
 	char opts[32] = "n:k:v:d:j:o:h";
 	if (b->async)
 		strcat(opts, "q:");
@@ -176,6 +182,7 @@ static int start_sdk(const struct kvt_bench *b, uint64_t *handle)
 static int phase(const struct kvt_bench *b, struct kvt_phase *p, json_object *phases)
 {
 	const char *name = kvt_op_name(p->op);
+	p->progress = true;
 	if (kvt_phase_run(p, b->prog) != 0)
 		return KVT_EXIT_HOST;
 	if (b->json_out)

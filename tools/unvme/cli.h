@@ -34,6 +34,8 @@ struct cli_args {
 	const char *positional; /* the device (or the file / command name, see cli_cmd.pos) */
 	enum unvme_fmt fmt;
 	bool help;
+	bool verbose; /* -v/--verbose where the command has no -v of its own: library log on */
+	bool human;   /* -H/--human-readable */
 
 	/* identify, logs, features */
 	uint32_t nsid;
@@ -85,6 +87,9 @@ struct cli_args {
 	bool dir_read;
 	bool dir_write;
 	const char *input_file;
+	bool show_cmd;
+	bool dry_run;
+	bool latency;
 
 	/* perf */
 	const char *perf_devs[CLI_MAX_LIST];
@@ -114,6 +119,7 @@ struct cli_args {
 	bool kv_show;
 	bool kv_latency;
 	bool kv_async;
+	bool kv_dry_run;
 	uint32_t kv_prefix;
 	uint32_t kv_bitmask;
 	uint8_t kv_it_type;
@@ -175,7 +181,7 @@ enum opt_kind {
 	OPT_SIZE,     /* u64 byte count, optional binary suffix k, m, g, t (4k = 4096) */
 	OPT_STR,      /* const char *, the argv string itself */
 	OPT_STR_LIST, /* repeatable string: perf_devs[] */
-	OPT_FMT,      /* output format: normal | json */
+	OPT_FMT,      /* output format: normal | json | binary (binary sets raw_binary) */
 };
 
 struct opt_def {
@@ -196,7 +202,12 @@ struct opt_def {
 #define OPT_REQ(lname, sname, kind, field, metavar, help) \
 	{ lname, sname, kind, offsetof(struct cli_args, field), metavar, help, NULL, true }
 #define OPT_OUTPUT_FORMAT \
-	OPT_DEF("output-format", 'o', OPT_FMT, fmt, "FMT", "output format: normal or json", "normal")
+	OPT_DEF("output-format", 'o', OPT_FMT, fmt, "FMT", \
+		"output format: normal or json (binary where -b is accepted)", "normal")
+/* Another name for the option before it on the same field (the original kv_nvme's spellings):
+ * the parser records it under the first name in the table, so cli_given sees one option. */
+#define OPT_ALIAS(lname, sname, kind, field, canon) \
+	{ lname, sname, kind, offsetof(struct cli_args, field), "VALUE", "the same as --" canon, NULL, false }
 #define OPT_END { NULL, 0, OPT_FLAG, 0, NULL, NULL, NULL, false }
 
 /* What the positional argument of a command is. */
@@ -277,12 +288,15 @@ const char *cli_echo(const char *s);
 struct json_object;
 /* Prints a json-c object as one document and releases it. */
 void cli_json_print(struct json_object *obj);
+/* -b / -o binary: writes the structure as the device returned it, and nothing else, to
+ * stdout and returns true; false (nothing written) without -b. */
+bool cli_print_raw(const struct cli_args *a, const void *buf, size_t len);
 /* "1.00 GiB" */
 void cli_human_size(uint64_t bytes, char *out, size_t outlen);
 /* Copies a fixed-width, space-padded identify string into a C string without the padding. */
 void cli_id_string(const char *field, size_t len, char *out, size_t outlen);
 int cli_write_file(const char *cmd, const char *path, const void *buf, size_t len);
-/* Reads the whole file (at most max bytes); *len gets its size. Caller frees. */
+/* Reads the whole file (at most max bytes), "-" for stdin; *len gets its size. Caller frees. */
 int cli_read_file(const char *cmd, const char *path, size_t max, void **buf, size_t *len);
 
 /* cmd_io.c: the data a write sends, from --data FILE (--data-size of it) or --pattern, as
@@ -301,6 +315,12 @@ int cmd_smart_log(struct cli_args *a);
 int cmd_error_log(struct cli_args *a);
 int cmd_fw_log(struct cli_args *a);
 int cmd_get_log(struct cli_args *a);
+int cmd_effects_log(struct cli_args *a);
+int cmd_self_test_log(struct cli_args *a);
+int cmd_sanitize_log(struct cli_args *a);
+int cmd_device_self_test(struct cli_args *a);
+int cmd_verify(struct cli_args *a);
+int cmd_ns_rescan(struct cli_args *a);
 int cmd_get_feature(struct cli_args *a);
 int cmd_set_feature(struct cli_args *a);
 int cmd_format(struct cli_args *a);

@@ -39,6 +39,20 @@ int cmd_format(struct cli_args *a)
 		lbaf = ref ? (uint8_t)nvme_ns_flbas_index(unvme_ns_identify_data(ref)) : 0;
 	}
 
+	if (!a->force && a->fmt == UNVME_FMT_JSON) {
+		json_object *o = json_object_new_object();
+		json_object *list = json_object_new_array();
+		if (!a->all)
+			json_object_array_add(list, json_object_new_int64(nsid));
+		for (uint32_t id = unvme_ctrlr_first_nsid(c); a->all && id; id = unvme_ctrlr_next_nsid(c, id))
+			json_object_array_add(list, json_object_new_int64(id));
+		json_object_object_add(o, "would_erase", list);
+		json_object_object_add(o, "lbaf", json_object_new_int(lbaf));
+		json_object_object_add(o, "ses", json_object_new_int(a->ses));
+		json_object_object_add(o, "done", json_object_new_boolean(0));
+		cli_json_print(o);
+		return cli_fail(a->cmd, EXIT_USAGE, "nothing done: add --force to erase");
+	}
 	if (!a->force) {
 		char line[256];
 		printf("format: would erase, with LBA format %u and secure erase setting %u:\n", lbaf,
@@ -89,6 +103,39 @@ int cmd_format(struct cli_args *a)
 		json_object *root = json_object_new_object();
 		json_object_object_add(root, "formatted", arr);
 		cli_json_print(root);
+	}
+	return EXIT_OK;
+}
+
+/* Device Self-test (14h): CDW10 STC 1 short, 2 extended, Fh abort. A controller without it
+ * (OACS bit 4 clear, as the emulated one) answers Invalid Command Opcode, printed by name. */
+int cmd_device_self_test(struct cli_args *a)
+{
+	uint8_t stc = a->action;
+	if (stc != 1 && stc != 2 && stc != 0xe && stc != 0xf)
+		return cli_fail(a->cmd, EXIT_USAGE,
+				"invalid value '%u' for --self-test-code (-s): 1 short, 2 extended, "
+				"0xe vendor, 0xf abort", stc);
+	struct unvme_ctrlr *c;
+	int rc = cli_open(a, &c);
+	if (rc)
+		return rc;
+	struct nvme_sqe cmd;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opc = NVME_ADM_DEV_SELF_TEST;
+	cmd.nsid = a->nsid;
+	cmd.cdw10 = stc;
+	rc = cli_result(a->cmd, unvme_admin(c, &cmd, NULL, 0, NULL), 0);
+	if (rc)
+		return rc;
+	const char *what = stc == 0xf ? "aborted" : "started";
+	if (a->fmt == UNVME_FMT_JSON) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "self_test_code", json_object_new_int(stc));
+		json_object_object_add(o, "result", json_object_new_string(what));
+		cli_json_print(o);
+	} else {
+		printf("device-self-test: %s (code %#x); see 'unvme self-test-log'\n", what, stc);
 	}
 	return EXIT_OK;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Firmware commands: fw-download (download + commit in one step, like the original SDK's
- * kv_nvme), fw-commit, and fw-image, which builds an image the emulated controller accepts.
+ * Firmware commands: fw-download (Firmware Image Download only, as nvme-cli's), fw-commit
+ * (also spelled fw-activate), and fw-image, which builds an image the emulated controller
+ * accepts.
  * After a commit the tool says whether the new image needs a reset to run; --reset does it
  * and reads the running revision back from the controller.
  */
@@ -47,9 +48,8 @@ static int running_revision(struct cli_args *a, struct unvme_ctrlr *c, char fr[9
 	return rc;
 }
 
-/* Commits, then explains the outcome and resets when asked. Shared by fw-download and
- * fw-commit; image_len is 0 for fw-commit. */
-static int commit_and_report(struct cli_args *a, struct unvme_ctrlr *c, size_t image_len)
+/* Commits, then explains the outcome and resets when asked. */
+static int commit_and_report(struct cli_args *a, struct unvme_ctrlr *c)
 {
 	if (a->slot > 7)
 		return cli_fail(a->cmd, EXIT_USAGE, "invalid value '%u' for --slot (-s): slots are 0..7",
@@ -78,8 +78,6 @@ static int commit_and_report(struct cli_args *a, struct unvme_ctrlr *c, size_t i
 
 	if (a->fmt == UNVME_FMT_JSON) {
 		json_object *o = json_object_new_object();
-		if (image_len)
-			json_object_object_add(o, "image_bytes", json_object_new_int64((int64_t)image_len));
 		json_object_object_add(o, "slot", json_object_new_int(a->slot));
 		json_object_object_add(o, "action", json_object_new_int(a->action));
 		if (st)
@@ -91,8 +89,6 @@ static int commit_and_report(struct cli_args *a, struct unvme_ctrlr *c, size_t i
 		cli_json_print(o);
 		return EXIT_OK;
 	}
-	if (image_len)
-		printf("%s: downloaded %zu bytes\n", a->cmd, image_len);
 	printf("%s: committed to slot %u with action %u: %s%s%s\n", a->cmd, a->slot, a->action,
 	       action_text(a->action), st ? "; controller says " : "", st ? unvme_status_str(st, 0) : "");
 	if (reset_done)
@@ -129,7 +125,15 @@ int cmd_fw_download(struct cli_args *a)
 	free(image);
 	if (rc)
 		return rc;
-	return commit_and_report(a, c, len);
+	if (a->fmt == UNVME_FMT_JSON) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "image_bytes", json_object_new_int64((int64_t)len));
+		cli_json_print(o);
+	} else {
+		printf("%s: downloaded %zu bytes; 'unvme fw-commit -s SLOT -a ACTION' commits them\n",
+		       a->cmd, len);
+	}
+	return EXIT_OK;
 }
 
 int cmd_fw_commit(struct cli_args *a)
@@ -138,7 +142,7 @@ int cmd_fw_commit(struct cli_args *a)
 	int rc = cli_open(a, &c);
 	if (rc)
 		return rc;
-	return commit_and_report(a, c, 0);
+	return commit_and_report(a, c);
 }
 
 int cmd_fw_image(struct cli_args *a)

@@ -26,10 +26,6 @@ struct io_target {
 
 static int io_open(struct cli_args *a, struct io_target *t)
 {
-	/* usage errors first: they must not depend on the device */
-	if (cli_given(a, "block-count") && a->blocks == 0)
-		return cli_fail(a->cmd, EXIT_USAGE,
-				"invalid value '0' for --block-count (-c): counts are 1's based, at least 1");
 	int rc = cli_open(a, &t->ctrlr);
 	if (rc)
 		return rc;
@@ -66,16 +62,19 @@ static void rw_cmd(struct nvme_sqe *cmd, uint8_t opc, uint32_t nsid, uint64_t sl
 	cmd->cdw12 = (nlb - 1) & 0xffffu;
 }
 
-/* The number of blocks the command covers: -c, else enough for the data, else 1. */
+/* The number of blocks the command covers: -c (0's based, as nvme-cli's and the NLB field:
+ * -c 0 is one block), else enough for the data, else 1. */
 static int block_count(struct cli_args *a, uint32_t lba_size, uint64_t data_bytes,
 		       uint32_t *blocks)
 {
 	if (cli_given(a, "block-count")) {
-		if (a->blocks == 0)
+		uint64_t n = (uint64_t)a->blocks + 1;
+		if (n * lba_size > IO_HOST_MAX)
 			return cli_fail(a->cmd, EXIT_USAGE,
-					"invalid value '0' for --block-count (-c): counts are 1's based, "
-					"at least 1");
-		*blocks = a->blocks;
+					"invalid value '%u' for --block-count (-c): %llu blocks (0's based) "
+					"of %u bytes; at most %llu bytes per command line", a->blocks,
+					(unsigned long long)n, lba_size, IO_HOST_MAX);
+		*blocks = (uint32_t)n;
 	} else if (data_bytes) {
 		uint64_t n = (data_bytes + lba_size - 1) / lba_size;
 		if (n > UINT32_MAX)
@@ -85,9 +84,8 @@ static int block_count(struct cli_args *a, uint32_t lba_size, uint64_t data_byte
 		*blocks = 1;
 	}
 	if ((uint64_t)*blocks * lba_size > IO_HOST_MAX)
-		return cli_fail(a->cmd, EXIT_USAGE,
-				"invalid value '%u' for --block-count (-c): at most %llu bytes per command "
-				"line", *blocks, IO_HOST_MAX);
+		return cli_fail(a->cmd, EXIT_USAGE, "%u blocks of %u bytes: at most %llu bytes per "
+				"command line", *blocks, lba_size, IO_HOST_MAX);
 	return EXIT_OK;
 }
 
@@ -173,8 +171,10 @@ int cli_write_data(struct cli_args *a, uint32_t lba_size, uint8_t **data, uint32
 	if (a->data_file && flen > total) {
 		free(file);
 		return cli_fail(a->cmd, EXIT_USAGE,
-				"%s holds %zu bytes, more than %u blocks of %u bytes: raise --block-count "
-				"or limit --data-size", a->data_file, flen, *blocks, lba_size);
+				"%s holds %zu bytes, more than %u blocks of %u bytes (--block-count %u, "
+				"0's based): raise --block-count or limit --data-size",
+				strcmp(a->data_file, "-") ? a->data_file : "stdin", flen, *blocks,
+				lba_size, *blocks - 1);
 	}
 	uint8_t *buf = calloc(1, total);
 	if (!buf) {
@@ -213,8 +213,16 @@ int cmd_read(struct cli_args *a)
 	if (!data)
 		return cli_fail(a->cmd, EXIT_HOST, "out of memory");
 	rc = transfer(a, &t, NVME_CMD_READ, data, blocks, false);
+	bool to_stdout = a->raw_binary || (a->data_file && strcmp(a->data_file, "-") == 0);
 	if (rc == EXIT_OK) {
-		if (a->data_file) {
+		if (to_stdout) {
+			/* data only on stdout (a pipe takes it as it is); the status goes to stderr */
+			if (fwrite(data, 1, out_len, stdout) != out_len || fflush(stdout) != 0)
+				rc = cli_fail(a->cmd, EXIT_HOST, "cannot write stdout: %s", strerror(errno));
+			else
+				fprintf(stderr, "read: %zu bytes from namespace %u LBA %llu written to stdout\n",
+					out_len, a->nsid, (unsigned long long)a->slba);
+		} else if (a->data_file) {
 			rc = cli_write_file(a->cmd, a->data_file, data, out_len);
 			if (rc == EXIT_OK && a->fmt == UNVME_FMT_JSON)
 				print_done(a, "success", a->slba, blocks);
@@ -273,7 +281,9 @@ int cmd_flush(struct cli_args *a)
 	return rc;
 }
 
-int cmd_write_zeroes(struct cli_args *a)
+/* Commands over a range that move no data (Write Zeroes, Verify), split by NLB's 16 bits;
+ * cdw12_flags go into every command (Write Zeroes' DEAC). */
+static int range_without_data(struct cli_args *a, uint8_t opc, uint32_t cdw12_flags)
 {
 	struct io_target t;
 	int rc = io_open(a, &t);
@@ -286,15 +296,25 @@ int cmd_write_zeroes(struct cli_args *a)
 	for (uint32_t done = 0; done < blocks && rc == EXIT_OK;) {
 		uint32_t n = blocks - done < NLB_MAX ? blocks - done : NLB_MAX;
 		struct nvme_sqe cmd;
-		rw_cmd(&cmd, NVME_CMD_WRITE_ZEROES, a->nsid, a->slba + done, n);
-		if (a->deac)
-			cmd.cdw12 |= NVME_WZ_DEAC;
+		rw_cmd(&cmd, opc, a->nsid, a->slba + done, n);
+		cmd.cdw12 |= cdw12_flags;
 		rc = cli_result(a->cmd, unvme_qpair_cmd_sync(t.qp, &cmd, NULL, 0, NULL), t.csi);
 		done += n;
 	}
 	if (rc == EXIT_OK)
 		print_done(a, "success", a->slba, blocks);
 	return rc;
+}
+
+int cmd_write_zeroes(struct cli_args *a)
+{
+	return range_without_data(a, NVME_CMD_WRITE_ZEROES, a->deac ? NVME_WZ_DEAC : 0);
+}
+
+/* Verify (0Ch): the device reads and checks the blocks, no data moves. */
+int cmd_verify(struct cli_args *a)
+{
+	return range_without_data(a, NVME_CMD_VERIFY, 0);
 }
 
 int cmd_deallocate(struct cli_args *a)

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "kv_apis.h"
 #include "kv_result_name.h"
+#include "kv_wait.h"
 #include "tsc.h"
 
 #define KV_CLI_DEFAULT_READ 4096u
@@ -28,20 +29,6 @@ struct kv_call {
 	double latency_us;
 };
 
-struct async_wait {
-	atomic_bool done;
-	_Atomic unsigned result;
-};
-
-/* status is the kv_result (result is completion dword 0) */
-static void on_done(kv_pair *kv, unsigned int result, unsigned int status)
-{
-	(void)result;
-	struct async_wait *w = kv->param.private_data;
-	atomic_store_explicit(&w->result, status, memory_order_relaxed);
-	atomic_store_explicit(&w->done, true, memory_order_release);
-}
-
 static int submit(enum kv_cli_op op, uint64_t h, kv_pair *kv, bool async)
 {
 	if (!async) {
@@ -52,11 +39,8 @@ static int submit(enum kv_cli_op op, uint64_t h, kv_pair *kv, bool async)
 		case KVC_EXIST: return kv_exist(h, kv);
 		}
 	}
-	struct async_wait w;
-	atomic_init(&w.done, false);
-	atomic_init(&w.result, 0);
-	kv->param.async_cb = on_done;
-	kv->param.private_data = &w;
+	struct cli_kv_wait w;
+	cli_kv_wait_arm(kv, &w);
 	int rc = KV_ERR_SDK_INVALID_PARAM;
 	switch (op) {
 	case KVC_WRITE: rc = kv_store_async(h, kv); break;
@@ -64,12 +48,7 @@ static int submit(enum kv_cli_op op, uint64_t h, kv_pair *kv, bool async)
 	case KVC_DELETE: rc = kv_delete_async(h, kv); break;
 	case KVC_EXIST: rc = kv_exist_async(h, kv); break;
 	}
-	if (rc != KV_SUCCESS)
-		return rc; /* refused: no callback comes */
-	for (unsigned spins = 0; !atomic_load_explicit(&w.done, memory_order_acquire); spins++)
-		if (spins > 64)
-			sched_yield();
-	return (int)atomic_load_explicit(&w.result, memory_order_relaxed);
+	return cli_kv_wait(&w, rc);
 }
 
 /* The key bytes: --key, cut or zero padded to --key-len when given. */
@@ -197,6 +176,13 @@ static int kv_io(struct cli_args *a, enum kv_cli_op op)
 	int rc = make_key(a, &c);
 	if (!rc)
 		rc = make_value(a, op, &c);
+	if (!rc && a->kv_dry_run) {
+		/* kv_nvme's --dry-run: what would be sent, and nothing sent (the SDK not started) */
+		c.kv.keyspace_id = a->kv_keyspace;
+		show_args(a, &c);
+		printf("%s: dry run, nothing sent\n", a->cmd);
+		goto out;
+	}
 	uint64_t h = 0;
 	if (!rc)
 		rc = cli_kv_handle(a, &h);

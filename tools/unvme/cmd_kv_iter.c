@@ -13,14 +13,50 @@
 #include "kv_iter_buf.h"
 #include "kv_iter_info.h"
 #include "kv_result_name.h"
+#include "kv_wait.h"
+#include "tsc.h"
+
+/* -w / --show-command and -d / --dry-run (text output only: JSON stays one document):
+ * the call's arguments before it. Returns true when the call must not be made. */
+static bool show_call(const struct cli_args *a, const char *args)
+{
+	if ((a->kv_show || a->kv_dry_run) && a->fmt == UNVME_FMT_TEXT)
+		printf("command:      %s\ndevice:       %s\n%s", a->cmd, a->positional, args);
+	if (a->kv_dry_run)
+		printf("%s: dry run, nothing sent\n", a->cmd);
+	return a->kv_dry_run;
+}
+
+static void show_latency(const struct cli_args *a, uint64_t t0)
+{
+	if (a->kv_latency && a->fmt == UNVME_FMT_TEXT)
+		printf("latency:      %.3f us\n", (double)(mono_ns() - t0) / 1e3);
+}
+
+static int iterate_read(uint64_t h, kv_iterate *it, bool async)
+{
+	if (!async)
+		return kv_iterate_read(h, it);
+	struct cli_kv_wait w;
+	cli_kv_wait_arm_iter(it, &w);
+	return cli_kv_wait(&w, kv_iterate_read_async(h, it));
+}
 
 int cmd_kv_open_it(struct cli_args *a)
 {
+	char args[256];
+	snprintf(args, sizeof(args), "prefix:       0x%08x\nbitmask:      0x%08x\nkeyspace:     %u\n"
+		 "type:         %s\n", a->kv_prefix, a->kv_bitmask, a->kv_keyspace,
+		 kvt_iter_type_name(a->kv_it_type));
+	if (show_call(a, args))
+		return EXIT_OK;
 	uint64_t h;
 	int rc = cli_kv_handle(a, &h);
 	if (rc)
 		return rc;
+	uint64_t t0 = mono_ns();
 	uint32_t it = kv_iterate_open(h, a->kv_keyspace, a->kv_bitmask, a->kv_prefix, a->kv_it_type);
+	show_latency(a, t0);
 	if (it < 1 || it > KV_MAX_ITERATE_HANDLE)
 		return cli_kv_result(a->cmd, (int)it);
 	if (a->fmt == UNVME_FMT_JSON) {
@@ -82,6 +118,12 @@ int cmd_kv_read_it(struct cli_args *a)
 	if (size > KV_MAX_IO_VALUE_LEN)
 		return cli_fail(a->cmd, EXIT_USAGE, "--value-size %llu: at most %u",
 				(unsigned long long)size, KV_MAX_IO_VALUE_LEN);
+	char args[256];
+	snprintf(args, sizeof(args), "iterator:     %u\nkeyspace:     %u\nbuffer:       %u\n"
+		 "mode:         %s\n", a->kv_it_id, a->kv_keyspace, KV_ITERATE_READ_BUFFER_SIZE,
+		 a->kv_async ? "async" : "sync");
+	if (show_call(a, args))
+		return EXIT_OK;
 	uint64_t h;
 	int rc = cli_kv_handle(a, &h);
 	if (rc)
@@ -97,7 +139,9 @@ int cmd_kv_read_it(struct cli_args *a)
 	it.kv.value.value = buf;
 	it.kv.value.length = KV_ITERATE_READ_BUFFER_SIZE;
 	it.kv.param.io_option.iterate_read_option = KV_ITERATE_READ_DEFAULT;
-	int result = kv_iterate_read(h, &it);
+	uint64_t t0 = mono_ns();
+	int result = iterate_read(h, &it, a->kv_async);
+	show_latency(a, t0);
 	bool eof = result == KV_ERR_ITERATE_READ_EOF;
 	if (result != KV_SUCCESS && !eof) {
 		free(buf);
@@ -147,11 +191,18 @@ int cmd_kv_close_it(struct cli_args *a)
 	if (!cli_given(a, "id"))
 		return cli_fail(a->cmd, EXIT_USAGE, "option --id (-i) is required (see 'unvme %s "
 				"--help')", a->cmd);
+	char args[64];
+	snprintf(args, sizeof(args), "iterator:     %u\n", a->kv_it_id);
+	if (show_call(a, args))
+		return EXIT_OK;
 	uint64_t h;
 	int rc = cli_kv_handle(a, &h);
 	if (rc)
 		return rc;
-	rc = cli_kv_result(a->cmd, kv_iterate_close(h, a->kv_it_id));
+	uint64_t t0 = mono_ns();
+	int result = kv_iterate_close(h, a->kv_it_id);
+	show_latency(a, t0);
+	rc = cli_kv_result(a->cmd, result);
 	if (rc)
 		return rc;
 	if (a->fmt == UNVME_FMT_JSON) {

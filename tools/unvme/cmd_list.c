@@ -138,6 +138,27 @@ static void print_text_header(void)
 	       "--------------------------------", "-----", "-----------", "--------", "--------");
 }
 
+/* One namespace as `nvme list -o json` (nvme-cli 2.x) shows it under "Devices", so scripts
+ * written for it find their keys; DevicePath is our device name. */
+static json_object *nvmecli_entry(const char *dev, const char *sn, const char *mn, const char *fr,
+				  struct unvme_ns *ns, size_t index)
+{
+	uint64_t lba = unvme_ns_lba_size(ns);
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "NameSpace", json_object_new_int64(unvme_ns_id(ns)));
+	json_object_object_add(o, "DevicePath", json_object_new_string(dev));
+	json_object_object_add(o, "Firmware", json_object_new_string(fr));
+	json_object_object_add(o, "Index", json_object_new_int64((int64_t)index));
+	json_object_object_add(o, "ModelNumber", json_object_new_string(mn));
+	json_object_object_add(o, "SerialNumber", json_object_new_string(sn));
+	json_object_object_add(o, "UsedBytes", json_object_new_uint64(
+				       unvme_ns_identify_data(ns)->nuse * lba));
+	json_object_object_add(o, "MaximumLBA", json_object_new_uint64(unvme_ns_nlbas(ns)));
+	json_object_object_add(o, "PhysicalSize", json_object_new_uint64(unvme_ns_nlbas(ns) * lba));
+	json_object_object_add(o, "SectorSize", json_object_new_uint64(lba));
+	return o;
+}
+
 static json_object *ns_json(struct unvme_ns *ns)
 {
 	json_object *o = json_object_new_object();
@@ -163,11 +184,13 @@ int cmd_list(struct cli_args *a)
 	}
 	add_pci_devices(l);
 
-	json_object *jdevs = NULL;
-	if (a->fmt == UNVME_FMT_JSON)
+	json_object *jdevs = NULL, *nvmecli = NULL;
+	if (a->fmt == UNVME_FMT_JSON) {
 		jdevs = json_object_new_array();
-	else
+		nvmecli = json_object_new_array();
+	} else {
 		print_text_header();
+	}
 
 	for (unsigned i = 0; i < l->n; i++) {
 		struct known_dev *d = &l->d[i];
@@ -221,8 +244,11 @@ int cmd_list(struct cli_args *a)
 			for (uint32_t nsid = unvme_ctrlr_first_nsid(c); nsid;
 			     nsid = unvme_ctrlr_next_nsid(c, nsid)) {
 				struct unvme_ns *ns = unvme_ctrlr_ns(c, nsid);
-				if (ns)
+				if (ns) {
 					json_object_array_add(jns, ns_json(ns));
+					json_object_array_add(nvmecli, nvmecli_entry(d->name, sn, mn, fr,
+									    ns, json_object_array_length(nvmecli)));
+				}
 			}
 			json_object_object_add(o, "namespaces", jns);
 			json_object_array_add(jdevs, o);
@@ -249,6 +275,7 @@ int cmd_list(struct cli_args *a)
 	if (jdevs) {
 		json_object *root = json_object_new_object();
 		json_object_object_add(root, "devices", jdevs);
+		json_object_object_add(root, "Devices", nvmecli);
 		cli_json_print(root);
 	}
 	free(l);

@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
@@ -43,9 +44,11 @@ static int check_args(const struct cli_args *a)
 	return EXIT_OK;
 }
 
-/* Fills buf with --input-file (zero padded) for a write. */
+/* Fills buf with --prefill, then --input-file over it for a write. */
 static int load_input(const struct cli_args *a, uint8_t *buf)
 {
+	if (buf)
+		memset(buf, a->pattern, a->data_len);
 	if (!a->dir_write || !a->input_file)
 		return EXIT_OK;
 	void *file;
@@ -88,6 +91,31 @@ static void print_result(const struct cli_args *a, const struct nvme_cqe *cpl, c
 		unvme_print_hex(stdout, buf, a->data_len, UNVME_FMT_TEXT);
 }
 
+/* --show-command and --dry-run print the command on stderr (stdout stays the result's);
+ * returns true when the command must not be sent. */
+static bool show_command(const struct cli_args *a, const struct nvme_sqe *cmd)
+{
+	if (a->show_cmd || a->dry_run)
+		unvme_print_sqe(stderr, cmd, UNVME_FMT_TEXT);
+	if (a->dry_run)
+		fprintf(stderr, "%s: dry run, nothing sent\n", a->cmd);
+	return a->dry_run;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void show_latency(const struct cli_args *a, uint64_t start)
+{
+	if (a->latency)
+		fprintf(stderr, "%s: latency %llu us\n", a->cmd,
+			(unsigned long long)((now_ns() - start) / 1000));
+}
+
 int cmd_admin_passthru(struct cli_args *a)
 {
 	int rc = check_args(a);
@@ -106,9 +134,13 @@ int cmd_admin_passthru(struct cli_args *a)
 		struct nvme_cqe cpl;
 		memset(&cpl, 0, sizeof(cpl));
 		build_cmd(a, &cmd);
-		rc = cli_result(a->cmd, unvme_admin(c, &cmd, buf, a->data_len, &cpl), 0);
-		if (rc == EXIT_OK)
-			print_result(a, &cpl, buf);
+		if (!show_command(a, &cmd)) {
+			uint64_t start = now_ns();
+			rc = cli_result(a->cmd, unvme_admin(c, &cmd, buf, a->data_len, &cpl), 0);
+			show_latency(a, start);
+			if (rc == EXIT_OK)
+				print_result(a, &cpl, buf);
+		}
 	}
 	free(buf);
 	return rc;
@@ -139,10 +171,14 @@ int cmd_io_passthru(struct cli_args *a)
 		struct nvme_cqe cpl;
 		memset(&cpl, 0, sizeof(cpl));
 		build_cmd(a, &cmd);
-		rc = cli_result(a->cmd, unvme_qpair_cmd_sync(qp, &cmd, buf, a->data_len, &cpl),
-				ns ? unvme_ns_csi(ns) : NVME_CSI_NVM);
-		if (rc == EXIT_OK)
-			print_result(a, &cpl, buf);
+		if (!show_command(a, &cmd)) {
+			uint64_t start = now_ns();
+			rc = cli_result(a->cmd, unvme_qpair_cmd_sync(qp, &cmd, buf, a->data_len, &cpl),
+					ns ? unvme_ns_csi(ns) : NVME_CSI_NVM);
+			show_latency(a, start);
+			if (rc == EXIT_OK)
+				print_result(a, &cpl, buf);
+		}
 	}
 	if (buf)
 		unvme_dma_free(buf);

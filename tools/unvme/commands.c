@@ -16,23 +16,44 @@ static const struct opt_def fmt_opts[] = {
 	OPT_END,
 };
 
+#define OPT_RAW_BINARY \
+	OPT("raw-binary", 'b', OPT_FLAG, raw_binary, NULL, "write the raw structure to stdout")
+#define OPT_HUMAN \
+	OPT("human-readable", 'H', OPT_FLAG, human, NULL, \
+	    "decode the fields (the normal output already does; accepted as in nvme-cli)")
+
+static const struct opt_def struct_opts[] = {
+	OPT_RAW_BINARY,
+	OPT_HUMAN,
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
 static const struct opt_def id_ctrl_opts[] = {
-	OPT("csi", 0, OPT_U8, csi, "CSI",
+	OPT("csi", 'y', OPT_U8, csi, "CSI",
 	    "print the I/O command set specific structure (CNS 06h) of this command set instead"),
+	OPT_RAW_BINARY,
+	OPT_HUMAN,
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };
 
 static const struct opt_def id_ns_opts[] = {
 	OPT_NSID("1"),
-	OPT("csi", 0, OPT_U8, csi, "CSI",
+	OPT("csi", 'y', OPT_U8, csi, "CSI",
 	    "print the I/O command set specific structure (CNS 05h) of this command set instead"),
+	OPT_RAW_BINARY,
+	OPT_HUMAN,
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };
 
 static const struct opt_def list_ns_opts[] = {
-	OPT("csi", 0, OPT_U8, csi, "CSI", "only namespaces of this command set (CNS 07h)"),
+	OPT("namespace-id", 'n', OPT_U32, nsid, "NSID",
+	    "list the namespace ids greater than NSID (default 0: all)"),
+	OPT("all", 'a', OPT_FLAG, all, NULL,
+	    "allocated namespaces, attached or not (CNS 10h; 1Ah with --csi)"),
+	OPT("csi", 'y', OPT_U8, csi, "CSI", "only namespaces of this command set (CNS 07h)"),
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };
@@ -46,6 +67,31 @@ static const struct opt_def ns_descs_opts[] = {
 static const struct opt_def error_log_opts[] = {
 	OPT("log-entries", 'e', OPT_U32, entries, "N",
 	    "entries to read (default: all the controller keeps, ELPE+1)"),
+	OPT_RAW_BINARY,
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def effects_log_opts[] = {
+	OPT("csi", 'c', OPT_U8, csi, "CSI", "the command set's page (0 NVM, 2 zoned)"),
+	OPT_RAW_BINARY,
+	OPT_HUMAN,
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def self_test_log_opts[] = {
+	OPT("dst-entries", 'e', OPT_U32, entries, "N", "results to show, 1..20 (default all)"),
+	OPT_RAW_BINARY,
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const struct opt_def self_test_opts[] = {
+	OPT_DEF("namespace-id", 'n', OPT_U32, nsid, "NSID",
+		"namespace to test (ffffffffh: all, 0: the controller only)", "0xffffffff"),
+	OPT_REQ("self-test-code", 's', OPT_U8, action, "STC",
+		"1 short, 2 extended, 0xe vendor specific, 0xf abort the test in progress"),
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };
@@ -55,9 +101,12 @@ static const struct opt_def get_log_opts[] = {
 	OPT_REQ("log-len", 'l', OPT_U32, log_len, "LEN", "bytes to read (a multiple of 4)"),
 	OPT_DEF("namespace-id", 'n', OPT_U32, nsid, "NSID", "namespace id",
 		"0xffffffff"),
-	OPT("offset", 0, OPT_U64, offset, "BYTES", "log page offset"),
-	OPT("lsp", 0, OPT_U8, lsp, "LSP", "log specific field"),
-	OPT("raw-binary", 'b', OPT_FLAG, raw_binary, NULL, "write the raw bytes to stdout"),
+	OPT("lpo", 0, OPT_U64, offset, "BYTES", "log page offset (a multiple of 4)"),
+	OPT("offset", 0, OPT_U64, offset, "BYTES", "the same as --lpo"),
+	OPT("lsp", 's', OPT_U8, lsp, "LSP", "log specific field (0..127)"),
+	OPT("rae", 'r', OPT_FLAG, rae, NULL, "retain an asynchronous event"),
+	OPT("csi", 'y', OPT_U8, csi, "CSI", "command set identifier"),
+	OPT_RAW_BINARY,
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };
@@ -98,11 +147,6 @@ static const struct opt_def fw_download_opts[] = {
 	OPT_REQ("fw", 'f', OPT_STR, fw_file, "FILE", "firmware image file"),
 	OPT("xfer", 'x', OPT_U32, xfer, "BYTES",
 	    "bytes per Firmware Image Download command (default: 4 KiB or FWUG)"),
-	OPT_DEF("slot", 's', OPT_U8, slot, "SLOT", "firmware slot to commit to", "2"),
-	OPT_DEF("action", 'a', OPT_U8, action, "ACTION",
-		"commit action: 0 replace, 1 replace and activate at reset, "
-		"2 activate at reset, 3 activate now", "1"),
-	OPT("reset", 'r', OPT_FLAG, reset, NULL, "reset the controller when the new image needs it"),
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };
@@ -116,9 +160,19 @@ static const struct opt_def fw_commit_opts[] = {
 	OPT_END,
 };
 
+static const char fw_commit_details[] =
+	"Says whether a reset is needed to run the committed image; --reset does it and shows\n"
+	"the running revision.\n";
+
+static const struct opt_def show_regs_opts[] = {
+	OPT_HUMAN,
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
 static const struct opt_def fw_image_opts[] = {
 	OPT_REQ("revision", 'r', OPT_STR, revision, "REV", "firmware revision, 1 to 8 characters"),
-	OPT_REQ("output", 'o', OPT_STR, out_file, "FILE", "image file to write"),
+	OPT_REQ("output", 0, OPT_STR, out_file, "FILE", "image file to write"),
 	OPT_END,
 };
 
@@ -141,11 +195,14 @@ static const struct opt_def fault_opts[] = {
 	OPT_NSID("1"), \
 	OPT("start-block", 's', OPT_U64, slba, "SLBA", "first logical block"), \
 	OPT("block-count", 'c', OPT_U32, blocks, "N", \
-	    "number of logical blocks, 1's based (default 1, or enough for --data-size)")
+	    "number of logical blocks, 0's based as in nvme-cli: -c 0 is one block " \
+	    "(default: enough for the data, else one block)")
 
 static const struct opt_def read_opts[] = {
 	IO_RANGE_OPTS,
-	OPT("data", 'd', OPT_STR, data_file, "FILE", "write the data read to FILE (default: hex dump)"),
+	OPT("data", 'd', OPT_STR, data_file, "FILE",
+	    "write the data read to FILE; '-' for stdout, status on stderr (default: hex dump)"),
+	OPT("raw-binary", 'b', OPT_FLAG, raw_binary, NULL, "the same as --data -"),
 	OPT("data-size", 'z', OPT_SIZE, data_size, "BYTES", "bytes to output (default: all blocks)"),
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
@@ -153,7 +210,7 @@ static const struct opt_def read_opts[] = {
 
 static const struct opt_def write_opts[] = {
 	IO_RANGE_OPTS,
-	OPT("data", 'd', OPT_STR, data_file, "FILE", "data to write"),
+	OPT("data", 'd', OPT_STR, data_file, "FILE", "data to write; '-' reads stdin"),
 	OPT("data-size", 'z', OPT_SIZE, data_size, "BYTES",
 	    "bytes taken from FILE (default: the whole file); the rest of the last block is zero"),
 	OPT("pattern", 'p', OPT_U8, pattern, "0xNN", "write this byte everywhere (without --data)"),
@@ -163,7 +220,7 @@ static const struct opt_def write_opts[] = {
 
 static const struct opt_def compare_opts[] = {
 	IO_RANGE_OPTS,
-	OPT("data", 'd', OPT_STR, data_file, "FILE", "data to compare against"),
+	OPT("data", 'd', OPT_STR, data_file, "FILE", "data to compare against; '-' reads stdin"),
 	OPT("data-size", 'z', OPT_SIZE, data_size, "BYTES", "bytes taken from FILE"),
 	OPT("pattern", 'p', OPT_U8, pattern, "0xNN", "compare against this byte (without --data)"),
 	OPT_OUTPUT_FORMAT,
@@ -183,6 +240,12 @@ static const struct opt_def write_zeroes_opts[] = {
 	OPT_END,
 };
 
+static const struct opt_def verify_opts[] = {
+	IO_RANGE_OPTS,
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
 static const struct opt_def deallocate_opts[] = {
 	IO_RANGE_OPTS,
 	OPT_OUTPUT_FORMAT,
@@ -193,19 +256,23 @@ static const struct opt_def deallocate_opts[] = {
 	OPT_REQ("opcode", 'O', OPT_U8, opcode, "OPC", "command opcode"), \
 	OPT_DEF("namespace-id", 'n', OPT_U32, nsid, "NSID", "NSID field", nsid_def), \
 	OPT("flags", 'f', OPT_U8, flags, "FLAGS", "command dword 0 bits 15:8 (FUSE, PSDT)"), \
-	OPT("cdw2", 0, OPT_U32, cdw2, "VALUE", "command dword 2"), \
-	OPT("cdw3", 0, OPT_U32, cdw3, "VALUE", "command dword 3"), \
-	OPT("cdw10", 0, OPT_U32, cdw10, "VALUE", "command dword 10"), \
-	OPT("cdw11", 0, OPT_U32, cdw11, "VALUE", "command dword 11"), \
-	OPT("cdw12", 0, OPT_U32, cdw12, "VALUE", "command dword 12"), \
-	OPT("cdw13", 0, OPT_U32, cdw13, "VALUE", "command dword 13"), \
-	OPT("cdw14", 0, OPT_U32, cdw14, "VALUE", "command dword 14"), \
-	OPT("cdw15", 0, OPT_U32, cdw15, "VALUE", "command dword 15"), \
+	OPT("cdw2", '2', OPT_U32, cdw2, "VALUE", "command dword 2"), \
+	OPT("cdw3", '3', OPT_U32, cdw3, "VALUE", "command dword 3"), \
+	OPT("cdw10", '4', OPT_U32, cdw10, "VALUE", "command dword 10"), \
+	OPT("cdw11", '5', OPT_U32, cdw11, "VALUE", "command dword 11"), \
+	OPT("cdw12", '6', OPT_U32, cdw12, "VALUE", "command dword 12"), \
+	OPT("cdw13", '7', OPT_U32, cdw13, "VALUE", "command dword 13"), \
+	OPT("cdw14", '8', OPT_U32, cdw14, "VALUE", "command dword 14"), \
+	OPT("cdw15", '9', OPT_U32, cdw15, "VALUE", "command dword 15"), \
 	OPT("data-len", 'l', OPT_U32, data_len, "LEN", "bytes of data (sets the data pointer)"), \
 	OPT("read", 'r', OPT_FLAG, dir_read, NULL, "the command returns data: print it"), \
 	OPT("write", 'w', OPT_FLAG, dir_write, NULL, "the command takes data: from --input-file or zeroes"), \
 	OPT("input-file", 'i', OPT_STR, input_file, "FILE", "data for --write"), \
 	OPT("raw-binary", 'b', OPT_FLAG, raw_binary, NULL, "write returned data raw to stdout"), \
+	OPT("prefill", 'p', OPT_U8, pattern, "BYTE", "fill the data buffer with BYTE first (default 0)"), \
+	OPT("show-command", 's', OPT_FLAG, show_cmd, NULL, "print the command (on stderr) before sending it"), \
+	OPT("dry-run", 'd', OPT_FLAG, dry_run, NULL, "print the command and do not send it"), \
+	OPT("latency", 'T', OPT_FLAG, latency, NULL, "print the command's latency (on stderr)"), \
 	OPT_OUTPUT_FORMAT
 
 static const struct opt_def admin_passthru_opts[] = {
@@ -252,21 +319,30 @@ static const struct opt_def batch_opts[] = {
 	OPT_END,
 };
 
-/* Key-value commands: the original kv_nvme's letters, so -o is the value offset here and the
- * output format has only its long name. */
-#define KV_OUTPUT_FORMAT \
-	OPT_DEF("output-format", 0, OPT_FMT, fmt, "FMT", "output format: normal or json", "normal")
+/* Key-value commands: the original kv_nvme's letters and long names (--key_length,
+ * --show-command, ... as aliases), except -o, which is the output format in every command
+ * (the value offset has its long name only). */
+#define KV_OUTPUT_FORMAT OPT_OUTPUT_FORMAT
 #define KV_KEY_OPTS \
 	OPT("key", 'k', OPT_STR, kv_key, "KEY", "the key (its bytes as typed)"), \
 	OPT("key-len", 'l', OPT_U16, kv_key_len, "BYTES", \
 	    "key length: the key is cut or zero padded to it (default: its length)"), \
+	OPT_ALIAS("key_length", 0, OPT_U16, kv_key_len, "key-len"), \
 	OPT("namespace-id", 'n', OPT_U8, kv_keyspace, "KS", \
 	    "keyspace: 0 user data, 1 metadata (default 0)"), \
 	OPT("io-option", 'i', OPT_U8, kv_io_option, "OPT", \
 	    "the call's option (store: 0 default, 1 compression, 2 idempotent; ...)"), \
+	OPT_ALIAS("io_option", 0, OPT_U8, kv_io_option, "io-option"), \
+	KV_CALL_OPTS, \
+	OPT("async", 'a', OPT_FLAG, kv_async, NULL, "use the asynchronous call and wait for it"), \
+	OPT_ALIAS("asynchronous", 0, OPT_FLAG, kv_async, "async")
+
+/* What every key-value call takes: show its arguments, time it, or only show them. */
+#define KV_CALL_OPTS \
 	OPT("show-args", 'w', OPT_FLAG, kv_show, NULL, "print the arguments before the call"), \
+	OPT_ALIAS("show-command", 0, OPT_FLAG, kv_show, "show-args"), \
 	OPT("latency", 't', OPT_FLAG, kv_latency, NULL, "print the call's latency"), \
-	OPT("async", 'a', OPT_FLAG, kv_async, NULL, "use the asynchronous call and wait for it")
+	OPT("dry-run", 'd', OPT_FLAG, kv_dry_run, NULL, "print the arguments, do not call")
 
 #define ZNS_SLBA OPT("start-lba", 's', OPT_U64, slba, "SLBA", "start LBA of the zone")
 
@@ -325,7 +401,8 @@ static const struct opt_def kv_write_opts[] = {
 	OPT("value", 'v', OPT_STR, kv_value_file, "FILE", "the value: this file's bytes"),
 	OPT("value-size", 's', OPT_SIZE, kv_value_size, "BYTES",
 	    "value size: the file's first bytes, or that many zeros without --value"),
-	OPT("offset", 'o', OPT_U32, kv_offset, "BYTES", "value offset"),
+	OPT_ALIAS("value_size", 0, OPT_SIZE, kv_value_size, "value-size"),
+	OPT("offset", 0, OPT_U32, kv_offset, "BYTES", "value offset"),
 	KV_OUTPUT_FORMAT,
 	OPT_END,
 };
@@ -335,7 +412,8 @@ static const struct opt_def kv_read_opts[] = {
 	OPT("value", 'v', OPT_STR, kv_value_file, "FILE", "write the value to FILE (default: hex dump)"),
 	OPT("value-size", 's', OPT_SIZE, kv_value_size, "BYTES",
 	    "buffer size, a multiple of 4 (default 4096)"),
-	OPT("offset", 'o', OPT_U32, kv_offset, "BYTES", "read from this value offset (multiple of 512)"),
+	OPT_ALIAS("value_size", 0, OPT_SIZE, kv_value_size, "value-size"),
+	OPT("offset", 0, OPT_U32, kv_offset, "BYTES", "read from this value offset (multiple of 512)"),
 	KV_OUTPUT_FORMAT,
 	OPT_END,
 };
@@ -354,6 +432,7 @@ static const struct opt_def kv_open_it_opts[] = {
 	OPT("namespace-id", 'n', OPT_U8, kv_keyspace, "KS", "keyspace: 0 user data, 1 metadata"),
 	OPT_DEF("type", 'i', OPT_U8, kv_it_type, "TYPE",
 		"1 keys, 2 keys with values, 3 keys, deleting them", "1"),
+	KV_CALL_OPTS,
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };
@@ -361,13 +440,19 @@ static const struct opt_def kv_open_it_opts[] = {
 static const struct opt_def kv_read_it_opts[] = {
 	OPT("id", 'i', OPT_U8, kv_it_id, "HANDLE", "iterator handle from kv-open-it (required)"),
 	OPT("value-size", 's', OPT_SIZE, kv_value_size, "BYTES", "bytes of the 32 KiB chunk to write and show (default all)"),
+	OPT_ALIAS("value_size", 0, OPT_SIZE, kv_value_size, "value-size"),
 	OPT("value", 'v', OPT_STR, kv_value_file, "FILE", "write the raw buffer to FILE"),
+	OPT("namespace-id", 'n', OPT_U8, kv_keyspace, "KS", "keyspace: 0 user data, 1 metadata"),
+	KV_CALL_OPTS,
+	OPT("async", 'a', OPT_FLAG, kv_async, NULL, "use kv_iterate_read_async and wait for it"),
+	OPT_ALIAS("asynchronous", 0, OPT_FLAG, kv_async, "async"),
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };
 
 static const struct opt_def kv_close_it_opts[] = {
 	OPT("id", 'i', OPT_U8, kv_it_id, "HANDLE", "iterator handle (required)"),
+	KV_CALL_OPTS,
 	OPT_OUTPUT_FORMAT,
 	OPT_END,
 };
@@ -574,33 +659,49 @@ const struct cli_cmd cli_commands[] = {
 	{ "list-ns", "active namespace ids", cmd_list_ns, list_ns_opts, POS_DEVICE, NULL },
 	{ "ns-descs", "namespace identification descriptors", cmd_ns_descs, ns_descs_opts, POS_DEVICE,
 	  NULL },
-	{ "smart-log", "SMART / Health Information log", cmd_smart_log, fmt_opts, POS_DEVICE, NULL },
+	{ "ns-rescan", "read the active namespace list again and show it", cmd_ns_rescan, fmt_opts,
+	  POS_DEVICE, NULL },
+	{ "smart-log", "SMART / Health Information log", cmd_smart_log, struct_opts, POS_DEVICE, NULL },
 	{ "error-log", "Error Information log", cmd_error_log, error_log_opts, POS_DEVICE, NULL },
-	{ "fw-log", "Firmware Slot Information log", cmd_fw_log, fmt_opts, POS_DEVICE, NULL },
+	{ "fw-log", "Firmware Slot Information log", cmd_fw_log, struct_opts, POS_DEVICE, NULL },
 	{ "get-log", "any log page, raw", cmd_get_log, get_log_opts, POS_DEVICE, NULL },
+	{ "effects-log", "Commands Supported and Effects log", cmd_effects_log, effects_log_opts,
+	  POS_DEVICE, NULL },
+	{ "self-test-log", "Device Self-test log", cmd_self_test_log, self_test_log_opts, POS_DEVICE,
+	  NULL },
+	{ "device-self-test", "start (or abort) a device self-test", cmd_device_self_test,
+	  self_test_opts, POS_DEVICE,
+	  "A controller without self-tests (the emulated one) answers Invalid Command Opcode.\n" },
+	{ "sanitize-log", "Sanitize Status log", cmd_sanitize_log, struct_opts, POS_DEVICE,
+	  "A controller without sanitize (the emulated one) answers Invalid Log Page.\n" },
 	{ "get-feature", "Get Features", cmd_get_feature, get_feature_opts, POS_DEVICE, NULL },
 	{ "set-feature", "Set Features", cmd_set_feature, set_feature_opts, POS_DEVICE, NULL },
 	{ "format", "Format NVM: change the LBA format, erase data", cmd_format, format_opts,
 	  POS_DEVICE,
 	  "Without --force nothing is sent: the command says what would be erased and exits\n"
 	  "with code 2.\n" },
-	{ "fw-download", "download a firmware image and commit it", cmd_fw_download, fw_download_opts,
-	  POS_DEVICE,
-	  "Downloads the image in chunks, then commits it to the slot with the action. Says whether\n"
-	  "a reset is needed to run the new image; --reset does it and shows the running revision.\n" },
-	{ "fw-commit", "Firmware Commit", cmd_fw_commit, fw_commit_opts, POS_DEVICE, NULL },
+	{ "fw-download", "download a firmware image (commit it with fw-commit)", cmd_fw_download,
+	  fw_download_opts, POS_DEVICE,
+	  "Downloads the image in chunks (Firmware Image Download), as nvme-cli's fw-download\n"
+	  "does; nothing runs it until 'unvme fw-commit' commits it to a slot.\n" },
+	{ "fw-commit", "Firmware Commit: store and/or activate a downloaded image", cmd_fw_commit,
+	  fw_commit_opts, POS_DEVICE, fw_commit_details },
+	{ "fw-activate", "the same as fw-commit (nvme-cli's older name)", cmd_fw_commit,
+	  fw_commit_opts, POS_DEVICE, fw_commit_details },
 	{ "fw-image", "build a firmware image for the emulated controller", cmd_fw_image, fw_image_opts,
 	  POS_FILE,
 	  "The positional argument is the payload file (default: a generated payload). The image\n"
 	  "is a 32-byte header (\"UNVMEFW1\", 8-byte revision, u32 payload length, u32 CRC-32 of\n"
 	  "the payload, 8 reserved bytes; little endian) followed by the payload.\n" },
 	{ "reset", "controller reset", cmd_reset, fmt_opts, POS_DEVICE, NULL },
-	{ "show-regs", "controller registers", cmd_show_regs, fmt_opts, POS_DEVICE, NULL },
+	{ "show-regs", "controller registers", cmd_show_regs, show_regs_opts, POS_DEVICE, NULL },
 	{ "read", "Read blocks", cmd_read, read_opts, POS_DEVICE, io_details },
 	{ "write", "Write blocks", cmd_write, write_opts, POS_DEVICE, io_details },
 	{ "compare", "Compare blocks with data", cmd_compare, compare_opts, POS_DEVICE, io_details },
 	{ "flush", "Flush: make written data durable", cmd_flush, flush_opts, POS_DEVICE, NULL },
 	{ "write-zeroes", "Write Zeroes", cmd_write_zeroes, write_zeroes_opts, POS_DEVICE, io_details },
+	{ "verify", "Verify: the device reads and checks blocks, no data moves", cmd_verify,
+	  verify_opts, POS_DEVICE, io_details },
 	{ "deallocate", "Dataset Management, deallocate (trim) a range", cmd_deallocate,
 	  deallocate_opts, POS_DEVICE, io_details },
 	{ "admin-passthru", "send any admin command", cmd_admin_passthru, admin_passthru_opts,

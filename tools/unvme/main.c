@@ -66,8 +66,11 @@ int cli_run(int argc, char **argv)
 	int rc = cli_parse(c, argc, args, a);
 	if (rc == EXIT_OK && a->help)
 		cli_print_command_help(stdout, c);
-	else if (rc == EXIT_OK)
+	else if (rc == EXIT_OK) {
+		if (a->verbose)
+			unvme_set_log(1);
 		rc = c->run(a);
+	}
 	fflush(stdout);
 	free(a);
 	return rc;

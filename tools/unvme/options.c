@@ -103,10 +103,14 @@ static int set_value(struct cli_args *a, const struct opt_def *o, const char *va
 			a->fmt = UNVME_FMT_TEXT;
 		else if (strcmp(val, "json") == 0)
 			a->fmt = UNVME_FMT_JSON;
-		else
+		else if (strcmp(val, "binary") == 0) {
+			/* nvme-cli's third format: the raw structure, as -b gives it */
+			a->fmt = UNVME_FMT_TEXT;
+			a->raw_binary = true;
+		} else
 			return cli_fail(a->cmd, EXIT_USAGE,
-					"invalid value '%s' for %s: expected normal or json", cli_echo(val),
-					name);
+					"invalid value '%s' for %s: expected normal, json or binary",
+					cli_echo(val), name);
 		return EXIT_OK;
 	case OPT_SIZE:
 		if (!cli_parse_size(val, &v))
@@ -152,8 +156,14 @@ static const struct opt_def *find_short(const struct opt_def *opts, char c)
 	return NULL;
 }
 
-static void note_given(struct cli_args *a, const struct opt_def *o)
+static void note_given(struct cli_args *a, const struct opt_def *opts, const struct opt_def *o)
 {
+	/* an alias counts as the first option of the table on its field */
+	for (const struct opt_def *p = opts; p && p->name; p++)
+		if (p->offset == o->offset && p->kind == o->kind) {
+			o = p;
+			break;
+		}
 	if (!cli_given(a, o->name) && a->ngiven < sizeof(a->given) / sizeof(a->given[0]))
 		a->given[a->ngiven++] = o->name;
 }
@@ -182,6 +192,13 @@ int cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_args *a
 		}
 		if (!options_done && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)) {
 			a->help = true;
+			continue;
+		}
+		/* nvme-cli's -v/--verbose, on every command whose table does not use -v itself:
+		 * the library's notices go to stderr (cli_run turns its log on) */
+		if (!options_done && ((strcmp(arg, "-v") == 0 && !find_short(c->opts, 'v')) ||
+				      (strcmp(arg, "--verbose") == 0 && !find_long(c->opts, "verbose", 7)))) {
+			a->verbose = true;
 			continue;
 		}
 		if (!options_done && arg[0] == '-' && arg[1] == '-') {
@@ -231,11 +248,15 @@ int cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_args *a
 		int rc = set_value(a, o, val);
 		if (rc)
 			return rc;
-		note_given(a, o);
+		note_given(a, c->opts, o);
 	}
 
 	if (a->help)
 		return EXIT_OK;
+	if (a->raw_binary && !find_long(c->opts, "raw-binary", 10))
+		return cli_fail(c->name, EXIT_USAGE,
+				"invalid value 'binary' for --output-format (-o): %s has no binary output "
+				"(normal or json)", c->name);
 	for (const struct opt_def *o = c->opts; o && o->name; o++) {
 		if (o->required && !cli_given(a, o->name)) {
 			char name[64];

@@ -20,6 +20,14 @@ void cli_json_print(struct json_object *obj)
 	json_object_put(obj);
 }
 
+bool cli_print_raw(const struct cli_args *a, const void *buf, size_t len)
+{
+	if (!a->raw_binary)
+		return false;
+	fwrite(buf, 1, len, stdout);
+	return true;
+}
+
 void cli_human_size(uint64_t bytes, char *out, size_t outlen)
 {
 	static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
@@ -68,8 +76,49 @@ int cli_write_file(const char *cmd, const char *path, const void *buf, size_t le
 	return EXIT_OK;
 }
 
+/* "-": everything on stdin, at most max bytes (a pipe has no size to check first). */
+static int read_stdin(const char *cmd, size_t max, void **buf, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *b = malloc(cap);
+	if (!b)
+		return cli_fail(cmd, EXIT_HOST, "out of memory reading stdin");
+	for (;;) {
+		if (n == cap) {
+			if (cap > max) {
+				free(b);
+				return cli_fail(cmd, EXIT_HOST, "stdin holds more than %zu bytes", max);
+			}
+			uint8_t *nb = realloc(b, cap * 2);
+			if (!nb) {
+				free(b);
+				return cli_fail(cmd, EXIT_HOST, "out of memory reading stdin");
+			}
+			b = nb;
+			cap *= 2;
+		}
+		size_t got = fread(b + n, 1, cap - n, stdin);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(stdin)) {
+		free(b);
+		return cli_fail(cmd, EXIT_HOST, "cannot read stdin: %s", strerror(errno));
+	}
+	if (n > max) {
+		free(b);
+		return cli_fail(cmd, EXIT_HOST, "stdin holds more than %zu bytes", max);
+	}
+	*buf = b;
+	*len = n;
+	return EXIT_OK;
+}
+
 int cli_read_file(const char *cmd, const char *path, size_t max, void **buf, size_t *len)
 {
+	if (strcmp(path, "-") == 0)
+		return read_stdin(cmd, max, buf, len);
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return cli_fail(cmd, EXIT_HOST, "cannot open %s: %s", cli_echo(path), strerror(errno));

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "perf.h"
+#include "progress.h"
 #include "tsc.h"
 
 #define PERF_IO_TIMEOUT_MS 30000
@@ -371,8 +372,28 @@ static int run_threads(struct cli_args *a, struct perf_config *cfg, struct perf_
 		for (unsigned i = started; i < cfg->nthreads; i++)
 			pthread_barrier_wait(&start);
 	}
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(threads[i].tid, NULL);
+	/* the workers keep time themselves; the main thread only shows how far the run is (on
+	 * a terminal) while it waits for them */
+	struct progress prog;
+	uint64_t t0 = mono_ns();
+	progress_start(&prog, "perf", cfg->warmup ? "warmup + run" : "run",
+		       (uint64_t)cfg->warmup + cfg->seconds, "s");
+	for (unsigned i = 0; i < started; i++) {
+		for (;;) {
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += 250000000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			if (pthread_timedjoin_np(threads[i].tid, NULL, &until) != ETIMEDOUT)
+				break;
+			uint64_t s = (mono_ns() - t0) / 1000000000ull;
+			progress_update(&prog, s < prog.total ? s : prog.total);
+		}
+	}
+	progress_end(&prog);
 	pthread_barrier_destroy(&start);
 	return rc;
 }

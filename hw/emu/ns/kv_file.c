@@ -303,7 +303,7 @@ static int salvage(struct kv_store *s, const struct span *sp, size_t n, char *wh
 static void report(const struct kv_store *s, const struct span *sp, size_t n, bool tail,
 		   const char *saved, int salvage_err)
 {
-	if (unvme_env_quiet())
+	if (!unvme_log_on())
 		return;
 	fprintf(stderr, "unvme: emulated KV namespace %s: recovery found %llu damaged byte%s in "
 		"%zu span%s (", s->path, (unsigned long long)s->damaged_bytes,

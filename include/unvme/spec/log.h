@@ -14,6 +14,7 @@ enum nvme_log_id {
 	NVME_LOG_CMD_EFFECTS   = 0x05,
 	NVME_LOG_DEV_SELF_TEST = 0x06,
 	/* vendor specific range: 0xc0..0xff */
+	NVME_LOG_SANITIZE      = 0x81,
 	NVME_LOG_VENDOR_FIRST  = 0xc0,
 };
 
@@ -100,6 +101,43 @@ struct nvme_cmd_effects_log {
 	uint8_t  rsvd2048[2048];
 };
 NVME_STATIC_ASSERT(sizeof(struct nvme_cmd_effects_log) == 4096, "command effects log is 4096 bytes");
+/* Device Self-test log (06h), 564 bytes: the operation in progress and the last 20 results */
+struct nvme_self_test_result {
+	uint8_t  dsts;      /* bits 3:0 result (Fh: entry not used), bits 7:4 self-test code */
+	uint8_t  seg;       /* segment number that failed */
+	uint8_t  vdi;       /* valid diagnostic information: 0 NSID, 1 FLBA, 2 SCT, 3 SC */
+	uint8_t  rsvd3;
+	uint64_t poh;       /* power on hours */
+	uint32_t nsid;
+	uint64_t flba;
+	uint8_t  sct;
+	uint8_t  sc;
+	uint8_t  vs[2];
+} __attribute__((packed));
+NVME_STATIC_ASSERT(sizeof(struct nvme_self_test_result) == 28, "self-test result is 28 bytes");
+struct nvme_self_test_log {
+	uint8_t  current_operation; /* bits 3:0: 0 none, 1 short, 2 extended, Eh vendor */
+	uint8_t  completion;        /* bits 6:0 percent done */
+	uint8_t  rsvd2[2];
+	struct nvme_self_test_result result[20];
+} __attribute__((packed));
+NVME_STATIC_ASSERT(sizeof(struct nvme_self_test_log) == 564, "self-test log is 564 bytes");
+
+/* Sanitize Status log (81h), 512 bytes */
+struct nvme_sanitize_log {
+	uint16_t sprog;   /* progress, numerator of n/65536 */
+	uint16_t sstat;   /* bits 2:0 status of the most recent sanitize */
+	uint32_t scdw10;  /* CDW10 of that Sanitize command */
+	uint32_t eto;     /* estimated time for overwrite, s (FFFFFFFFh: not reported) */
+	uint32_t etbe;    /* ... for block erase */
+	uint32_t etce;    /* ... for crypto erase */
+	uint32_t etond;   /* the same with no-deallocate */
+	uint32_t etbend;
+	uint32_t etcend;
+	uint8_t  rsvd32[480];
+};
+NVME_STATIC_ASSERT(sizeof(struct nvme_sanitize_log) == 512, "sanitize log is 512 bytes");
+
 #define NVME_CMD_EFFECTS_CSUPP (1u << 0)
 #define NVME_CMD_EFFECTS_LBCC  (1u << 1)
 #define NVME_CMD_EFFECTS_NCC   (1u << 2)

@@ -339,7 +339,7 @@ static void test_ns_list_stops_at_zero(void)
 	REQUIRE(j != NULL);
 	json_object *ids = jget(j, "nsid_list");
 	CHECK_EQ(jlen(ids), 3);
-	CHECK_EQ(json_object_get_int64(jidx(ids, 2)), 7);
+	CHECK_EQ(json_object_get_int64(jget(jidx(ids, 2), "nsid")), 7);
 	json_object_put(j);
 	capture_free(&cap);
 }

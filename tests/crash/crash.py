@@ -471,8 +471,10 @@ def one_round(comp, rnd, totals, opts, rng):
     argv = comp.writer(rnd, log, seed)
     how, rc, err = run_writer(comp, argv, env, kill, opts.point_deadline)
     if how == "exited" and rc != 0:
+        # a writer whose stdout is its log (blobfs) says why there
+        said = err.strip() or (log.read_text(errors="replace").strip()[-500:] if log.exists() else "")
         totals.failures.append({"component": comp.name, "round": rnd,
-                                "why": f"writer failed ({rc}): {err.strip()[-500:]}"})
+                                "why": f"writer failed ({rc}): {said[-500:]}"})
         return False
     totals.kills[how] += 1
     if how == "point":

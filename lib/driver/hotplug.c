@@ -117,9 +117,12 @@ int ctrlr_hotplug_arrived(struct unvme_ctrlr *c)
 		snprintf(msg, sizeof(msg), "a device is back but could not be attached: %s",
 			 unvme_errmsg());
 	}
-	atomic_store(&c->resetting, false);
 	ctrlr_unlock_qps(c);
 	say(c, msg);
+	/* the listeners hear of the arrival before a submitter can find its queue lost: until
+	 * then it is told to wait (-EAGAIN), so one that rebuilds its queues after an arrival
+	 * (the KV SDK) never mistakes the rebuild for a failure */
 	ctrlr_emit(c, UNVME_EVENT_ARRIVED, rc, 0, NULL);
+	atomic_store(&c->resetting, false);
 	return rc;
 }

@@ -64,6 +64,7 @@ struct worker {
 	int id;
 	_Atomic bool *stop, *plugged;
 	_Atomic int accepted, called, ok, no_device, other, refused_no_device, ok_after_plug;
+	_Atomic int last_other; /* the last unexpected code, callback (+0x10000) or submit */
 	struct slot slots[SLOTS];
 };
 
@@ -79,6 +80,7 @@ static void store_cb(kv_pair *kv, unsigned int result, unsigned int status)
 	} else if (status == KV_ERR_DD_NO_DEVICE) {
 		atomic_fetch_add(&w->no_device, 1);
 	} else {
+		atomic_store(&w->last_other, 0x10000 | (int)status);
 		atomic_fetch_add(&w->other, 1);
 	}
 	atomic_fetch_add(&w->called, 1);
@@ -109,10 +111,14 @@ static void *worker_main(void *arg)
 				continue;
 			}
 			atomic_store(&s->busy, false);
-			if (rc == KV_ERR_DD_NO_DEVICE)
+			if (rc == KV_ERR_DD_NO_DEVICE) {
 				atomic_fetch_add(&w->refused_no_device, 1);
-			else
-				atomic_fetch_add(&w->other, 1);
+			} else {
+				atomic_store(&w->last_other, rc);
+				if (atomic_fetch_add(&w->other, 1) == 0)
+					fprintf(stderr, "  thread %d: kv_store_async: 0x%x (%s)\n", w->id,
+						(unsigned)rc, unvme_errmsg());
+			}
 			test_sleep_ms(1);
 			break;
 		}
@@ -222,6 +228,9 @@ static void test_async_under_load(void)
 	for (int i = 0; i < NTHREADS; i++) {
 		CHECK(atomic_load(&ws[i].ok_after_plug) >= 100);
 		CHECK_EQ(atomic_load(&ws[i].called), atomic_load(&ws[i].accepted));
+		if (atomic_load(&ws[i].other))
+			fprintf(stderr, "  thread %d: last unexpected code 0x%x\n", i,
+				(unsigned)atomic_load(&ws[i].last_other));
 		CHECK_EQ(atomic_load(&ws[i].other), 0);
 	}
 	/* the sync queue works again too */

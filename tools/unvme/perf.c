@@ -160,6 +160,27 @@ static int add_target(struct cli_args *a, struct perf_config *cfg, unsigned ci, 
 	return EXIT_OK;
 }
 
+/* --verify: the in-flight bitmaps (perf_target.busy). A namespace needs room for every
+ * command in flight on distinct units, twice over, or picking a free one could stall. */
+static int verify_prepare(struct cli_args *a, struct perf_config *cfg)
+{
+	uint64_t in_flight = (uint64_t)cfg->qd * cfg->nthreads;
+	for (unsigned k = 0; k < cfg->ntargets; k++) {
+		struct perf_target *tg = &cfg->targets[k];
+		if (tg->nunits < 2 * in_flight)
+			return cli_fail(a->cmd, EXIT_USAGE,
+					"--verify: %s namespace %u has %llu I/O units, fewer than twice the "
+					"%llu commands in flight (queue depth x threads): lower -q",
+					tg->devid, tg->nsid, (unsigned long long)tg->nunits,
+					(unsigned long long)in_flight);
+		tg->busy = calloc((tg->nunits + 63) / 64, sizeof(uint64_t));
+		if (!tg->busy)
+			return cli_fail(a->cmd, EXIT_HOST, "--verify: no memory for the in-flight map of "
+					"%llu units", (unsigned long long)tg->nunits);
+	}
+	return EXIT_OK;
+}
+
 static int open_targets(struct cli_args *a, struct perf_config *cfg)
 {
 	/* the positional device counts as one more -d when given explicitly */
@@ -466,6 +487,11 @@ int cmd_perf(struct cli_args *a)
 		goto out;
 	for (unsigned k = 0; k < cfg->ntargets; k++)
 		check_written(cfg, &cfg->targets[k]);
+	if (cfg->verify && !cfg->zoned) {
+		rc = verify_prepare(a, cfg);
+		if (rc)
+			goto out;
+	}
 
 	struct perf_thread *threads = NULL;
 	rc = build_threads(a, cfg, &threads);
@@ -489,6 +515,8 @@ int cmd_perf(struct cli_args *a)
 		rc = perf_report(cfg, threads);
 	free_threads(cfg, threads);
 out:
+	for (unsigned k = 0; k < cfg->ntargets; k++)
+		free((void *)cfg->targets[k].busy);
 	free(cfg);
 	return rc;
 }

@@ -34,6 +34,10 @@ struct perf_target {
 	uint64_t zone_size;   /* blocks */
 	uint64_t zone_cap;    /* blocks */
 	uint64_t nzones;
+	/* --verify: one bit per unit with a command in flight, so that no two commands (of any
+	 * thread) touch a block at once: a read racing the block's first write could see half of
+	 * it (a buffered file copies without atomicity) and fail a block that is fine */
+	_Atomic uint64_t *busy;
 };
 
 /* Counters of one thread for one target. */

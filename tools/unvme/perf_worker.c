@@ -84,6 +84,19 @@ static void check_blocks(const uint8_t *buf, const struct perf_target *tg, uint6
 
 static void perf_io_done(void *arg, const struct nvme_cqe *cpl);
 
+/* --verify: takes unit for a command, false when one is in flight there. */
+static inline bool unit_take(const struct perf_target *tg, uint64_t unit)
+{
+	uint64_t bit = 1ull << (unit % 64);
+	return !(atomic_fetch_or_explicit(&tg->busy[unit / 64], bit, memory_order_acquire) & bit);
+}
+
+static inline void unit_give(const struct perf_target *tg, uint64_t slba)
+{
+	uint64_t unit = slba / tg->lbas_per_io;
+	atomic_fetch_and_explicit(&tg->busy[unit / 64], ~(1ull << (unit % 64)), memory_order_release);
+}
+
 /* Picks the slot's next target and offset and queues it; the doorbell goes with the next poll. */
 static inline int submit_slot(struct perf_qpair *q, struct perf_slot *s, uint64_t now)
 {
@@ -98,13 +111,15 @@ static inline int submit_slot(struct perf_qpair *q, struct perf_slot *s, uint64_
 	struct perf_stats *st = &t->stats[ti];
 
 	uint64_t unit;
-	if (cfg->random) {
-		unit = scale(xorshift64(&t->rng), tg->nunits);
-	} else {
-		unit = st->seq_next;
-		if (++st->seq_next == tg->nunits)
-			st->seq_next = 0;
-	}
+	do {
+		if (cfg->random) {
+			unit = scale(xorshift64(&t->rng), tg->nunits);
+		} else {
+			unit = st->seq_next;
+			if (++st->seq_next == tg->nunits)
+				st->seq_next = 0;
+		}
+	} while (unlikely(tg->busy != NULL) && !unit_take(tg, unit));
 	bool is_read = cfg->all_reads;
 	if (cfg->mixed)
 		is_read = (xorshift64(&t->rng) & 0xffffffffu) < cfg->read_threshold;
@@ -120,9 +135,11 @@ static inline int submit_slot(struct perf_qpair *q, struct perf_slot *s, uint64_
 		else
 			stamp_blocks(s->buf, tg, slba);
 	}
-	if (is_read)
-		return unvme_read(tg->ns, q->qp, s->buf, slba, tg->lbas_per_io, perf_io_done, s);
-	return unvme_write(tg->ns, q->qp, s->buf, slba, tg->lbas_per_io, perf_io_done, s);
+	int rc = is_read ? unvme_read(tg->ns, q->qp, s->buf, slba, tg->lbas_per_io, perf_io_done, s)
+			 : unvme_write(tg->ns, q->qp, s->buf, slba, tg->lbas_per_io, perf_io_done, s);
+	if (unlikely(rc) && unlikely(tg->busy != NULL))
+		unit_give(tg, slba);
+	return rc;
 }
 
 /* --unplug-at: a submission the device cannot take now (it is out, or being attached
@@ -196,6 +213,8 @@ static void perf_io_done(void *arg, const struct nvme_cqe *cpl)
 	bool counted = true;
 	if (unlikely(t->cfg->zoned))
 		counted = perf_zone_done(s, cpl, &t->stats[s->target]);
+	else if (unlikely(t->cfg->targets[s->target].busy != NULL))
+		unit_give(&t->cfg->targets[s->target], s->slba);
 	if (likely(t->measuring) && likely(counted)) {
 		struct perf_stats *st = &t->stats[s->target];
 		if (unlikely(cpl->status >> 1)) {

@@ -59,7 +59,11 @@ static void parse_uri(const char *uri)
 		const struct emu_ns_params *n = &params.ns[i];
 		if (n->lba_size != 512 && n->lba_size != 4096)
 			abort();
-		if (n->kind != EMU_NS_FILE && (n->size_bytes == 0 || n->size_bytes % n->lba_size))
+		/* file namespaces, and zoned ones with a path, may take their size from the file */
+		bool sized_by_file = n->kind == EMU_NS_FILE || (n->kind == EMU_NS_ZNS && n->path[0]);
+		if (!sized_by_file && n->size_bytes == 0)
+			abort();
+		if (n->size_bytes % n->lba_size)
 			abort();
 		if (!memchr(n->path, 0, sizeof(n->path)))
 			abort();

@@ -84,6 +84,9 @@ class Component:
     def env(self):
         return {}
 
+    def before_round(self):
+        """Setup a round needs before its writer starts (nothing is killed in it)."""
+
     def writer(self, rnd, log, seed):
         raise NotImplementedError
 
@@ -345,9 +348,10 @@ class Blobfs(Component):
     def dev(self):
         return f"emu://crashfs?ns=file:64M:512:{self.img}"
 
+    def before_round(self):
+        tool_run(self.build, "mkfs", self.dev(), "--force")  # every round from a fresh mkfs
+
     def writer(self, rnd, log, seed):
-        # mkfs belongs to the round's setup, not to what is killed
-        tool_run(self.build, "mkfs", self.dev(), "--force")
         self.seed = seed & ((1 << 30) - 1)
         return ["sh", "-c", 'exec "$0" run "$1" "$2" >"$3"', str(blobfs_writer(self.build)),
                 self.dev(), str(self.seed), str(log)]
@@ -468,6 +472,7 @@ def one_round(comp, rnd, totals, opts, rng):
         kill = ("point", point)
     else:
         kill = ("random", rng.uniform(0.0, comp.max_delay))
+    comp.before_round()
     argv = comp.writer(rnd, log, seed)
     how, rc, err = run_writer(comp, argv, env, kill, opts.point_deadline)
     if how == "exited" and rc != 0:

@@ -36,8 +36,9 @@ texit() {
 	rc=$?
 	if [ $rc -eq "$code" ]; then pass "$name"; else fail "$name" "exit $rc, expected $code"; sed 's/^/    /' $W/out | tail -n 15; fi
 }
-kdev() { # the block device of a controller bound to the kernel driver
-	for n in /sys/bus/pci/devices/$1/nvme/nvme*/nvme*n1; do b=$(basename $n); echo /dev/$(echo $b | sed 's/c[0-9]*n/n/'); return; done
+kdev() { # the block device of a controller bound to the kernel driver (its namespace's
+	# instance need not be 1: after a rebind whose old namespace was still held open it is not)
+	for n in /sys/bus/pci/devices/$1/nvme/nvme*/nvme*n[0-9]*; do b=$(basename $n); echo /dev/$(echo $b | sed 's/c[0-9]*n/n/'); return; done
 }
 
 # ---- the kernel's view first ----

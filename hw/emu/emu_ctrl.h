@@ -392,6 +392,9 @@ struct emu_ctrl {
 
 	/* thread mode */
 	struct emu_engine *engine;
+
+	/* doorbells written by other processes (emu_dbwin.c), NULL until one is handed out */
+	_Atomic(struct emu_dbwin *) dbwin;
 };
 
 struct emu_device {
@@ -578,6 +581,15 @@ int emu_engine_attach(struct emu_ctrl *c, char *err, size_t errlen);
 void emu_engine_detach(struct emu_ctrl *c);
 /* One pass over a device: admin, I/O round robin, due completions. Returns work done. */
 uint32_t emu_ctrl_poll(struct emu_ctrl *c, uint64_t *next_due);
+
+/* ---- emu_dbwin.c: the doorbell window other processes write ---- */
+struct emu_dbwin;
+/* Acts on the doorbells written into the window since the last scan; returns how many. */
+uint32_t emu_dbwin_scan(struct emu_ctrl *c);
+/* A queue is created: its doorbell in the window starts at 0. */
+void emu_dbwin_clear(struct emu_ctrl *c, uint32_t qid, bool sq);
+void emu_dbwin_stop(struct emu_ctrl *c);  /* stops the inline-mode watcher */
+void emu_dbwin_free(struct emu_ctrl *c);
 
 /* ---- emu_state.c ---- */
 /* Loads the state file; a missing file is not an error (*found = false). */

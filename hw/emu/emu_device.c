@@ -28,6 +28,7 @@ static void ctrl_free(struct emu_ctrl *c)
 	for (uint32_t i = 0; i < EMU_MAX_NS; i++)
 		if (c->ns[i])
 			emu_ns_destroy(c->ns[i]);
+	emu_dbwin_free(c);
 	emu_latency_free(c);
 	emu_fw_free(c);
 	emu_queues_free(c);
@@ -169,6 +170,7 @@ fail:
 static void power_off(struct emu_ctrl *c, bool remove)
 {
 	emu_engine_detach(c);
+	emu_dbwin_stop(c);
 	pthread_mutex_lock(&c->lock);
 	atomic_store(&c->running, false);
 	emu_ctrl_persist(c);

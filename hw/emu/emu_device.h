@@ -107,6 +107,14 @@ void emu_device_destroy(struct emu_device *dev);
 void emu_device_remove(struct emu_device *dev);
 bool emu_device_removed(const struct emu_device *dev);
 
+/*
+ * The doorbell window (emu_dbwin.c): a memfd laid out like the doorbell area of BAR0 that
+ * other processes map and write their I/O queues' doorbells into, as they would into a real
+ * controller's BAR; the device acts on what they write. Created at the first call; every call
+ * returns a new descriptor of it (close it when done) and its length. 0 or a negative errno.
+ */
+int emu_device_doorbell_window(struct emu_device *dev, int *fd, size_t *len);
+
 /* Size of BAR0 in bytes (registers plus doorbells). */
 size_t emu_bar0_size(const struct emu_device *dev);
 

@@ -40,10 +40,11 @@ static struct emu_engine *engines[EMU_MAX_ENGINES];
 
 uint32_t emu_ctrl_poll(struct emu_ctrl *c, uint64_t *next_due)
 {
+	/* doorbells of other processes first: acting on one may take the lock */
+	uint32_t work = emu_dbwin_scan(c);
 	/* a host thread is changing CC: come back on the next pass */
 	if (pthread_mutex_trylock(&c->lock))
-		return 1;
-	uint32_t work = 0;
+		return work + 1;
 	if (atomic_load_explicit(&c->running, memory_order_acquire)) {
 		work += emu_admin_run(c, ADMIN_BURST);
 		uint32_t ab = c->feat[EMU_FEAT_ARBITRATION] & 0x7u;

@@ -84,6 +84,7 @@ void emu_cmd_create_cq(struct emu_ctrl *c, const struct nvme_sqe *cmd, struct em
 	cq->locked = false;
 	atomic_store_explicit(&cq->first_sq, 0, memory_order_relaxed);
 	atomic_store_explicit(&cq->head_db, 0, memory_order_relaxed);
+	emu_dbwin_clear(c, qid, false);
 	cq->live = true;
 	atomic_store_explicit(&cq->db_limit, entries, memory_order_release);
 	c->io_queue_created = true;
@@ -119,6 +120,7 @@ void emu_cmd_create_sq(struct emu_ctrl *c, const struct nvme_sqe *cmd, struct em
 	sq->live = true;
 	atomic_store_explicit(&sq->blocked, 0, memory_order_relaxed);
 	atomic_store_explicit(&sq->tail_db, 0, memory_order_relaxed);
+	emu_dbwin_clear(c, qid, true);
 	emu_spin_unlock(&sq->busy);
 	emu_cq_attach_sq(c, cq, sq);
 	emu_active_sq_add(c, (uint16_t)qid);

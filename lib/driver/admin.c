@@ -86,12 +86,14 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 		return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
 	pthread_mutex_lock(&c->admin_lock);
 	int rc = 0;
-	if (c->ops->msg) {
-		/* The transport carries it (the kernel's passthrough ioctl takes ordinary memory). */
+	if (c->ops->msg || c->ops->admin) {
+		/* The transport carries it (the kernel's passthrough ioctl takes ordinary memory;
+		 * a secondary process's primary runs it). */
 		struct nvme_cqe local;
 		struct nvme_cqe *out = cpl ? cpl : &local;
 		memset(out, 0, sizeof(*out));
-		rc = c->ops->msg->admin(c, cmd, buf, len, out);
+		rc = c->ops->msg ? c->ops->msg->admin(c, cmd, buf, len, out)
+				 : c->ops->admin(c, cmd, buf, len, out);
 		pthread_mutex_unlock(&c->admin_lock);
 		return rc;
 	}

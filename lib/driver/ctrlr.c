@@ -13,6 +13,7 @@
 #include "lib/common/env.h"
 #include "ctrlr.h"
 #include "errmsg.h"
+#include "mp.h"
 #include "transport.h"
 
 #define DEFAULT_IO_QUEUES 64
@@ -135,39 +136,60 @@ bool ctrlr_fatal_now(struct unvme_ctrlr *c)
 	return false;
 }
 
+int ctrlr_create_hw_queues(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint64_t sq_iova,
+			   uint64_t cq_iova)
+{
+	struct nvme_sqe cmd = {0};
+	cmd.opc = NVME_ADM_CREATE_CQ;
+	cmd.prp1 = cq_iova;
+	cmd.cdw10 = ((uint32_t)(depth - 1) << 16) | qid;
+	cmd.cdw11 = NVME_CREATE_CQ_PC; /* polled: no interrupts */
+	int rc = unvme_admin(c, &cmd, NULL, 0, NULL);
+	if (rc)
+		return rc > 0 ? unvme_fail(rc, "Create I/O CQ %u (depth %u): %s", qid, depth,
+					   unvme_status_str(rc, NVME_CSI_NVM))
+			      : rc;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opc = NVME_ADM_CREATE_SQ;
+	cmd.prp1 = sq_iova;
+	cmd.cdw10 = ((uint32_t)(depth - 1) << 16) | qid;
+	cmd.cdw11 = ((uint32_t)qid << 16) | NVME_CREATE_SQ_PC;
+	rc = unvme_admin(c, &cmd, NULL, 0, NULL);
+	if (rc) {
+		int st = rc;
+		memset(&cmd, 0, sizeof(cmd));
+		cmd.opc = NVME_ADM_DELETE_CQ;
+		cmd.cdw10 = qid;
+		unvme_admin(c, &cmd, NULL, 0, NULL);
+		return st > 0 ? unvme_fail(st, "Create I/O SQ %u (depth %u): %s", qid, depth,
+					   unvme_status_str(st, NVME_CSI_NVM))
+			      : st;
+	}
+	return 0;
+}
+
+int ctrlr_delete_hw_queues(struct unvme_ctrlr *c, uint16_t qid)
+{
+	struct nvme_sqe cmd = {0};
+	cmd.opc = NVME_ADM_DELETE_SQ;
+	cmd.cdw10 = qid;
+	int rc = unvme_admin(c, &cmd, NULL, 0, NULL);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.opc = NVME_ADM_DELETE_CQ;
+	cmd.cdw10 = qid;
+	int rc2 = unvme_admin(c, &cmd, NULL, 0, NULL);
+	return rc ? rc : rc2;
+}
+
 int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 {
 	if (c->ops->qp_connect)
 		return c->ops->qp_connect(qp); /* a fabric: the queue is a connection */
 	if (c->ops->msg)
 		return c->ops->msg->qp_create(qp);
-	struct nvme_sqe cmd = {0};
-	cmd.opc = NVME_ADM_CREATE_CQ;
-	cmd.prp1 = qp->cq_iova;
-	cmd.cdw10 = ((uint32_t)(qp->depth - 1) << 16) | qp->qid;
-	cmd.cdw11 = NVME_CREATE_CQ_PC; /* polled: no interrupts */
-	int rc = unvme_admin(c, &cmd, NULL, 0, NULL);
-	if (rc)
-		return rc > 0 ? unvme_fail(rc, "Create I/O CQ %u (depth %u): %s", qp->qid, qp->depth,
-					   unvme_status_str(rc, NVME_CSI_NVM))
-			      : rc;
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.opc = NVME_ADM_CREATE_SQ;
-	cmd.prp1 = qp->sq_iova;
-	cmd.cdw10 = ((uint32_t)(qp->depth - 1) << 16) | qp->qid;
-	cmd.cdw11 = ((uint32_t)qp->qid << 16) | NVME_CREATE_SQ_PC;
-	rc = unvme_admin(c, &cmd, NULL, 0, NULL);
-	if (rc) {
-		int st = rc;
-		memset(&cmd, 0, sizeof(cmd));
-		cmd.opc = NVME_ADM_DELETE_CQ;
-		cmd.cdw10 = qp->qid;
-		unvme_admin(c, &cmd, NULL, 0, NULL);
-		return st > 0 ? unvme_fail(st, "Create I/O SQ %u (depth %u): %s", qp->qid, qp->depth,
-					   unvme_status_str(st, NVME_CSI_NVM))
-			      : st;
-	}
-	return 0;
+	if (c->ops->queue_create)
+		return c->ops->queue_create(qp); /* the process that owns the controller does it */
+	return ctrlr_create_hw_queues(c, qp->qid, qp->depth, qp->sq_iova, qp->cq_iova);
 }
 
 int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
@@ -182,15 +204,9 @@ int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 		qp->mctx = NULL;
 		return 0;
 	}
-	struct nvme_sqe cmd = {0};
-	cmd.opc = NVME_ADM_DELETE_SQ;
-	cmd.cdw10 = qp->qid;
-	int rc = unvme_admin(c, &cmd, NULL, 0, NULL);
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.opc = NVME_ADM_DELETE_CQ;
-	cmd.cdw10 = qp->qid;
-	int rc2 = unvme_admin(c, &cmd, NULL, 0, NULL);
-	return rc ? rc : rc2;
+	if (c->ops->queue_delete)
+		return c->ops->queue_delete(qp);
+	return ctrlr_delete_hw_queues(c, qp->qid);
 }
 
 uint32_t ctrlr_max_xfer_for(uint32_t page_size, uint8_t mdts)
@@ -293,6 +309,8 @@ static void ctrlr_free(struct unvme_ctrlr *c)
 	pthread_mutex_destroy(&c->admin_lock);
 	pthread_mutex_destroy(&c->qp_lock);
 	ctrlr_events_fini(c);
+	if (c->mp_fd >= 0)
+		close(c->mp_fd); /* a primary's lock goes with it */
 	free(c->devid);
 	free(c);
 }
@@ -307,6 +325,7 @@ UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts 
 	struct unvme_ctrlr *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->mp_fd = -1;
 	pthread_mutex_init(&c->admin_lock, NULL);
 	pthread_mutex_init(&c->qp_lock, NULL);
 	ctrlr_events_init(c);
@@ -354,16 +373,27 @@ static int ctrlr_attach(struct unvme_ctrlr *c)
 	c->ops = unvme_transport_find(c->address, &rc);
 	if (!c->ops)
 		goto fail;
+	bool primary = false;
+	if (c->ops->share_doorbells && mp_enabled()) {
+		/* a device other processes may hold: the first is its primary (mp.h) */
+		rc = mp_claim(c);
+		if (rc < 0)
+			goto fail;
+		primary = rc == 1;
+		if (!primary)
+			c->ops = &unvme_transport_mp_secondary;
+	}
 	rc = c->ops->attach(c, c->address);
 	if (rc)
 		goto fail;
 	c->mapper = (struct dma_mapper){.map = c->ops->dma_map, .unmap = c->ops->dma_unmap,
-					.ctx = c->transport_ctx};
+					.ctx = c->transport_ctx,
+					.map_shared = c->ops->dma_map_shared};
 	rc = dma_mapper_register(&c->mapper);
 	if (rc)
 		goto fail;
 	c->mapper_registered = true;
-	if (c->ops->msg) {
+	if (c->ops->msg || c->ops->admin) {
 		/* No registers to bring up: the transport's attach filled cap, vs and page_size. */
 		c->max_xfer = c->page_size; /* until Identify tells MDTS */
 		rc = ctrlr_configure(c);
@@ -399,6 +429,8 @@ static int ctrlr_attach(struct unvme_ctrlr *c)
 	rc = ctrlr_configure(c);
 	if (rc)
 		goto fail;
+	if (primary && mp_primary_start(c) != 0 && unvme_log_on())
+		fprintf(stderr, "unvme: %s (other processes cannot share it)\n", unvme_errmsg());
 	return 0;
 fail:
 	{
@@ -434,11 +466,12 @@ UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *c)
 
 static void ctrlr_detach(struct unvme_ctrlr *c)
 {
+	mp_primary_stop(c); /* secondaries first: their queues go before the controller does */
 	if (c->ops->quiesce)
 		c->ops->quiesce(c);
 	while (c->qpairs)
 		unvme_qpair_destroy(c->qpairs);
-	if (c->ops->msg) {
+	if (c->ops->msg || c->ops->admin) {
 		ctrlr_free(c); /* whoever owns the controller keeps it running */
 		return;
 	}
@@ -464,6 +497,8 @@ UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 {
 	if (!c)
 		return unvme_fail(-EINVAL, "unvme_ctrlr_reset: no controller");
+	if (c->ops->admin)
+		return unvme_fail(-EPERM, "%s: %s", c->devid, c->transport_info);
 	if (c->ops->msg) {
 		/* The kernel resets its controller; its queues (our rings' commands) come back
 		 * failed or completed through the rings, as for any command in flight. */
@@ -554,7 +589,7 @@ static int qpair_create_once(struct unvme_ctrlr *c, const struct unvme_qpair_opt
 		}
 	}
 	if (rc == 0) {
-		c->qid_used[qid] = 1;
+		c->qid_used[qp->qid] = 1; /* a secondary's queue id is the primary's choice */
 		qp->next = c->qpairs;
 		c->qpairs = qp;
 		*out = qp;

@@ -150,6 +150,11 @@ struct unvme_ctrlr {
 	_Atomic uint32_t auto_resets;
 	uint64_t recent_resets_ms[3]; /* the last automatic resets, for the give-up rule */
 
+	/* Shared by several processes (mp.h): the primary's lock file, or a secondary's socket
+	 * until its transport takes it over (-1: neither); the primary's server. */
+	int mp_fd;
+	struct mp_primary *mp;
+
 	/* Hot-plug (hotplug.c): out of its slot between removal and a successful re-attach. */
 	_Atomic bool removed;
 
@@ -167,6 +172,8 @@ struct unvme_ctrlr {
 int qpair_alloc(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint32_t timeout_ms,
 		bool split, struct unvme_qpair **out);
 void qpair_free(struct unvme_qpair *qp);
+/* The queue id the device gave the queue pair (and its doorbells' offsets). */
+void qpair_set_qid(struct unvme_qpair *qp, uint16_t qid);
 /* Rewinds the rings to their power-on state (after a reset or before re-creation). */
 void qpair_reset_rings(struct unvme_qpair *qp);
 /* Completes every outstanding command locally with status (sct, sc). */
@@ -192,6 +199,11 @@ int ctrlr_enable(struct unvme_ctrlr *c);
 int ctrlr_disable(struct unvme_ctrlr *c);
 int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp);
 int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp);
+/* Create I/O CQ and SQ qid on rings at those bus addresses / Delete I/O SQ and CQ qid: the
+ * admin commands themselves (also for a secondary process's rings, mp_primary.c). */
+int ctrlr_create_hw_queues(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint64_t sq_iova,
+			   uint64_t cq_iova);
+int ctrlr_delete_hw_queues(struct unvme_ctrlr *c, uint16_t qid);
 /* Reads CSTS: a fatal status or a device gone (all ones) marks the controller failed. */
 bool ctrlr_fatal_now(struct unvme_ctrlr *c);
 /* The largest transfer of one command: MDTS (any value 0..255) within one PRP list page. */

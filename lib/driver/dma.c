@@ -13,6 +13,14 @@
  * reader holding a stale one never touches freed memory, and their number is bounded by the
  * most chunks ever alive at once. Leaves are never freed either: at most one per 32 GiB of
  * address space ever used.
+ *
+ * Chunks are pages of a memfd (one for hugepages, one for regular pages) at the offset of
+ * their IOVA within the process's IOVA window, so that another process can map exactly the
+ * same pages: a primary process maps a secondary's DMA memory into the device it runs
+ * (mp_*.c). Each process leases a window of its own (a flock on a lock file in the run
+ * directory), so the IOVAs of processes sharing a device never collide. A forked child gets
+ * private copies of the chunks it inherits (their free lists live in the chunks themselves,
+ * so sharing them with the parent would corrupt both) and memfds of its own for new ones.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -29,15 +39,19 @@
 #include "unvme/unvme.h"
 #include "dma.h"
 #include "errmsg.h"
+#include "rundir.h"
 #include "vfio_iommu.h"
 
 #define CLASS_MIN_SHIFT 6   /* 64 B */
 #define CLASS_MAX_SHIFT 20  /* 1 MiB: anything larger gets whole chunks */
 #define NCLASSES (CLASS_MAX_SHIFT - CLASS_MIN_SHIFT + 1)
 #define MAX_MAPPERS 64
-#define IOVA_BASE (1ull << 32)
-/* 39 bits: the smallest address width of an Intel IOMMU (and QEMU's intel-iommu default). */
-#define IOVA_LIMIT (1ull << 39)
+/* IOVA windows of 64 GiB, one per process: window k is [k << 36, (k + 1) << 36). The first
+ * seven lie within 39 bits, the smallest address width of an Intel IOMMU (and QEMU's
+ * intel-iommu default), which a VFIO process needs; the emulated device takes any. */
+#define IOVA_WINDOW_SHIFT 36
+#define IOVA_WINDOW_SIZE (1ull << IOVA_WINDOW_SHIFT)
+#define IOVA_WINDOWS 4096u
 
 /* The slot table: 48-bit user addresses in 2 MiB slots, 2^13 leaves of 2^14 slots. */
 #define VA_BITS 48
@@ -60,6 +74,7 @@ struct dma_chunk {
 	/* Under dma_lock. */
 	int cls;                  /* size class index, or -1 for a dedicated (large) allocation */
 	bool huge;
+	bool shared;              /* pages of mem_fd[huge] at iova - iova_lo (else private) */
 	struct dma_chunk *prev, *next; /* live chunks; free descriptors use next only */
 };
 
@@ -77,6 +92,9 @@ static struct free_obj *free_list[NCLASSES];
 static struct dma_mapper mappers[MAX_MAPPERS];
 static size_t nmappers;
 static struct iova_space iova_space; /* IOVAs of freed chunks are given out again */
+static uint64_t iova_lo, iova_hi;    /* the process's window */
+static int mem_fd[2] = { -1, -1 };   /* backing of the chunks: [0] regular pages, [1] huge */
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static bool notice_given;
 static uint64_t regular_budget;      /* regular memory we may still take before reading
 				      * /proc/meminfo again (0: read it now) */
@@ -183,6 +201,18 @@ static void live_remove(struct dma_chunk *c)
 		c->next->prev = c->prev;
 }
 
+/* Maps chunk c into the mapper's device, with its backing when the mapper wants it. */
+static int mapper_map(const struct dma_mapper *m, const struct dma_chunk *c)
+{
+	void *va = (void *)atomic_load_explicit(&c->va, memory_order_relaxed);
+	uint64_t iova = atomic_load_explicit(&c->iova, memory_order_relaxed);
+	size_t len = atomic_load_explicit(&c->len, memory_order_relaxed);
+	if (m->map_shared)
+		return m->map_shared(m->ctx, va, iova, len, c->shared ? mem_fd[c->huge] : -1,
+				     iova - iova_lo);
+	return m->map(m->ctx, va, iova, len);
+}
+
 /* ---- memory ---- */
 
 /* Bytes the machine can still give as DMA memory: free hugepages, plus regular memory the
@@ -262,13 +292,36 @@ void *dma_iova_to_va(uint64_t iova, size_t *contig)
 	return va;
 }
 
-static void *map_memory(size_t len, bool *huge)
+/* The memfd behind chunks of one kind, created at first use, as large as the window. */
+static int backing_fd(bool huge)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1, 0);
-	if (p != MAP_FAILED) {
-		*huge = true;
-		return p;
+	if (mem_fd[huge] < 0) {
+		int fd = memfd_create(huge ? "unvme-dma-huge" : "unvme-dma",
+				      MFD_CLOEXEC | (huge ? MFD_HUGETLB : 0));
+		if (fd < 0)
+			return -1;
+		if (ftruncate(fd, (off_t)(iova_hi - iova_lo)) != 0) {
+			close(fd);
+			return -1;
+		}
+		mem_fd[huge] = fd;
+	}
+	return mem_fd[huge];
+}
+
+/* len bytes of pinned memory, 2 MiB aligned, the pages of the backing memfd at off. */
+static void *map_memory(size_t len, uint64_t off, bool *huge)
+{
+	int fd = backing_fd(true);
+	if (fd >= 0) {
+		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
+			       (off_t)off);
+		if (p != MAP_FAILED && ((uintptr_t)p & (DMA_CHUNK_SIZE - 1)) == 0) {
+			*huge = true;
+			return p;
+		}
+		if (p != MAP_FAILED)
+			munmap(p, len); /* hugepages larger than a chunk are of no use here */
 	}
 	/* No hugepages (left): regular pages, pinned, which must not push the machine into its
 	 * OOM killer: refuse what the kernel says it does not have. */
@@ -276,9 +329,14 @@ static void *map_memory(size_t len, bool *huge)
 		why = WHY_MACHINE_FULL;
 		return NULL;
 	}
-	/* Over-allocate to get a 2 MiB aligned range of regular pages. */
+	fd = backing_fd(false);
+	if (fd < 0) {
+		why = WHY_NO_MEMORY;
+		return NULL;
+	}
+	/* Reserve more to find a 2 MiB aligned range, then put the pages there. */
 	size_t span = len + DMA_CHUNK_SIZE;
-	uint8_t *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *raw = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (raw == MAP_FAILED) {
 		why = WHY_NO_MEMORY;
 		return NULL;
@@ -290,6 +348,12 @@ static void *map_memory(size_t len, bool *huge)
 	size_t tail = span - head - len;
 	if (tail)
 		munmap((uint8_t *)aligned + len, tail);
+	if (mmap((void *)aligned, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE,
+		 fd, (off_t)off) == MAP_FAILED) {
+		munmap((void *)aligned, len);
+		why = WHY_NO_MEMORY;
+		return NULL;
+	}
 	/* Pinning keeps the device's view valid; without the privilege the memory still works
 	 * for the emulated device, which shares our address space. */
 	bool locked = mlock((void *)aligned, len) == 0;
@@ -303,29 +367,135 @@ static void *map_memory(size_t len, bool *huge)
 	return (void *)aligned;
 }
 
+/* Gives a chunk's pages back: unmapped here and dropped from its memfd. */
+static void unmap_memory(void *va, size_t len, const struct dma_chunk *c, uint64_t iova)
+{
+	munmap(va, len);
+	if (c->shared && mem_fd[c->huge] >= 0)
+		fallocate(mem_fd[c->huge], FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			  (off_t)(iova - iova_lo), (off_t)len);
+}
+
+/* The process's IOVA window: the first lock file iova-<k>.lock of the run directory that no
+ * other process holds (the lock goes with the process). Without a run directory, window 1
+ * (the process then cannot share a device with another). */
+static void lease_window(void)
+{
+	char dir[4096];
+	unsigned k = 1;
+	if (unvme_rundir(dir, sizeof(dir)) == 0) {
+		for (unsigned i = 1; i < IOVA_WINDOWS; i++) {
+			char path[4200];
+			snprintf(path, sizeof(path), "%s/iova-%u.lock", dir, i);
+			int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+			if (fd < 0)
+				break;
+			if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+				k = i; /* the descriptor stays open: it is the lease */
+				break;
+			}
+			close(fd);
+		}
+		unvme_errmsg_clear();
+	}
+	iova_lo = (uint64_t)k << IOVA_WINDOW_SHIFT;
+	iova_hi = iova_lo + IOVA_WINDOW_SIZE;
+}
+
+/* fork: the child keeps the parent's chunks as private copies. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&dma_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&dma_lock);
+}
+
+static void fork_child(void)
+{
+	for (struct dma_chunk *c = live; c; c = c->next) {
+		if (!c->shared)
+			continue;
+		void *va = (void *)atomic_load_explicit(&c->va, memory_order_relaxed);
+		size_t len = atomic_load_explicit(&c->len, memory_order_relaxed);
+		void *copy = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | (c->huge ? MAP_HUGETLB : 0), -1, 0);
+		if (copy == MAP_FAILED && c->huge)
+			copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (copy == MAP_FAILED)
+			continue; /* stays shared with the parent: nothing better to do */
+		memcpy(copy, va, len);
+		if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, va) == MAP_FAILED) {
+			munmap(copy, len);
+			continue;
+		}
+		mlock(va, len);
+		c->shared = false;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (mem_fd[i] >= 0)
+			close(mem_fd[i]);
+		mem_fd[i] = -1;
+	}
+	pthread_mutex_unlock(&dma_lock);
+}
+
+static void fork_hooks(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+int dma_backing_of(const void *vaddr, int *fd, uint64_t *off)
+{
+	*fd = -1;
+	*off = 0;
+	pthread_mutex_lock(&dma_lock);
+	struct dma_chunk *c = find_chunk(vaddr);
+	if (c && c->shared) {
+		uint64_t iova = atomic_load_explicit(&c->iova, memory_order_relaxed);
+		*fd = mem_fd[c->huge];
+		*off = iova - iova_lo + ((uintptr_t)vaddr - atomic_load_explicit(&c->va, memory_order_relaxed));
+	}
+	pthread_mutex_unlock(&dma_lock);
+	return *fd >= 0 ? 0 : -ENOENT;
+}
+
 /* Creates a chunk and maps it into every registered device. Called with dma_lock held. */
 static struct dma_chunk *chunk_create(size_t len, int cls)
 {
+	pthread_once(&fork_once, fork_hooks);
+	uint64_t huge_free, regular;
+	if (len >= IOVA_WINDOW_SIZE && meminfo(&huge_free, &regular) < len) {
+		why = WHY_MACHINE_FULL; /* the more useful of the two reasons */
+		return NULL;
+	}
 	struct dma_chunk *c = desc_get();
 	if (!c)
 		return NULL;
-	bool huge = false;
-	uint8_t *va = map_memory(len, &huge);
-	if (!va) {
-		desc_put(c);
-		return NULL;
-	}
-	if ((uintptr_t)va + len > (1ull << VA_BITS)) {
-		munmap(va, len); /* above any address a user mapping gets without asking */
-		desc_put(c);
-		return NULL;
-	}
 	uint64_t iova = IOVA_NONE;
-	if (iova_space.hi || iova_space_init(&iova_space, IOVA_BASE, IOVA_LIMIT) == 0)
+	if (!iova_hi)
+		lease_window();
+	if (iova_space.hi || iova_space_init(&iova_space, iova_lo, iova_hi) == 0)
 		iova = iova_alloc(&iova_space, len, DMA_CHUNK_SIZE);
 	if (iova == IOVA_NONE) {
 		why = WHY_IOVA;
-		munmap(va, len);
+		desc_put(c);
+		return NULL;
+	}
+	bool huge = false;
+	uint8_t *va = map_memory(len, iova - iova_lo, &huge);
+	if (!va) {
+		iova_free(&iova_space, iova, len);
+		desc_put(c);
+		return NULL;
+	}
+	c->huge = huge;
+	c->shared = true;
+	if ((uintptr_t)va + len > (1ull << VA_BITS)) {
+		unmap_memory(va, len, c, iova); /* above any address a user mapping gets unasked */
+		iova_free(&iova_space, iova, len);
 		desc_put(c);
 		return NULL;
 	}
@@ -333,17 +503,16 @@ static struct dma_chunk *chunk_create(size_t len, int cls)
 	atomic_store_explicit(&c->len, len, memory_order_relaxed);
 	atomic_store_explicit(&c->iova, iova, memory_order_relaxed);
 	c->cls = cls;
-	c->huge = huge;
 	size_t mapped = 0;
 	for (; mapped < nmappers; mapped++)
-		if (mappers[mapped].map(mappers[mapped].ctx, va, iova, len) != 0)
+		if (mapper_map(&mappers[mapped], c) != 0)
 			break;
 	if (mapped < nmappers || set_slots((uintptr_t)va, len, c) != 0) {
 		set_slots((uintptr_t)va, len, NULL);
 		for (size_t j = 0; j < mapped; j++)
 			mappers[j].unmap(mappers[j].ctx, iova, len);
+		unmap_memory(va, len, c, iova);
 		iova_free(&iova_space, iova, len);
-		munmap(va, len);
 		desc_put(c);
 		return NULL;
 	}
@@ -361,8 +530,8 @@ static void chunk_destroy(struct dma_chunk *c)
 	for (size_t i = 0; i < nmappers; i++)
 		mappers[i].unmap(mappers[i].ctx, iova, len);
 	/* Unmapped from every device first: only then may another chunk get this IOVA. */
+	unmap_memory((void *)va, len, c, iova);
 	iova_free(&iova_space, iova, len);
-	munmap((void *)va, len);
 	if (!c->huge)
 		regular_budget += len;
 	desc_put(c);
@@ -427,7 +596,7 @@ UNVME_API void *unvme_dma_alloc(size_t size, size_t align)
 			   unvme_dma_mem_available() >> 20);
 	else if (reason == WHY_IOVA)
 		unvme_fail(-ENOMEM, "unvme_dma_alloc: %zu bytes asked, but the device address space "
-			   "(IOVA, %llu GiB) is used up", size, (IOVA_LIMIT - IOVA_BASE) >> 30);
+			   "(IOVA, %llu GiB) is used up", size, IOVA_WINDOW_SIZE >> 30);
 	else
 		unvme_fail(-ENOMEM, "unvme_dma_alloc: cannot get %zu bytes of DMA memory", size);
 	return NULL;
@@ -482,9 +651,7 @@ int dma_mapper_register(const struct dma_mapper *m)
 		return unvme_fail(-ENOSPC, "too many controllers attached (%d)", MAX_MAPPERS);
 	}
 	for (struct dma_chunk *c = live; c; c = c->next) {
-		int rc = m->map(m->ctx, (void *)atomic_load_explicit(&c->va, memory_order_relaxed),
-				atomic_load_explicit(&c->iova, memory_order_relaxed),
-				atomic_load_explicit(&c->len, memory_order_relaxed));
+		int rc = mapper_map(m, c);
 		if (rc != 0) {
 			for (struct dma_chunk *d = live; d != c; d = d->next)
 				m->unmap(m->ctx, atomic_load_explicit(&d->iova, memory_order_relaxed),

@@ -284,6 +284,11 @@ static void emu_dma_unmap(void *ctx, uint64_t iova, size_t len)
 	emu_iommu_unmap(ctx, iova, len);
 }
 
+static int slot_share_doorbells(void *ctx, int *fd, size_t *len)
+{
+	return emu_device_doorbell_window(card_of(ctx), fd, len);
+}
+
 const struct unvme_transport_ops unvme_transport_emu = {
 	.name = "emu",
 	.matches = emu_matches,
@@ -295,6 +300,7 @@ const struct unvme_transport_ops unvme_transport_emu = {
 	.write64 = slot_write64,
 	.dma_map = slot_dma_map,
 	.dma_unmap = slot_dma_unmap,
+	.share_doorbells = slot_share_doorbells,
 };
 
 /* Host targets (lib/ftl/target.h) are emulated controllers over media the host builds on

@@ -210,6 +210,13 @@ int qpair_alloc(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint32_t ti
 	return 0;
 }
 
+void qpair_set_qid(struct unvme_qpair *qp, uint16_t qid)
+{
+	qp->qid = qid;
+	qp->sq_db = nvme_sq_doorbell_offset(qid, qp->ctrlr->dstrd);
+	qp->cq_db = nvme_cq_doorbell_offset(qid, qp->ctrlr->dstrd);
+}
+
 void qpair_free(struct unvme_qpair *qp)
 {
 	if (!qp)

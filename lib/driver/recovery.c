@@ -91,8 +91,18 @@ static int reset_locked(struct unvme_ctrlr *c, const char *why)
 {
 	for (struct unvme_qpair *qp = c->qpairs; qp; qp = qp->next)
 		qp->failed = 1;
-	uint32_t csts = reg_read32(c, NVME_REG_CSTS);
 	char msg[768];
+	if (c->ops->admin) {
+		/* a secondary process: resetting is the primary's. Its
+		 * queues stay on the device until their owners destroy them (the primary deletes
+		 * them), so what is outstanding is not given back before */
+		c->gave_up = true;
+		c->failed = 1;
+		snprintf(msg, sizeof(msg), "%s: %s, which alone may reset it", why, c->transport_info);
+		report(c, msg);
+		return -EIO;
+	}
+	uint32_t csts = reg_read32(c, NVME_REG_CSTS);
 	if (csts == 0xffffffffu) {
 		snprintf(msg, sizeof(msg), "%s: the device does not answer (CSTS reads all ones)", why);
 		give_up(c, msg, true);

@@ -84,6 +84,21 @@ struct unvme_transport_ops {
 	/* Optional: unvme_ctrlr_close is starting (stop background threads). */
 	void (*quiesce)(struct unvme_ctrlr *ctrlr);
 
+	/* Sharing a controller between processes (mp.h). A device that other processes can
+	 * reach: share_doorbells hands out a descriptor of a memory window laid out like the
+	 * doorbell area (the secondaries' doorbell writes) and its length. A secondary's
+	 * transport: the owner of the controller carries out its admin commands (admin, as
+	 * unvme_msg_ops.admin; the transport then has no admin queue and brings up nothing),
+	 * creates and deletes its I/O queues on its rings (queue_create sets the queue id the
+	 * owner chose, qpair_set_qid) and maps its DMA memory, told where the pages are
+	 * (dma_map_shared, instead of dma_map). */
+	int (*share_doorbells)(void *ctx, int *fd, size_t *len);
+	int (*admin)(struct unvme_ctrlr *c, const struct nvme_sqe *cmd, void *buf, size_t len,
+		     struct nvme_cqe *cpl);
+	int (*queue_create)(struct unvme_qpair *qp);
+	int (*queue_delete)(struct unvme_qpair *qp);
+	int (*dma_map_shared)(void *ctx, void *vaddr, uint64_t iova, size_t len, int fd, uint64_t off);
+
 	/* Fabrics queue pairs (NULL for PCIe). qp_init runs when a queue pair is allocated and
 	 * sets qp->bus / qp->write32 to the transport's queue and doorbell; qp_reset when its
 	 * rings are rewound. qp_connect / qp_disconnect replace Create / Delete I/O SQ and CQ.

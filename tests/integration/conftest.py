@@ -7,7 +7,9 @@ and an environment without the user's aliases or devices file.
 """
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -91,7 +93,11 @@ def env(tmp_path):
     home.mkdir()
     e["HOME"] = str(home)
     e["UNVME_STATE_DIR"] = str(tmp_path / "state")
-    return e
+    # where processes sharing a device meet: the test's own (short: socket paths are)
+    run = tempfile.mkdtemp(prefix="unvme-run-", dir="/tmp")
+    e["UNVME_RUN_DIR"] = run
+    yield e
+    shutil.rmtree(run, ignore_errors=True)
 
 
 @pytest.fixture

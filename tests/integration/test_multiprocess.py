@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Several processes on one emulated controller, driven as a user would: an application
+(`unvme perf`, or `unvme monitor` holding the device idle) is the primary; `unvme` commands
+run meanwhile attach as secondaries and get their own queues. Admin commands, logs and KV
+commands work during the primary's I/O; two perf processes run at once; data one process
+writes another reads; a secondary killed with SIGKILL loses only its own queues; when the
+primary is killed, secondaries fail with a message instead of hanging and a new process
+takes over; UNVME_MP=0 turns sharing off."""
+import glob
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import TOOL
+
+
+def start(unvme, *args, env_extra=None):
+    env = dict(unvme.env, **(env_extra or {}))
+    return subprocess.Popen([str(TOOL), *[str(a) for a in args]], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_primary(unvme, proc, timeout=20):
+    """Until the primary serves secondaries (its socket is in the run directory)."""
+    deadline = time.monotonic() + timeout
+    run = unvme.env["UNVME_RUN_DIR"]
+    while time.monotonic() < deadline:
+        if glob.glob(os.path.join(run, "ctrl-*.sock")):
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("the primary did not start serving")
+
+
+def finish(proc, timeout=60):
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err
+
+
+def test_cli_commands_as_a_secondary_during_io(unvme):
+    dev = "emu://mp1?ns=mem:256M:512"
+    app = start(unvme, "perf", dev, "-w", "randwrite", "-q", "8", "-t", "6")
+    wait_primary(unvme, app)
+    time.sleep(0.5)
+    ident = unvme.ok("id-ctrl", dev, "-o", "json").json()
+    assert ident["sn"].startswith("EMU")
+    smart1 = unvme.ok("smart-log", dev, "-o", "json").json()
+    # the counters are the primary's device's: it has been writing
+    assert smart1["data_units_written"] > 0, smart1
+    time.sleep(0.3)
+    smart2 = unvme.ok("smart-log", dev, "-o", "json").json()
+    assert smart2["data_units_written"] > smart1["data_units_written"]
+    unvme.ok("error-log", dev, "-o", "json")
+    regs = unvme.ok("show-regs", dev, "-o", "json").json()
+    assert regs["csts"] & 1  # ready: read from the primary's controller
+    # a secondary may not reset the controller the primary runs
+    r = unvme.run("reset", dev)
+    assert r.rc != 0 and "primary process" in r.err, r
+    rc, out, err = finish(app)
+    assert rc == 0, err
+    assert "failed" not in err, err
+
+
+def test_two_perf_processes_at_once(unvme):
+    dev = "emu://mp2?ns=mem:256M:512&mode=thread"
+    app = start(unvme, "perf", dev, "-w", "randread", "-q", "8", "-t", "5")
+    wait_primary(unvme, app)
+    r = unvme.ok("perf", dev, "-w", "randwrite", "-q", "8", "-t", "1", timeout=60)
+    assert "shared with the primary process" in r.out, r
+    total = [line for line in r.out.splitlines() if line.startswith("Total")]
+    assert total and float(total[0].split()[1]) > 0, r
+    rc, out, err = finish(app)
+    assert rc == 0, err
+
+
+def test_data_one_process_writes_another_reads(unvme, tmp_path):
+    dev = "emu://mp3?ns=mem:64M:512"
+    holder = start(unvme, "monitor", dev)
+    try:
+        wait_primary(unvme, holder)
+        data = bytes((i * 13 + 7) & 0xFF for i in range(4096))
+        src = tmp_path / "in.bin"
+        src.write_bytes(data)
+        unvme.ok("write", dev, "-s", "100", "-d", src)
+        r = unvme.run("read", dev, "-s", "100", "-c", "7", "-b", binary=True)
+        assert r.rc == 0, r
+        assert r.out == data
+    finally:
+        holder.send_signal(signal.SIGINT)
+        finish(holder)
+
+
+def test_kv_commands_as_secondaries(unvme, tmp_path):
+    dev = "emu://mp4?ns=kv:64M"
+    holder = start(unvme, "monitor", dev)
+    try:
+        wait_primary(unvme, holder)
+        val = tmp_path / "v.bin"
+        val.write_bytes(b"value-from-process-1")
+        unvme.ok("kv-write", dev, "-k", "shared-key", "-v", val)
+        got = tmp_path / "got.bin"
+        unvme.ok("kv-read", dev, "-k", "shared-key", "-v", got)
+        assert got.read_bytes()[:20] == b"value-from-process-1"
+        unvme.ok("kv-exist", dev, "-k", "shared-key")
+        unvme.ok("kv-it-info", dev)
+    finally:
+        holder.send_signal(signal.SIGINT)
+        finish(holder)
+
+
+def test_killed_secondary_loses_only_its_queues(unvme):
+    dev = "emu://mp5?ns=mem:256M:512&mode=thread"
+    app = start(unvme, "perf", dev, "-w", "randread", "-q", "8", "-t", "6")
+    wait_primary(unvme, app)
+    victim = start(unvme, "perf", dev, "-w", "randwrite", "-q", "16", "-t", "30")
+    time.sleep(1.5)
+    victim.send_signal(signal.SIGKILL)
+    finish(victim)
+    # its queue ids and memory were given back: a new secondary gets queues again
+    time.sleep(0.3)
+    unvme.ok("perf", dev, "-w", "randwrite", "-q", "8", "-t", "1", timeout=60)
+    rc, out, err = finish(app)
+    assert rc == 0, err
+    assert "failed" not in err, err
+
+
+def test_killed_primary_fails_secondaries_and_a_new_one_takes_over(unvme):
+    dev = "emu://mp6?ns=mem:256M:512&mode=thread"
+    app = start(unvme, "perf", dev, "-w", "randread", "-q", "8", "-t", "60")
+    wait_primary(unvme, app)
+    sec = start(unvme, "perf", dev, "-w", "randwrite", "-q", "8", "-t", "20")
+    time.sleep(1.5)
+    app.send_signal(signal.SIGKILL)
+    finish(app)
+    t0 = time.monotonic()
+    rc, out, err = finish(sec, timeout=30)
+    assert time.monotonic() - t0 < 15  # no hang: its next poll sees the device gone
+    assert rc == 3, err
+    assert "primary process" in err and "gone" in err, err
+    # the lock went with the dead primary: the next process is the primary itself
+    r = unvme.ok("id-ctrl", dev, "-o", "json")
+    assert r.json()["sn"].startswith("EMU")
+
+
+def test_sharing_off_gives_each_process_its_own_device(unvme, tmp_path):
+    dev = unvme.file_dev("mp7", size="16M")
+    holder = start(unvme, "monitor", dev)
+    try:
+        wait_primary(unvme, holder)
+        # shared: a secondary reads the primary's namespace
+        unvme.ok("read", dev, "-s", "0", "-c", "0", "-b", binary=True)
+        # not shared: a second device on the same file, which the first holds locked
+        env = dict(unvme.env, UNVME_MP="0")
+        p = subprocess.run([str(TOOL), "read", dev, "-s", "0", "-c", "0"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode != 0 and "in use by another process" in p.stderr, p.stderr
+    finally:
+        holder.send_signal(signal.SIGINT)
+        finish(holder)

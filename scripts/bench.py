@@ -13,6 +13,7 @@ rounds times, and prints a markdown table of medians with their range and ratios
   blobfs     scripts/bench_blobfs.py      BlobFS: db_bench and direct reads against ext4 on a loop device
   zns        scripts/bench_zns.py         host FTL and host KV on zoned namespaces, WAF against its model
   tcp        scripts/bench_tcp.py         NVMe/TCP: local against remote over 127.0.0.1, with its floor
+  shared     scripts/bench_shared.py      several processes on one device, re-insertion, CLI cost
 
 Writes bench/results/<stamp>.md (the tables), <stamp>.json (every run of every figure) and the
 plots in <stamp>-plots/. `make bench-doc` (scripts/bench_doc.py) puts the newest results into
@@ -42,6 +43,7 @@ SECTIONS = {
     "blobfs": ("BlobFS", bc.ROOT / "scripts" / "bench_blobfs.py"),
     "zns": ("Host-managed flash: FTL and KV on zoned namespaces", bc.ROOT / "scripts" / "bench_zns.py"),
     "tcp": ("NVMe over TCP: local against remote over 127.0.0.1", bc.ROOT / "scripts" / "bench_tcp.py"),
+    "shared": ("Shared devices and hot-plug", bc.ROOT / "scripts" / "bench_shared.py"),
 }
 
 

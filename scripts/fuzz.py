@@ -34,6 +34,7 @@ TARGETS = {
     "kv_config": ("tests/fuzz/fuzz_kv_config", "tests/fuzz/corpus/kv_config", []),
     "devid": ("tests/fuzz/fuzz_devid", "tests/fuzz/corpus/devid", []),
     "cli": ("tests/fuzz/fuzz_cli", "tests/fuzz/corpus/cli", []),
+    "mp": ("tests/fuzz/fuzz_mp", "tests/fuzz/corpus/mp", []),
 }
 
 STAT = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)

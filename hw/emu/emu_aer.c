@@ -13,9 +13,13 @@
  *   SMART / health status (type 1): Temperature Threshold (01h); log page 02h. Enabled by
  *     Asynchronous Event Configuration bit 1 (critical warning: temperature).
  *   notice (type 2): Zone Descriptor Changed (EFh); log page BFh (Changed Zone List). Enabled
- *     by Asynchronous Event Configuration bit 27.
+ *     by Asynchronous Event Configuration bit 27. Namespace Attribute Changed (00h); log page
+ *     04h (Changed Namespace List), when a Format NVM changed a namespace's LBA format.
+ *     Enabled by Asynchronous Event Configuration bit 8.
  * Everything here runs under the controller lock.
  */
+#include <string.h>
+
 #include "emu_ctrl.h"
 
 #define AER_TYPE_ERROR 0u
@@ -33,6 +37,7 @@ static const struct event_desc events[EMU_EVENT_COUNT] = {
 	[EMU_EVENT_INVALID_DB_VALUE] = { AER_TYPE_ERROR, 0x01, NVME_LOG_ERROR },
 	[EMU_EVENT_TEMPERATURE] = { AER_TYPE_SMART, 0x01, NVME_LOG_SMART },
 	[EMU_EVENT_ZONE_CHANGED] = { AER_TYPE_NOTICE, NVME_AEN_INFO_ZONE_CHANGED, NVME_LOG_CHANGED_ZONES },
+	[EMU_EVENT_NS_CHANGED] = { AER_TYPE_NOTICE, NVME_AEN_INFO_NS_ATTR, NVME_LOG_CHANGED_NS },
 };
 
 /* Completes outstanding requests with pending events of unmasked types. */
@@ -69,8 +74,29 @@ void emu_aer_raise(struct emu_ctrl *c, enum emu_event ev)
 		return;
 	if (ev == EMU_EVENT_ZONE_CHANGED && !(c->feat[EMU_FEAT_ASYNC_EVENT] & NVME_AEC_ZONE_CHANGED))
 		return;
+	if (ev == EMU_EVENT_NS_CHANGED && !(c->feat[EMU_FEAT_ASYNC_EVENT] & NVME_AEC_NS_ATTR))
+		return;
 	c->events_pending |= 1u << ev;
 	deliver(c);
+}
+
+void emu_aer_ns_changed(struct emu_ctrl *c, uint32_t nsid)
+{
+	bool listed = false;
+	for (uint32_t i = 0; i < c->nr_changed_ns; i++)
+		listed |= c->changed_ns[i] == nsid;
+	/* at most EMU_MAX_NS namespaces: the list (1024 entries) never overflows */
+	if (!listed && c->nr_changed_ns < EMU_MAX_NS)
+		c->changed_ns[c->nr_changed_ns++] = nsid;
+	emu_aer_raise(c, EMU_EVENT_NS_CHANGED);
+}
+
+void emu_aer_changed_ns_log(struct emu_ctrl *c, struct nvme_changed_ns_log *out, bool retain)
+{
+	memset(out, 0, sizeof(*out));
+	memcpy(out->nsid, c->changed_ns, c->nr_changed_ns * sizeof(uint32_t));
+	if (!retain)
+		c->nr_changed_ns = 0;
 }
 
 void emu_aer_log_read(struct emu_ctrl *c, uint8_t lid)
@@ -100,4 +126,5 @@ void emu_aer_reset(struct emu_ctrl *c)
 	c->nr_aers = 0;
 	c->events_pending = 0;
 	c->event_types_masked = 0;
+	c->nr_changed_ns = 0;
 }

@@ -293,6 +293,7 @@ enum emu_event {
 	EMU_EVENT_INVALID_DB_VALUE,  /* error: invalid doorbell write value */
 	EMU_EVENT_TEMPERATURE,       /* SMART / health: temperature threshold */
 	EMU_EVENT_ZONE_CHANGED,      /* notice: zone descriptor changed (ZNS) */
+	EMU_EVENT_NS_CHANGED,        /* notice: namespace attribute changed */
 	EMU_EVENT_COUNT
 };
 
@@ -356,6 +357,9 @@ struct emu_ctrl {
 	uint16_t aer_cids[EMU_AERL + 1];
 	uint32_t nr_aers;
 	uint32_t events_pending;     /* bit per enum emu_event */
+	/* Changed Namespace List (log 04h): NSIDs changed since it was last read, under lock */
+	uint32_t changed_ns[EMU_MAX_NS];
+	uint32_t nr_changed_ns;
 	uint32_t event_types_masked; /* bit per AER event type (0 error, 1 SMART, 2 notice) until log read */
 
 	/* Abort commands waiting for a not yet fetched target */
@@ -506,6 +510,11 @@ void emu_abort_release_sq(struct emu_ctrl *c, struct emu_sq *sq);
 /* ---- emu_aer.c ---- */
 /* Raises an event; delivered to an outstanding AER now or when one arrives. Caller holds lock. */
 void emu_aer_raise(struct emu_ctrl *c, enum emu_event ev);
+/* Namespace nsid's Identify data changed (its LBA format, say): it joins the Changed
+ * Namespace List and a Namespace Attribute Changed notice is raised. Under lock. */
+void emu_aer_ns_changed(struct emu_ctrl *c, uint32_t nsid);
+/* The Changed Namespace List into out (4 KiB); emptied unless retain. Under lock. */
+void emu_aer_changed_ns_log(struct emu_ctrl *c, struct nvme_changed_ns_log *out, bool retain);
 /* The host read log page lid with RAE=0: events of that type are reported again. */
 void emu_aer_log_read(struct emu_ctrl *c, uint8_t lid);
 void emu_aer_reset(struct emu_ctrl *c);

@@ -192,7 +192,7 @@ static uint16_t validate(struct emu_ctrl *c, int slot, uint32_t cdw11, uint32_t 
 		return 0;
 	case EMU_FEAT_ASYNC_EVENT:
 		/* SMART / health critical warnings; Zone Descriptor Changed notices (bit 27) */
-		*value = cdw11 & (0xffu | NVME_AEC_ZONE_CHANGED);
+		*value = cdw11 & (0xffu | NVME_AEC_NS_ATTR | NVME_AEC_ZONE_CHANGED);
 		return 0;
 	case EMU_FEAT_IOCS_PROFILE:
 		/* only combination 0 (NVM with the controller's other sets) exists (Identify CNS 1Ch) */

@@ -30,9 +30,17 @@ void emu_cmd_format(struct emu_ctrl *c, const struct nvme_sqe *cmd, struct emu_r
 	}
 	emu_io_quiesce(c);
 	uint16_t st = 0;
-	for (uint32_t i = 0; i < c->nr_ns && !st; i++)
-		if (all || i + 1 == nsid)
-			st = emu_ns_format(c->ns[i], lbaf, ses);
+	for (uint32_t i = 0; i < c->nr_ns && !st; i++) {
+		if (!(all || i + 1 == nsid))
+			continue;
+		struct nvme_id_ns before, after;
+		emu_ns_identify(c->ns[i], &before);
+		st = emu_ns_format(c->ns[i], lbaf, ses);
+		emu_ns_identify(c->ns[i], &after);
+		/* a new LBA format is a change of the namespace's attributes (a notice) */
+		if (before.flbas != after.flbas || before.nsze != after.nsze)
+			emu_aer_ns_changed(c, i + 1);
+	}
 	emu_io_unquiesce(c);
 	if (st) {
 		emu_fail(r, st, EMU_PLOC_CDW10);

@@ -46,6 +46,8 @@ static void identify_ctrl(struct emu_ctrl *c, struct nvme_id_ctrl *id)
 	id->oacs = NVME_CTRL_OACS_FORMAT | NVME_CTRL_OACS_FW;
 	id->acl = EMU_ACL;
 	id->aerl = EMU_AERL;
+	/* Namespace Attribute Changed notices (after a Format NVM to another LBA format) */
+	id->oaes |= NVME_OAES_NS_ATTR;
 	/* Zone Descriptor Changed notices, on a controller with zoned namespaces */
 	if (has_csi(c, NVME_CSI_ZNS))
 		id->oaes |= NVME_OAES_ZONE_CHANGED;

@@ -138,10 +138,19 @@ static uint16_t build_changed_zones(struct emu_ctrl *c, const struct nvme_sqe *c
 	return emu_ns_changed_zones(c->ns[nsid - 1], (struct nvme_changed_zone_log *)out, !rae);
 }
 
+/* Changed Namespace List: read without Retain Asynchronous Event, it empties. */
+static uint16_t build_changed_ns(struct emu_ctrl *c, const struct nvme_sqe *cmd, uint8_t *out)
+{
+	bool rae = cmd->cdw10 & (1u << 15);
+	emu_aer_changed_ns_log(c, (struct nvme_changed_ns_log *)out, rae);
+	return 0;
+}
+
 static const struct log_page pages[] = {
 	{ NVME_LOG_ERROR, EMU_ERRLOG_ENTRIES * sizeof(struct nvme_error_log), false, build_error, false },
 	{ NVME_LOG_SMART, sizeof(struct nvme_smart_log), false, build_smart, false },
 	{ NVME_LOG_FW_SLOT, sizeof(struct nvme_fw_slot_log), false, build_fw_slot, false },
+	{ NVME_LOG_CHANGED_NS, sizeof(struct nvme_changed_ns_log), false, build_changed_ns, false },
 	{ NVME_LOG_CMD_EFFECTS, sizeof(struct nvme_cmd_effects_log), false, build_cmd_effects, false },
 	{ NVME_KVV_LOG_CAPACITY, sizeof(struct nvme_kvv_log_capacity), true, build_kv, false },
 	{ NVME_KVV_LOG_WAF, sizeof(struct nvme_kvv_log_waf), true, build_kv, false },

@@ -517,6 +517,7 @@ UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 	/* no automatic reset inside this one (its admin commands may time out) */
 	atomic_store(&c->resetting, true);
 	int rc = ctrlr_disable(c);
+	mp_primary_lost_queues(c);
 	/* Disabled, the controller touches no memory: now the commands can be given back. */
 	qpair_fail_outstanding(c->admin, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
 	for (struct unvme_qpair *qp = c->qpairs; qp; qp = qp->next) {

@@ -297,10 +297,13 @@ static int backing_fd(bool huge)
 {
 	if (mem_fd[huge] < 0) {
 		int fd = memfd_create(huge ? "unvme-dma-huge" : "unvme-dma",
-				      MFD_CLOEXEC | (huge ? MFD_HUGETLB : 0));
+				      MFD_CLOEXEC | MFD_ALLOW_SEALING | (huge ? MFD_HUGETLB : 0));
 		if (fd < 0)
 			return -1;
-		if (ftruncate(fd, (off_t)(iova_hi - iova_lo)) != 0) {
+		/* sealed against shrinking: a process that maps these pages (a primary serving
+		 * this one) can never find its mapping past the end of the file (SIGBUS) */
+		if (ftruncate(fd, (off_t)(iova_hi - iova_lo)) != 0 ||
+		    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) {
 			close(fd);
 			return -1;
 		}

@@ -25,6 +25,7 @@
 #include "lib/common/env.h"
 #include "ctrlr.h"
 #include "errmsg.h"
+#include "mp.h"
 
 static void say(const struct unvme_ctrlr *c, const char *what)
 {
@@ -53,6 +54,7 @@ void ctrlr_hotplug_removed(struct unvme_ctrlr *c)
 		atomic_store(&qp->failed, 1);
 	}
 	ctrlr_unlock_qps(c);
+	mp_primary_lost_queues(c);
 	say(c, "the device was removed: its commands complete with ABORTED_SQ_DELETION, new ones "
 	    "fail with -ENODEV until it is back");
 	ctrlr_emit(c, UNVME_EVENT_REMOVED, 0, 0, NULL);

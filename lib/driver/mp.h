@@ -18,6 +18,7 @@
 #ifndef UNVME_DRIVER_MP_H
 #define UNVME_DRIVER_MP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -86,9 +87,17 @@ int mp_claim(struct unvme_ctrlr *c);
 int mp_primary_start(struct unvme_ctrlr *c);
 void mp_primary_stop(struct unvme_ctrlr *c);
 
+/* The controller was reset or pulled out: the secondaries' queues are gone from the device,
+ * so every secondary's session ends (each sees its controller removed and may open it
+ * again). Any thread; the server drops them. */
+void mp_primary_lost_queues(struct unvme_ctrlr *c);
+
 /* Secondaries connected now, for tests and `unvme` (0 for a controller that is not a
  * primary). */
 unsigned mp_primary_clients(const struct unvme_ctrlr *c);
+
+/* Is c a secondary whose primary is gone (its socket closed)? The device went with it. */
+bool mp_secondary_orphaned(struct unvme_ctrlr *c);
 
 extern const struct unvme_transport_ops unvme_transport_mp_secondary;
 

@@ -19,6 +19,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,6 +58,7 @@ struct mp_primary {
 	struct mp_client clients[MAX_CLIENTS];
 	_Atomic unsigned nr_clients;
 	_Atomic bool stop;
+	_Atomic bool drop_all;   /* the controller was reset or removed: every session ends */
 };
 
 static int lock_path_open(const char *path)
@@ -285,6 +287,18 @@ static void do_map(struct mp_primary *mp, struct mp_client *cl, struct mp_req *r
 		return;
 	}
 	size_t len = (size_t)rq->map.len;
+	/* Only whole pages of a file that cannot shrink under the mapping: the device touching
+	 * a page past its end would kill this process (SIGBUS). */
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+	long page = sysconf(_SC_PAGESIZE);
+	if (fstat(fd, &st) != 0 || seals < 0 || !(seals & F_SEAL_SHRINK) || len == 0 ||
+	    (len | rq->map.off | rq->map.iova) & (uint64_t)(page - 1) ||
+	    rq->map.off > (uint64_t)st.st_size || len > (uint64_t)st.st_size - rq->map.off) {
+		fail(rep, -EINVAL, "%s: DMA_MAP of pages outside a sealed memfd, or not whole pages",
+		     c->devid);
+		return;
+	}
 	if (cl->nr_maps == cl->cap_maps) {
 		size_t cap = cl->cap_maps ? 2 * cl->cap_maps : 16;
 		struct mp_map *m = realloc(cl->maps, cap * sizeof(*m));
@@ -412,6 +426,20 @@ static void *serve_main(void *arg)
 			continue;
 		if (atomic_load(&mp->stop))
 			break;
+		if (p[0].revents & POLLIN) {
+			char buf[16];
+			if (read(mp->wake[0], buf, sizeof(buf)) < 0)
+				(void)0;
+		}
+		if (atomic_exchange(&mp->drop_all, false)) {
+			for (int i = 0; i < MAX_CLIENTS; i++) {
+				if (mp->clients[i].fd >= 0) {
+					client_drop(mp, &mp->clients[i]);
+					atomic_fetch_sub(&mp->nr_clients, 1);
+				}
+			}
+			continue;
+		}
 		if (p[1].revents & POLLIN) {
 			int s = accept4(mp->lfd, NULL, NULL, SOCK_CLOEXEC);
 			if (s >= 0) {
@@ -508,6 +536,16 @@ void mp_primary_stop(struct unvme_ctrlr *c)
 	close(mp->wake[1]);
 	free(mp);
 	c->mp = NULL;
+}
+
+void mp_primary_lost_queues(struct unvme_ctrlr *c)
+{
+	struct mp_primary *mp = c->mp;
+	if (!mp || !atomic_load(&mp->nr_clients))
+		return;
+	atomic_store(&mp->drop_all, true);
+	if (write(mp->wake[1], "x", 1) < 0)
+		(void)0;
 }
 
 unsigned mp_primary_clients(const struct unvme_ctrlr *c)

@@ -95,6 +95,15 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
+bool mp_secondary_orphaned(struct unvme_ctrlr *c)
+{
+	if (c->ops != &unvme_transport_mp_secondary || !c->transport_ctx)
+		return false;
+	struct mp_sec *s = c->transport_ctx;
+	struct pollfd p = { .fd = s->sock, .events = POLLRDHUP };
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 static int sec_attach(struct unvme_ctrlr *c, const char *address)
 {
 	struct mp_sec *s = calloc(1, sizeof(*s));

@@ -40,6 +40,7 @@
 #include "lib/common/env.h"
 #include "ctrlr.h"
 #include "errmsg.h"
+#include "mp.h"
 
 #define GIVE_UP_WINDOW_MS 10000
 
@@ -92,6 +93,14 @@ static int reset_locked(struct unvme_ctrlr *c, const char *why)
 	for (struct unvme_qpair *qp = c->qpairs; qp; qp = qp->next)
 		qp->failed = 1;
 	char msg[768];
+	if (c->ops->admin && mp_secondary_orphaned(c)) {
+		/* the primary, and the device with it, is gone: nothing touches our memory any
+		 * more, so this is a removal (its watcher thread reports it too) */
+		atomic_store(&c->removed, true);
+		snprintf(msg, sizeof(msg), "%s: the primary process is gone", why);
+		give_up(c, msg, true);
+		return -EIO;
+	}
 	if (c->ops->admin) {
 		/* a secondary process: resetting is the primary's. Its
 		 * queues stay on the device until their owners destroy them (the primary deletes
@@ -118,6 +127,7 @@ static int reset_locked(struct unvme_ctrlr *c, const char *why)
 	int rc = ctrlr_disable(c);
 	if (rc == 0)
 		mark_gone(c);
+	mp_primary_lost_queues(c); /* the secondaries' queues went with the reset */
 	qpair_fail_outstanding(c->admin, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
 	if (rc == 0)
 		rc = ctrlr_enable(c);

@@ -174,10 +174,45 @@ def seeds_cli():
                                               b"--data=/tmp/x", b"--", b"extra"]))
 
 
+# ---- mp: a secondary's session, messages {u16 length | 0x8000 with the memfd, bytes} ----
+MP_REQ = 88  # sizeof(struct mp_req)
+
+
+def mp_msg(op, body, fd=False):
+    data = struct.pack("<II", op, 0) + body
+    data = data.ljust(MP_REQ, b"\0")
+    return struct.pack("<H", len(data) | (0x8000 if fd else 0)) + data
+
+
+def mp_sqe(opc, nsid=0, cdw10=0, cdw11=0):
+    return struct.pack("<BBHIIIQQQIIIIII", opc, 0, 0, nsid, 0, 0, 0, 0, 0, cdw10, cdw11, 0, 0, 0, 0)
+
+
+def seeds_mp():
+    iova = 0x100000000000
+    hello = mp_msg(1, struct.pack("<Ii", 1, 1234))
+    dma_map = mp_msg(6, struct.pack("<QQQ", iova, 2 << 20, 0), fd=True)
+    write("mp", "hello_regs", hello + mp_msg(2, struct.pack("<II", 0x1c, 4))
+          + mp_msg(2, struct.pack("<II", 0, 8)))
+    write("mp", "identify", hello + dma_map
+          + mp_msg(3, mp_sqe(0x06, cdw10=1) + struct.pack("<QI", iova, 4096))
+          + mp_msg(3, mp_sqe(0x02, nsid=0xffffffff, cdw10=(1023 << 16) | 2) + struct.pack("<QI", iova, 4096)))
+    write("mp", "queues", hello + dma_map
+          + mp_msg(4, struct.pack("<IIQQ", 16, 0, iova + 0x10000, iova + 0x20000))
+          + mp_msg(4, struct.pack("<IIQQ", 64, 0, iova + 0x40000, iova + 0x60000))
+          + mp_msg(5, struct.pack("<I", 1)) + mp_msg(7, struct.pack("<QQQ", iova, 2 << 20, 0)))
+    write("mp", "refused", hello + mp_msg(3, mp_sqe(0x01) + struct.pack("<QI", 0, 0))
+          + mp_msg(3, mp_sqe(0x0c) + struct.pack("<QI", 0, 0))
+          + mp_msg(3, mp_sqe(0x09, cdw10=7) + struct.pack("<QI", 0, 0))
+          + mp_msg(6, struct.pack("<QQQ", iova, 64 << 20, 0), fd=True)
+          + mp_msg(6, struct.pack("<QQQ", iova, 4096, 0)) + mp_msg(99, b""))
+
+
 if __name__ == "__main__":
     seeds_emu_cmd()
     seeds_kv_log()
     seeds_kv_config()
     seeds_devid()
     seeds_cli()
+    seeds_mp()
     print("seed corpora written under", CORPUS)

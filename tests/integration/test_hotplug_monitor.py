@@ -156,3 +156,41 @@ def test_perf_hotplug_bad_requests(unvme, tmp_path):
     img.write_bytes(b"\0" * (4 << 20))
     r = unvme.run("perf", f"file://{img}", "-t", "1", "--unplug-at", "100", "--plug-after", "100")
     assert r.rc == 2 and "not an emulated device" in r.err, r
+
+
+def test_monitor_prints_a_namespace_attribute_change(unvme):
+    """A Format NVM to another LBA format changes the namespace's attributes: with
+    Asynchronous Event Configuration bit 8 on, the device sends a Namespace Attribute Changed
+    notice and the Changed Namespace List names the namespace; a format that changes nothing
+    sends none, and with bit 8 off there is none either (the list still records the change,
+    as it does whether notices are on or not)."""
+    dev = "emu://nsattr?ns=mem:16M:512&ns=mem:16M:512"
+    r = unvme.batch(dev, "\n".join([
+        "monitor --background -o json",
+        "format -n 1 -l 1 --force",        # notices off: no event
+        "set-feature -f 0x0b -v 0x100",    # Namespace Attribute Notices
+        "format -n 1 -l 1 --force",        # the same format again: nothing changed
+        "format -n 2 -l 1 --force",        # namespace 2: 512 -> 4096-byte blocks
+    ]) + "\n")
+    assert r.rc == 0, r
+    ev = events(r.out)
+    assert len(ev) == 1, r
+    e = ev[0]
+    assert e["aer_type"] == "notice" and e["aer_info"] == 0
+    assert e["aer_info_name"] == "namespace attribute changed"
+    assert e["log_page"] == 4 and e["changed_namespaces"] == [1, 2]
+
+
+def test_changed_namespace_list_empties_when_read(unvme):
+    dev = "emu://nsattr2?ns=mem:16M:512"
+    r = unvme.batch(dev, "\n".join([
+        "set-feature -f 0x0b -v 0x100",
+        "format -n 1 -l 1 --force",
+        "get-log -i 4 -l 8 --rae -o json",  # retained
+        "get-log -i 4 -l 8 -o json",        # read: emptied after
+        "get-log -i 4 -l 8 -o json",
+    ]) + "\n")
+    assert r.rc == 0, r
+    import re
+    data = re.findall(r'"data":\s*"([0-9a-f]*)"', r.out)
+    assert data == ["0100000000000000", "0100000000000000", "0000000000000000"], r

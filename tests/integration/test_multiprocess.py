@@ -145,6 +145,23 @@ def test_killed_primary_fails_secondaries_and_a_new_one_takes_over(unvme):
     assert r.json()["sn"].startswith("EMU")
 
 
+def test_primary_reset_ends_the_secondaries_sessions(unvme):
+    dev = "emu://mp8?ns=mem:256M:512&mode=thread"
+    app = subprocess.Popen([str(TOOL), "batch", dev], env=unvme.env, stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    app.stdin.write("perf -w randread -q 1 -t 3\nreset\nperf -w randread -q 1 -t 1\n")
+    app.stdin.close()
+    wait_primary(unvme, app)
+    sec = start(unvme, "perf", dev, "-w", "randwrite", "-q", "8", "-t", "30")
+    rc, out, err = finish(sec, timeout=60)
+    # its commands come back aborted (SQ deletion) or it finds the device gone
+    assert rc == 3 and ("primary process" in err or "SQ Deletion" in err), err
+    arc = app.wait(timeout=60)
+    assert arc == 0, app.stderr.read()
+    # and the device takes new secondaries... or a new primary once the batch is over
+    unvme.ok("id-ctrl", dev, "-o", "json")
+
+
 def test_sharing_off_gives_each_process_its_own_device(unvme, tmp_path):
     dev = unvme.file_dev("mp7", size="16M")
     holder = start(unvme, "monitor", dev)

@@ -105,7 +105,8 @@ static void on_event(struct unvme_ctrlr *c, const struct unvme_event *ev, void *
 	timestamp(when, sizeof(when));
 	unsigned type = ev->aer_dw0 & 7u, info = (ev->aer_dw0 >> 8) & 0xffu, lid = (ev->aer_dw0 >> 16) & 0xffu;
 	/* the event's log page, read without RAE: the device may report the next one */
-	struct nvme_smart_log smart;
+	struct nvme_smart_log smart = {0};
+	uint32_t changed[128] = {0}; /* Changed Namespace List: its first entries */
 	int lrc = -1;
 	/* an event of a card pulled out since: its log page went with it */
 	char now_sn[32];
@@ -117,8 +118,11 @@ static void on_event(struct unvme_ctrlr *c, const struct unvme_event *ev, void *
 		lrc = unvme_get_log_page(c, (uint8_t)lid, 0xffffffffu, page, sizeof(page), 0);
 		if (lrc == 0 && lid == NVME_LOG_SMART)
 			memcpy(&smart, page, sizeof(smart));
+		if (lrc == 0 && lid == NVME_LOG_CHANGED_NS)
+			memcpy(changed, page, sizeof(changed));
 	}
 	bool have_smart = lrc == 0 && lid == NVME_LOG_SMART;
+	bool have_ns = lrc == 0 && lid == NVME_LOG_CHANGED_NS;
 	const char *name = ev->type == UNVME_EVENT_REMOVED ? "removed"
 			   : ev->type == UNVME_EVENT_ARRIVED ? "arrived" : "aer";
 	pthread_mutex_lock(&mon.print_lock);
@@ -136,6 +140,12 @@ static void on_event(struct unvme_ctrlr *c, const struct unvme_event *ev, void *
 			json_object_object_add(o, "aer_info_name",
 					       json_object_new_string(aer_info_name(type, info)));
 			json_object_object_add(o, "log_page", json_object_new_int((int)lid));
+			if (have_ns) {
+				json_object *l = json_object_new_array();
+				for (size_t i = 0; i < 128 && changed[i]; i++)
+					json_object_array_add(l, json_object_new_int64(changed[i]));
+				json_object_object_add(o, "changed_namespaces", l);
+			}
 			if (have_smart) {
 				json_object_object_add(o, "critical_warning",
 						       json_object_new_int(smart.critical_warning));
@@ -151,6 +161,8 @@ static void on_event(struct unvme_ctrlr *c, const struct unvme_event *ev, void *
 		if (have_smart)
 			printf(": critical warning 0x%02x, temperature %u K", smart.critical_warning,
 			       smart.temperature);
+		for (size_t i = 0; have_ns && i < 128 && changed[i]; i++)
+			printf("%s%u", i ? "," : ": namespaces ", changed[i]);
 		printf("\n");
 	} else if (ev->type == UNVME_EVENT_ARRIVED && ev->status) {
 		printf("%s %s arrived but could not be attached: %s\n", when, d->devid,

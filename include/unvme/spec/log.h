@@ -18,6 +18,20 @@ enum nvme_log_id {
 	NVME_LOG_VENDOR_FIRST  = 0xc0,
 };
 
+/* Changed Namespace List log (04h): the NSIDs whose Identify Namespace data changed since the
+ * log was last read, zero-terminated; more than fit: the first entry is FFFFFFFFh. */
+#define NVME_CHANGED_NS_MAX 1024u
+struct nvme_changed_ns_log {
+	uint32_t nsid[NVME_CHANGED_NS_MAX];
+};
+NVME_STATIC_ASSERT(sizeof(struct nvme_changed_ns_log) == 4096, "Changed Namespace List is 4 KiB");
+
+/* Namespace Attribute Changed notice (Asynchronous Event type 2, information 00h, log 04h):
+ * enabled by Asynchronous Event Configuration bit 8, announced by Identify OAES bit 8. */
+#define NVME_AEN_INFO_NS_ATTR 0x00u
+#define NVME_AEC_NS_ATTR      (1u << 8)
+#define NVME_OAES_NS_ATTR     (1u << 8)
+
 /* Error Information log entry, 64 bytes */
 struct nvme_error_log {
 	uint64_t error_count;  /* unique, increasing; 0 = entry is empty */

@@ -377,10 +377,16 @@ static int ctrlr_attach(struct unvme_ctrlr *c)
 	if (c->ops->share_doorbells && mp_enabled()) {
 		/* a device other processes may hold: the first is its primary (mp.h) */
 		rc = mp_claim(c);
-		if (rc < 0)
-			goto fail;
+		if (rc == -EBUSY)
+			goto fail; /* a primary that does not answer */
+		if (rc < 0) {
+			/* nowhere to meet (no run directory): a device of this process's own */
+			if (unvme_log_on())
+				fprintf(stderr, "unvme: %s; the device is not shared\n", unvme_errmsg());
+			unvme_errmsg_clear();
+		}
 		primary = rc == 1;
-		if (!primary)
+		if (rc == 0)
 			c->ops = &unvme_transport_mp_secondary;
 	}
 	rc = c->ops->attach(c, c->address);

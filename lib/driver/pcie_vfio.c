@@ -9,11 +9,17 @@
  * pairs, admin path, controller bring-up honouring CAP) is the code that drives the emulated
  * controller: only register access and DMA mapping differ.
  *
- * When the kernel wants the device back (an unbind, a hot remove), vfio-pci signals the
- * device request eventfd. A monitor thread then stops the device's DMA (bus master off) and
- * makes every register read return all ones, as a removed PCIe device does: the queue pairs
- * see a dead controller, fail, and the application's reset or close gives every outstanding
- * command back with an error; closing the controller releases the device to the kernel.
+ * Hot-plug. When the kernel wants the device back (a PCIe hot remove, an unbind), vfio-pci
+ * signals the device request eventfd. The monitor thread then stops the device's DMA (bus
+ * master off), puts pages of all ones where BAR0 was mapped (a register read on any thread
+ * sees what a removed PCIe device answers, never an unmapped page), releases the device
+ * (its file descriptor becomes /dev/null, so the kernel's removal completes while the
+ * process runs on) and tells the driver: the controller is removed (hotplug.c), every
+ * outstanding command comes back with an error, calls answer -ENODEV. The thread then
+ * watches the address: when a device is bound to vfio-pci there again (the same one, or a
+ * replacement in the slot), it takes it (its IOMMU group joins the controller's container
+ * again and every DMA chunk is mapped into it), maps BAR0 back in place and the driver
+ * attaches the controller again; queue pairs are re-created by their owners.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -59,8 +65,12 @@ struct vfio_dev {
 	pthread_t monitor;
 	bool monitor_running;
 	atomic_int gone;         /* the kernel asked for the device: registers read all ones */
+	int iommu_type;
+	struct unvme_ctrlr *ctrlr;
 	struct vfio_dev *next;
 };
+
+#define ARRIVAL_POLL_MS 100
 
 /* Open devices, to refuse a second attach of the same group in this process. */
 static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -158,43 +168,15 @@ static void set_bus_master(struct vfio_dev *d, bool on)
 	cfg_write16(d, PCI_COMMAND, cmd);
 }
 
-static void *monitor_main(void *arg)
+/* The device request eventfd: the kernel signals it when it wants the device back. */
+static int arm_request(struct vfio_dev *d)
 {
-	struct vfio_dev *d = arg;
-	struct pollfd p[2] = {{.fd = d->req_fd, .events = POLLIN}, {.fd = d->stop_fd, .events = POLLIN}};
-	for (;;) {
-		int n = poll(p, 2, -1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || (p[1].revents & POLLIN))
-			return NULL;
-		if (p[0].revents & POLLIN) {
-			uint64_t v;
-			if (read(d->req_fd, &v, sizeof(v)) < 0) {
-				/* nothing: the event is what counts */
-			}
-			/* No more DMA into our memory; the controller is gone for the driver. */
-			set_bus_master(d, false);
-			atomic_store(&d->gone, 1);
-			if (unvme_log_on())
-				fprintf(stderr, "unvme: %s: the kernel asks for the device back (unbind or "
-					"removal); its commands fail and closing the controller releases "
-					"it\n", d->bdf);
-			return NULL;
-		}
-	}
-}
-
-static void start_monitor(struct vfio_dev *d)
-{
-	d->req_fd = d->stop_fd = -1;
 	struct vfio_irq_info irq = {.argsz = sizeof(irq), .index = VFIO_PCI_REQ_IRQ_INDEX};
 	if (ioctl(d->device, VFIO_DEVICE_GET_IRQ_INFO, &irq) != 0 || irq.count == 0)
-		return;
-	d->req_fd = eventfd(0, EFD_CLOEXEC);
-	d->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (d->req_fd < 0 || d->stop_fd < 0)
-		goto fail;
+		return -ENOTSUP;
+	int fd = eventfd(0, EFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
 	char buf[sizeof(struct vfio_irq_set) + sizeof(int32_t)];
 	struct vfio_irq_set *set = (struct vfio_irq_set *)buf;
 	set->argsz = sizeof(buf);
@@ -202,19 +184,176 @@ static void start_monitor(struct vfio_dev *d)
 	set->index = VFIO_PCI_REQ_IRQ_INDEX;
 	set->start = 0;
 	set->count = 1;
-	memcpy(set->data, &d->req_fd, sizeof(int32_t));
-	if (ioctl(d->device, VFIO_DEVICE_SET_IRQS, set) != 0)
-		goto fail;
-	if (pthread_create(&d->monitor, NULL, monitor_main, d) != 0)
-		goto fail;
-	d->monitor_running = true;
-	return;
-fail:
-	if (d->req_fd >= 0)
-		close(d->req_fd);
-	if (d->stop_fd >= 0)
-		close(d->stop_fd);
-	d->req_fd = d->stop_fd = -1;
+	memcpy(set->data, &fd, sizeof(int32_t));
+	if (ioctl(d->device, VFIO_DEVICE_SET_IRQS, set) != 0) {
+		close(fd);
+		return -errno;
+	}
+	d->req_fd = fd;
+	return 0;
+}
+
+static void disarm_request(struct vfio_dev *d)
+{
+	if (d->req_fd < 0)
+		return;
+	struct vfio_irq_set set = {.argsz = sizeof(set),
+				   .flags = VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER,
+				   .index = VFIO_PCI_REQ_IRQ_INDEX, .start = 0, .count = 0};
+	ioctl(d->device, VFIO_DEVICE_SET_IRQS, &set);
+	close(d->req_fd);
+	d->req_fd = -1;
+}
+
+/* The kernel wants the device: stop it, give it up, tell the driver. */
+static void release_device(struct vfio_dev *d)
+{
+	set_bus_master(d, false); /* no more DMA into our memory */
+	atomic_store(&d->gone, 1);
+	ctrlr_hotplug_removing(d->ctrlr);
+	if (d->bar0) {
+		/* all ones where the registers were, in one step: a thread reading a register
+		 * right now reads either the device or the ones, never an unmapped page */
+		void *ones = mmap(NULL, d->bar0_size, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (ones != MAP_FAILED) {
+			memset(ones, 0xff, d->bar0_size);
+			if (mremap(ones, d->bar0_size, d->bar0_size, MREMAP_MAYMOVE | MREMAP_FIXED,
+				   (void *)d->bar0) == MAP_FAILED)
+				munmap(ones, d->bar0_size);
+		}
+	}
+	disarm_request(d);
+	/* the descriptor's number stays valid (config space and BAR accesses fail harmlessly)
+	 * and the device file's last reference goes: the kernel's removal completes */
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (nul >= 0) {
+		dup3(nul, d->device, O_CLOEXEC);
+		close(nul);
+	}
+	/* the group goes too (a device that comes back is in a new one, maybe of the same
+	 * number), and with the container's last group its IOMMU mappings: they are made
+	 * again on arrival */
+	dma_mapper_unregister(&d->ctrlr->mapper);
+	pthread_mutex_lock(&devs_lock);
+	ioctl(d->group, VFIO_GROUP_UNSET_CONTAINER, &d->container);
+	close(d->group);
+	d->group = -1;
+	pthread_mutex_unlock(&devs_lock);
+	if (unvme_log_on())
+		fprintf(stderr, "unvme: %s: the kernel took the device back (removal or unbind); it is "
+			"attached again when a device is bound to vfio-pci at this address\n", d->bdf);
+	ctrlr_hotplug_removed(d->ctrlr);
+}
+
+/* A device bound to vfio-pci at the address again: take it. 0, or a negative errno (then
+ * the monitor looks again later). */
+static int reacquire_device(struct vfio_dev *d)
+{
+	char drv[64], grp[32];
+	sysfs_link(d->bdf, "driver", drv, sizeof(drv));
+	if (strcmp(drv, "vfio-pci") != 0)
+		return -ENODEV;
+	sysfs_link(d->bdf, "iommu_group", grp, sizeof(grp));
+	if (!grp[0])
+		return -ENODEV;
+	int gid = atoi(grp);
+	char path[64];
+	snprintf(path, sizeof(path), "/dev/vfio/%d", gid);
+	int group = open(path, O_RDWR | O_CLOEXEC);
+	if (group < 0)
+		return -errno;
+	struct vfio_group_status gs = {.argsz = sizeof(gs)};
+	int rc = ioctl(group, VFIO_GROUP_GET_STATUS, &gs) != 0	      ? -errno
+		 : !(gs.flags & VFIO_GROUP_FLAGS_VIABLE)		      ? -EPERM
+		 : ioctl(group, VFIO_GROUP_SET_CONTAINER, &d->container) != 0 ? -errno
+		 : ioctl(d->container, VFIO_SET_IOMMU, d->iommu_type) != 0    ? -errno
+									      : 0;
+	if (rc) {
+		close(group);
+		return rc;
+	}
+	int dev = ioctl(group, VFIO_GROUP_GET_DEVICE_FD, d->bdf);
+	struct vfio_region_info reg = {.argsz = sizeof(reg), .index = VFIO_PCI_BAR0_REGION_INDEX};
+	if (dev < 0 || ioctl(dev, VFIO_DEVICE_GET_REGION_INFO, &reg) != 0)
+		rc = -errno;
+	else if (reg.size != d->bar0_size)
+		rc = -EXDEV; /* another BAR0: another kind of device */
+	else if (d->bar0 && mmap((void *)d->bar0, reg.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+				 dev, (off_t)reg.offset) == MAP_FAILED)
+		rc = -errno;
+	if (rc == 0) {
+		/* every DMA chunk into the new group's page tables */
+		rc = dma_mapper_register(&d->ctrlr->mapper);
+		unvme_errmsg_clear();
+	}
+	if (rc) {
+		if (dev >= 0)
+			close(dev);
+		ioctl(group, VFIO_GROUP_UNSET_CONTAINER, &d->container);
+		close(group);
+		return rc;
+	}
+	d->bar0_off = reg.offset;
+	dup3(dev, d->device, O_CLOEXEC); /* the same descriptor number, the new device */
+	close(dev);
+	pthread_mutex_lock(&devs_lock);
+	d->group = group;
+	d->group_id = gid;
+	pthread_mutex_unlock(&devs_lock);
+	set_bus_master(d, true);
+	arm_request(d);
+	atomic_store(&d->gone, 0);
+	ctrlr_hotplug_arrived(d->ctrlr);
+	return 0;
+}
+
+static void *monitor_main(void *arg)
+{
+	struct vfio_dev *d = arg;
+	for (;;) {
+		struct pollfd p[2] = {{.fd = d->req_fd, .events = POLLIN}, {.fd = d->stop_fd, .events = POLLIN}};
+		int n = poll(p, 2, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (p[1].revents & POLLIN))
+			return NULL;
+		if (!(p[0].revents & POLLIN))
+			continue;
+		uint64_t v;
+		if (read(d->req_fd, &v, sizeof(v)) < 0) {
+			/* nothing: the event is what counts */
+		}
+		release_device(d);
+		/* until a device is at the address again, or the controller is closed */
+		for (int last = 0;;) {
+			struct pollfd s = {.fd = d->stop_fd, .events = POLLIN};
+			if (poll(&s, 1, ARRIVAL_POLL_MS) > 0)
+				return NULL;
+			int rc = reacquire_device(d);
+			if (rc == 0)
+				break;
+			if (rc != last && rc != -ENODEV && unvme_log_on())
+				fprintf(stderr, "unvme: %s: a device is bound to vfio-pci again, but cannot "
+					"be taken yet: %s\n", d->bdf, strerror(-rc));
+			last = rc;
+		}
+	}
+}
+
+static void start_monitor(struct vfio_dev *d)
+{
+	d->req_fd = -1;
+	d->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (d->stop_fd < 0)
+		return;
+	if (arm_request(d) == 0 && pthread_create(&d->monitor, NULL, monitor_main, d) == 0) {
+		d->monitor_running = true;
+		return;
+	}
+	disarm_request(d);
+	close(d->stop_fd);
+	d->stop_fd = -1;
 }
 
 static void stop_monitor(struct vfio_dev *d)
@@ -226,16 +365,11 @@ static void stop_monitor(struct vfio_dev *d)
 		}
 		pthread_join(d->monitor, NULL);
 		d->monitor_running = false;
-		struct vfio_irq_set set = {.argsz = sizeof(set),
-					   .flags = VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER,
-					   .index = VFIO_PCI_REQ_IRQ_INDEX, .start = 0, .count = 0};
-		ioctl(d->device, VFIO_DEVICE_SET_IRQS, &set);
 	}
-	if (d->req_fd >= 0)
-		close(d->req_fd);
+	disarm_request(d);
 	if (d->stop_fd >= 0)
 		close(d->stop_fd);
-	d->req_fd = d->stop_fd = -1;
+	d->stop_fd = -1;
 }
 
 static void dev_close(struct vfio_dev *d)
@@ -330,6 +464,7 @@ static int vfio_attach(struct unvme_ctrlr *ctrlr, const char *address)
 		rc = unvme_fail(-errno, "%s: cannot set up the IOMMU container: %s", bdf, strerror(errno));
 		goto fail;
 	}
+	d->iommu_type = iommu_type;
 	d->device = ioctl(d->group, VFIO_GROUP_GET_DEVICE_FD, bdf);
 	if (d->device < 0) {
 		rc = unvme_fail(-errno, "%s: cannot get the device from VFIO: %s", bdf, strerror(errno));
@@ -361,6 +496,7 @@ static int vfio_attach(struct unvme_ctrlr *ctrlr, const char *address)
 			d->bar0 = p;
 	}
 	set_bus_master(d, true);
+	d->ctrlr = ctrlr;
 	start_monitor(d);
 
 	pthread_mutex_lock(&devs_lock);

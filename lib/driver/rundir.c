@@ -13,20 +13,20 @@ int unvme_rundir(char *out, size_t len)
 {
 	const char *env = getenv("UNVME_RUN_DIR");
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
 	int n;
 	if (env && env[0])
 		n = snprintf(out, len, "%s", env);
-	else if (xdg && xdg[0])
+	else if (xdg && xdg[0] && stat(xdg, &st) == 0)
 		n = snprintf(out, len, "%s/unvme", xdg);
-	else if (geteuid() == 0)
+	else if (geteuid() == 0 && stat("/run", &st) == 0)
 		n = snprintf(out, len, "/run/unvme");
-	else
+	else /* (a minimal system, an initramfs, may have no /run) */
 		n = snprintf(out, len, "/tmp/unvme-%u", (unsigned)geteuid());
 	if (n < 0 || (size_t)n >= len)
 		return unvme_fail(-ENAMETOOLONG, "the run directory's path is too long");
 	if (mkdir(out, 0700) != 0 && errno != EEXIST)
 		return unvme_fail(-errno, "cannot create the run directory %s: %s", out, strerror(errno));
-	struct stat st;
 	if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))
 		return unvme_fail(-ENOTDIR, "the run directory %s is not a directory", out);
 	if (st.st_uid != geteuid())

@@ -44,11 +44,17 @@ truncate -s 512M "$T/n0.raw"
 truncate -s 64M "$T/n1.raw"
 truncate -s 128M "$T/zns.raw"
 truncate -s 64M "$T/mnt.raw"
+truncate -s 64M "$T/hp.raw"
 LOG=${UNVME_QEMU_LOG:-$BUILD_ABS/qemu/serial-$MODE.log}
 
 # no_timer_check: on a loaded host TCG is too slow for the kernel's IO-APIC timer check, which
 # then panics ("timer doesn't work through Interrupt-remapped IO-APIC")
 log "booting the guest ($MODE, timeout ${TIMEOUT}s, serial log $LOG)"
+: > "$LOG"
+# QEMU's monitor for PCIe hot-plug of the controller behind the root port rp1: the guest asks
+# on its console, the agent does it (device_del / device_add)
+python3 "$ROOT/scripts/qemu/hotplug_agent.py" "$LOG" "$T/qmp.sock" &
+agent=$!
 start=$(date +%s)
 timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
 	-machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m 2G \
@@ -65,14 +71,21 @@ timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
 	-device nvme-ns,drive=dz,bus=z,nsid=1,logical_block_size=4096,physical_block_size=4096,zoned=true,zoned.zone_size=16M,zoned.zone_capacity=16M,zoned.max_open=8,zoned.max_active=8 \
 	-drive file="$T/mnt.raw",if=none,id=dm,format=raw \
 	-device nvme,serial=unvme-mnt,drive=dm,addr=0x7 \
+	-global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off \
+	-device pcie-root-port,id=rp1,bus=pcie.0,chassis=1,slot=1,addr=0x8 \
+	-blockdev driver=raw,node-name=dh,file.driver=file,file.filename="$T/hp.raw" \
+	-device nvme,id=hp,serial=unvme-hp,drive=dh,bus=rp1 \
+	-qmp unix:"$T/qmp.sock",server=on,wait=off \
 	-fsdev local,id=src,path="$ROOT",security_model=none,readonly=on \
 	-device virtio-9p-pci,fsdev=src,mount_tag=src,addr=0x10 \
 	-fsdev local,id=stage,path="$STAGE",security_model=none,readonly=on \
 	-device virtio-9p-pci,fsdev=stage,mount_tag=stage,addr=0x11 \
-	</dev/null 2>&1 | tr -d '\r' | sed -u 's/\x1b\[[0-9;?]*[a-zA-Z]//g' | tee "$LOG" |
+	</dev/null 2>&1 | sed -u -e 's/\r//g' -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' | tee "$LOG" |
 	grep --line-buffered -E '^(UNVME-|BENCH|#|FAIL|PASS)|^ *QD|^ *[0-9]+ +[0-9]' >&2
 qrc=${PIPESTATUS[0]}
 elapsed=$(($(date +%s) - start))
+kill $agent 2>/dev/null
+wait $agent 2>/dev/null
 
 npass=$(grep -c '^UNVME-TEST PASS' "$LOG")
 nfail=$(grep -c '^UNVME-TEST FAIL' "$LOG")

@@ -7,11 +7,12 @@
 #   00:05.0 unvme-n1    64 MiB   second controller, fault tests (reset, CFS, unbind)
 #   00:06.0 unvme-zns  zoned namespace (4 KiB blocks, 16 MiB zones)
 #   00:07.0 unvme-mnt  keeps the kernel driver and a mounted file system: must be refused
+#   01:00.0 unvme-hp    64 MiB   behind a hot-plug root port: PCIe removal and re-insertion
 B=${UNVME_BUILD:-build}
 UNVME=/src/$B/tools/unvme/unvme
 VT=/src/$B/qemu/vfio_guest_test
 SETUP=/src/scripts/setup.sh
-N0=0000:00:04.0 N1=0000:00:05.0 NZ=0000:00:06.0 NM=0000:00:07.0
+N0=0000:00:04.0 N1=0000:00:05.0 NZ=0000:00:06.0 NM=0000:00:07.0 NH=0000:01:00.0
 export UNVME_QUIET=1
 W=/tmp/w
 mkdir -p $W
@@ -127,6 +128,14 @@ t fault-reset-with-io-in-flight $VT reset-inflight $N1
 t fault-controller-fatal-status $VT cfs $N1
 t fault-unbind-with-io-in-flight $VT unbind $N1
 t vfio-works-after-unbind-rebind $UNVME id-ctrl $N1
+# real PCIe hot-plug: QEMU's device_del / device_add through the host's agent
+if [ -d /sys/bus/pci/devices/$NH ]; then
+	t hotplug-setup $SETUP config $NH
+	t hotplug-pcie-removal-and-reinsertion $VT hotplug $NH
+	sed -n 's/^\(PASS\|#\)/    &/p' $W/out
+else
+	fail hotplug-pcie-removal-and-reinsertion "no device at $NH (the hot-plug root port)"
+fi
 
 # ---- NVMe/TCP: our target serving a VFIO controller, to our host and to Linux's ----
 . /src/tests/qemu/tcp_lib.sh

@@ -15,7 +15,14 @@
  *                      by itself, completes every pending command with an error and the queue
  *                      works again
  *   unbind BDF         the device is unbound from vfio-pci while I/O is in flight: the commands
- *                      fail, nothing hangs, closing releases the device to the kernel
+ *                      fail, nothing hangs, the device goes back to the kernel
+ *   hotplug BDF        real PCIe hot-plug (the device behind a hot-plug root port): during I/O
+ *                      the test asks the host for QEMU's device_del ("UNVME-HOTPLUG del" on the
+ *                      serial console, scripts/qemu/hotplug_agent.py), every command comes back
+ *                      with an error, the controller reports REMOVED and -ENODEV; then
+ *                      device_add puts a controller with another serial on the same drive,
+ *                      the test binds it to vfio-pci, the driver attaches it by itself
+ *                      (ARRIVED) and the same queue pair reads the data written before
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -489,11 +496,191 @@ static int cmd_unbind(const char *bdf)
 	return failures ? 1 : 0;
 }
 
+/* A line for the host (scripts/qemu/hotplug_agent.py) on the serial console, whatever our
+ * stdout is. */
+static void tell_host(const char *what)
+{
+	int fd = open("/dev/ttyS0", O_WRONLY | O_NOCTTY);
+	if (fd < 0)
+		fd = open("/dev/console", O_WRONLY | O_NOCTTY);
+	char line[64];
+	int n = snprintf(line, sizeof(line), "\nUNVME-HOTPLUG %s\n", what);
+	if (fd < 0 || write(fd, line, (size_t)n) != n)
+		printf("# cannot write to the console\n");
+	if (fd >= 0)
+		close(fd);
+	printf("# asked the host: %s\n", what);
+}
+
+static bool path_exists(const char *p)
+{
+	return access(p, F_OK) == 0;
+}
+
+struct hp_heard {
+	volatile int removed, arrived, status;
+	char serial[21];
+};
+
+static void hp_listen(struct unvme_ctrlr *c, const struct unvme_event *ev, void *arg)
+{
+	(void)c;
+	struct hp_heard *h = arg;
+	if (ev->type == UNVME_EVENT_REMOVED)
+		__atomic_add_fetch(&h->removed, 1, __ATOMIC_SEQ_CST);
+	if (ev->type == UNVME_EVENT_ARRIVED) {
+		memcpy(h->serial, ev->serial, sizeof(h->serial));
+		h->status = ev->status;
+		__atomic_add_fetch(&h->arrived, 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+static int cmd_hotplug(const char *bdf)
+{
+	const char *name = "hotplug-pcie-removal-and-reinsertion";
+	char dev_dir[128];
+	snprintf(dev_dir, sizeof(dev_dir), "/sys/bus/pci/devices/%s", bdf);
+	/* the device that comes back should not be taken by the kernel's nvme driver first */
+	if (write_file("/sys/bus/pci/drivers_autoprobe", "0"))
+		printf("# cannot switch autoprobe off: %s\n", strerror(errno));
+	struct unvme_ctrlr *c;
+	struct unvme_qpair *qp;
+	struct unvme_qpair_opts o = {.depth = 64, .timeout_ms = 2000};
+	struct hp_heard h = {0};
+	if (unvme_ctrlr_open(bdf, NULL, &c) || unvme_qpair_create(c, &o, &qp) ||
+	    unvme_ctrlr_add_event_cb(c, hp_listen, &h)) {
+		FAIL(name, "%s", unvme_errmsg());
+		write_file("/sys/bus/pci/drivers_autoprobe", "1");
+		return 1;
+	}
+	struct unvme_ns *ns = unvme_ctrlr_ns(c, unvme_ctrlr_first_nsid(c));
+	uint32_t bs = unvme_ns_lba_size(ns);
+	enum { N = 64, QD = 16 };
+	void *b = unvme_dma_alloc(bs, 4096);
+	for (uint64_t lba = 0; lba < N; lba++) {
+		fill(b, bs, 0x77, lba);
+		if (unvme_write_sync(ns, qp, b, lba, 1)) {
+			FAIL(name, "writing the data before the removal: %s", unvme_errmsg());
+			goto out;
+		}
+	}
+	/* reads of the written blocks in flight, checked, until the device is gone */
+	struct slot s[QD] = {0};
+	for (int i = 0; i < QD; i++) {
+		s[i].buf = unvme_dma_alloc(bs, 4096);
+		s[i].done = 1;
+	}
+	uint64_t t0 = now_ms(), ios = 0, bad = 0, errors = 0;
+	bool asked = false;
+	while (now_ms() - t0 < 90000) {
+		for (int i = 0; i < QD && !h.removed; i++) {
+			if (!s[i].done)
+				continue;
+			if (ios >= QD) { /* a completion: check what came back */
+				if (s[i].status)
+					errors++;
+				else if (!check(s[i].buf, bs, 0x77, s[i].lba))
+					bad++;
+			}
+			ios++;
+			s[i].done = 0;
+			s[i].lba = (ios * 13) % N;
+			if (unvme_read(ns, qp, s[i].buf, s[i].lba, 1, slot_cb, &s[i]))
+				s[i].done = 1;
+		}
+		int prc = unvme_qpair_poll(qp, 0);
+		if (!asked && now_ms() - t0 > 300) {
+			tell_host("del");
+			asked = true;
+		}
+		if (h.removed && prc < 0)
+			break;
+	}
+	int pending = 0;
+	for (int i = 0; i < QD; i++)
+		pending += !s[i].done;
+	if (!h.removed) {
+		FAIL(name, "no REMOVED event within 90 s of device_del (%" PRIu64 " I/Os)", ios);
+		goto out_slots;
+	}
+	if (pending || bad) {
+		FAIL(name, "%d commands never came back, %" PRIu64 " reads returned wrong data", pending, bad);
+		goto out_slots;
+	}
+	int rc = unvme_read_sync(ns, qp, b, 0, 1);
+	printf("# removed after %" PRIu64 " I/Os (%" PRIu64 " came back with an error); a read now: %d (%s)\n",
+	       ios, errors, rc, unvme_errmsg());
+	if (rc != -ENODEV) {
+		FAIL(name, "a read after the removal returned %d, not -ENODEV", rc);
+		goto out_slots;
+	}
+	uint64_t t1 = now_ms();
+	while (path_exists(dev_dir) && now_ms() - t1 < 30000)
+		usleep(100000);
+	if (path_exists(dev_dir)) {
+		FAIL(name, "the kernel did not remove %s within 30 s (the driver kept it?)", bdf);
+		goto out_slots;
+	}
+	PASS("hotplug-removal (%" PRIu64 " I/Os, %" PRIu64 " failed, none lost; the kernel removed the device)",
+	     ios, errors);
+	tell_host("add");
+	t1 = now_ms();
+	while (!path_exists(dev_dir) && now_ms() - t1 < 60000)
+		usleep(100000);
+	char p[192], u[192];
+	snprintf(p, sizeof(p), "%s/driver_override", dev_dir);
+	snprintf(u, sizeof(u), "%s/driver/unbind", dev_dir);
+	usleep(500000);
+	if (path_exists(u)) /* the kernel's nvme driver took it (autoprobe) */
+		write_file(u, bdf);
+	if (!path_exists(dev_dir) || write_file(p, "vfio-pci") || write_file("/sys/bus/pci/drivers_probe", bdf)) {
+		FAIL(name, "the device did not come back at %s, or cannot be bound to vfio-pci", bdf);
+		goto out_slots;
+	}
+	t1 = now_ms();
+	while (!h.arrived && now_ms() - t1 < 30000)
+		usleep(10000);
+	if (!h.arrived || h.status) {
+		FAIL(name, "no ARRIVED event (or a failed attach, %d) within 30 s", h.status);
+		goto out_slots;
+	}
+	printf("# attached again in %" PRIu64 " ms after the bind, serial %s\n", now_ms() - t1, h.serial);
+	/* the same queue pair, re-created by its owner at its next use */
+	uint64_t wrong = 0;
+	for (uint64_t lba = 0; lba < N; lba++) {
+		uint64_t t2 = now_ms();
+		while ((rc = unvme_read_sync(ns, qp, b, lba, 1)) == -EAGAIN && now_ms() - t2 < 10000)
+			usleep(1000);
+		if (rc) {
+			FAIL(name, "read of LBA %" PRIu64 " after the re-insertion: %d (%s)", lba, rc, unvme_errmsg());
+			goto out_slots;
+		}
+		wrong += !check(b, bs, 0x77, lba);
+	}
+	if (wrong)
+		FAIL(name, "%" PRIu64 " blocks read back wrong from the drive after the re-insertion", wrong);
+	else if (strncmp(h.serial, "unvme-hp2", 9) != 0)
+		FAIL(name, "the ARRIVED event names serial '%s', not the replacement's", h.serial);
+	else
+		PASS("%s (the replacement %s attached by the driver, the data read back through the same queue pair)",
+		     name, h.serial);
+out_slots:
+	for (int i = 0; i < QD; i++)
+		unvme_dma_free(s[i].buf);
+out:
+	unvme_dma_free(b);
+	unvme_qpair_destroy(qp);
+	unvme_ctrlr_close(c);
+	write_file("/sys/bus/pci/drivers_autoprobe", "1");
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s io BDF... | reset-inflight BDF | cfs BDF | unbind BDF\n", argv[0]);
+		fprintf(stderr, "usage: %s io BDF... | reset-inflight BDF | cfs BDF | unbind BDF | hotplug BDF\n",
+			argv[0]);
 		return 2;
 	}
 	if (strcmp(argv[1], "io") == 0)
@@ -504,6 +691,8 @@ int main(int argc, char **argv)
 		return cmd_cfs(argv[2]);
 	if (strcmp(argv[1], "unbind") == 0)
 		return cmd_unbind(argv[2]);
+	if (strcmp(argv[1], "hotplug") == 0)
+		return cmd_hotplug(argv[2]);
 	fprintf(stderr, "unknown test %s\n", argv[1]);
 	return 2;
 }

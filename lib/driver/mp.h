@@ -27,10 +27,10 @@
 
 struct unvme_ctrlr;
 
-#define MP_VERSION 1u
+#define MP_VERSION 2u
 
 enum mp_op {
-	MP_HELLO = 1,      /* -> CAP, VS, the doorbell window (fd) */
+	MP_HELLO = 1,      /* -> CAP, VS, the doorbell window (fd, offset, length) */
 	MP_REG_READ,       /* a register below the doorbells */
 	MP_ADMIN,          /* an admin command, its data in the secondary's DMA memory */
 	MP_QUEUE_CREATE,   /* rings in the secondary's DMA memory -> the queue id */
@@ -56,7 +56,7 @@ struct mp_rep {
 	int32_t rc;        /* 0, an NVMe status (admin) or a negative errno (msg says why) */
 	uint32_t rsvd;
 	union {
-		struct { uint64_t cap; uint32_t vs; int32_t pid; uint64_t win_len; } hello;
+		struct { uint64_t cap; uint32_t vs; int32_t pid; uint64_t win_off, win_len; } hello;
 		uint64_t reg;
 		struct nvme_cqe cpl;
 		uint32_t qid;

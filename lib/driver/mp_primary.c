@@ -53,8 +53,6 @@ struct mp_primary {
 	int wake[2];
 	pthread_t thread;
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	int win_fd;
-	size_t win_len;
 	struct mp_client clients[MAX_CLIENTS];
 	_Atomic unsigned nr_clients;
 	_Atomic bool stop;
@@ -367,12 +365,26 @@ static bool serve(struct mp_primary *mp, struct mp_client *cl)
 			     "library", c->devid);
 			break;
 		}
+		if (atomic_load(&c->removed) || c->failed) {
+			fail(&rep, -ENODEV, "%s: the device is removed or failed in the primary process",
+			     c->devid);
+			break;
+		}
+		/* a descriptor of the window for this secondary only: the primary keeps none (a
+		 * VFIO device's removal waits for every descriptor of it) */
+		size_t win_len = 0;
+		int wrc = c->ops->share_doorbells(c->transport_ctx, &out_fd, &rep.hello.win_off,
+						  &win_len);
+		rep.hello.win_len = win_len;
+		if (wrc) {
+			out_fd = -1;
+			fail(&rep, wrc, "%s: cannot share the doorbells", c->devid);
+			break;
+		}
 		cl->pid = rq.hello.pid;
 		rep.hello.cap = c->cap;
 		rep.hello.vs = c->vs;
 		rep.hello.pid = (int32_t)getpid();
-		rep.hello.win_len = mp->win_len;
-		out_fd = mp->win_fd;
 		break;
 	case MP_REG_READ:
 		if (rq.reg.off >= NVME_REG_DBS) {
@@ -403,7 +415,10 @@ static bool serve(struct mp_primary *mp, struct mp_client *cl)
 	}
 	if (fd >= 0)
 		close(fd);
-	return mp_send(cl->fd, &rep, sizeof(rep), out_fd) == 0;
+	bool sent = mp_send(cl->fd, &rep, sizeof(rep), out_fd) == 0;
+	if (out_fd >= 0)
+		close(out_fd);
+	return sent;
 }
 
 static void *serve_main(void *arg)
@@ -475,13 +490,11 @@ int mp_primary_start(struct unvme_ctrlr *c)
 	if (!mp)
 		return -ENOMEM;
 	mp->c = c;
-	mp->lfd = mp->win_fd = mp->wake[0] = mp->wake[1] = -1;
+	mp->lfd = mp->wake[0] = mp->wake[1] = -1;
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		mp->clients[i].fd = -1;
 	char lock[4352], sock[4352];
 	int rc = mp_paths(c->address, lock, sock, sizeof(lock));
-	if (rc == 0)
-		rc = c->ops->share_doorbells(c->transport_ctx, &mp->win_fd, &mp->win_len);
 	if (rc == 0 && pipe2(mp->wake, O_CLOEXEC) != 0)
 		rc = -errno;
 	if (rc == 0) {
@@ -502,8 +515,6 @@ int mp_primary_start(struct unvme_ctrlr *c)
 			close(mp->lfd);
 			unlink(mp->sock_path);
 		}
-		if (mp->win_fd >= 0)
-			close(mp->win_fd);
 		if (mp->wake[0] >= 0) {
 			close(mp->wake[0]);
 			close(mp->wake[1]);
@@ -531,7 +542,6 @@ void mp_primary_stop(struct unvme_ctrlr *c)
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		if (mp->clients[i].fd >= 0)
 			client_drop(mp, &mp->clients[i]);
-	close(mp->win_fd);
 	close(mp->wake[0]);
 	close(mp->wake[1]);
 	free(mp);

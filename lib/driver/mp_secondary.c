@@ -5,7 +5,9 @@
  * Registers below the doorbells are read through the primary (a message each: only the
  * slow paths read them); writes to them are dropped, as the secondary never brings up or
  * resets the controller. Doorbells are stores into the device's doorbell window, mapped
- * here: the data path is this process's rings, its DMA memory and those stores. Admin
+ * here (an emulated device's memfd, or a VFIO device's BAR0 from its registers' end on,
+ * through the device's descriptor the primary passed): the data path is this process's
+ * rings, its DMA memory and those stores. Admin
  * commands, queue creation and DMA mappings are requests to the primary, one at a time.
  *
  * A watcher thread waits for the primary's end of the socket to close: the primary exited
@@ -88,9 +90,16 @@ static void *watch_main(void *arg)
 		if (p[0].revents & (POLLRDHUP | POLLHUP | POLLERR))
 			break;
 	}
-	/* the primary's process (and with it the device's engine) is gone: nothing can touch
-	 * this process's memory any more, so what is outstanding can be given back */
+	/* the primary's process (and with it the device's engine) is gone, or it let go of the
+	 * device: nothing can touch this process's memory any more, so what is outstanding can
+	 * be given back */
 	ctrlr_hotplug_removing(s->c);
+	/* and the window is let go of too (a VFIO device's BAR: the kernel's removal of the
+	 * device waits for every mapping of it), in one step: doorbell writes go nowhere */
+	void *blank = mmap(NULL, s->win_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (blank != MAP_FAILED &&
+	    mremap(blank, s->win_len, s->win_len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)s->win) == MAP_FAILED)
+		munmap(blank, s->win_len);
 	ctrlr_hotplug_removed(s->c);
 	return NULL;
 }
@@ -133,7 +142,8 @@ static int sec_attach(struct unvme_ctrlr *c, const char *address)
 	s->primary = rep.hello.pid;
 	if (wfd < 0)
 		return unvme_fail(-EPROTO, "%s: no doorbell window from the primary", c->devid);
-	void *w = mmap(NULL, rep.hello.win_len, PROT_READ | PROT_WRITE, MAP_SHARED, wfd, 0);
+	void *w = mmap(NULL, rep.hello.win_len, PROT_READ | PROT_WRITE, MAP_SHARED, wfd,
+		       (off_t)rep.hello.win_off);
 	close(wfd);
 	if (w == MAP_FAILED)
 		return unvme_fail(-errno, "%s: cannot map the doorbell window: %s", c->devid,
@@ -314,7 +324,7 @@ static int sec_queue_delete(struct unvme_qpair *qp)
 }
 
 const struct unvme_transport_ops unvme_transport_mp_secondary = {
-	.name = "emu-secondary",
+	.name = "secondary",
 	.attach = sec_attach,
 	.detach = sec_detach,
 	.read32 = sec_read32,

@@ -284,8 +284,9 @@ static void emu_dma_unmap(void *ctx, uint64_t iova, size_t len)
 	emu_iommu_unmap(ctx, iova, len);
 }
 
-static int slot_share_doorbells(void *ctx, int *fd, size_t *len)
+static int slot_share_doorbells(void *ctx, int *fd, uint64_t *off, size_t *len)
 {
+	*off = 0;
 	return emu_device_doorbell_window(card_of(ctx), fd, len);
 }
 

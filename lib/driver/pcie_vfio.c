@@ -594,6 +594,21 @@ static void vfio_dma_unmap(void *ctx, uint64_t iova, size_t len)
 	ioctl(d->container, VFIO_IOMMU_UNMAP_DMA, &u);
 }
 
+/* Secondary processes (mp.h) ring their doorbells in BAR0 through the device's descriptor:
+ * the pages from the end of the registers (1000h) on. */
+static int vfio_share_doorbells(void *ctx, int *fd, uint64_t *off, size_t *len)
+{
+	struct vfio_dev *d = ctx;
+	if (!d->bar0)
+		return -EOPNOTSUPP; /* a BAR0 without mmap: no doorbells to share */
+	*fd = fcntl(d->device, F_DUPFD_CLOEXEC, 0);
+	if (*fd < 0)
+		return -errno;
+	*off = d->bar0_off + NVME_REG_DBS;
+	*len = d->bar0_size - NVME_REG_DBS;
+	return 0;
+}
+
 const struct unvme_transport_ops unvme_transport_vfio = {
 	.name = "vfio",
 	.matches = vfio_matches,
@@ -605,4 +620,5 @@ const struct unvme_transport_ops unvme_transport_vfio = {
 	.write64 = vfio_write64,
 	.dma_map = vfio_dma_map,
 	.dma_unmap = vfio_dma_unmap,
+	.share_doorbells = vfio_share_doorbells,
 };

@@ -85,14 +85,15 @@ struct unvme_transport_ops {
 	void (*quiesce)(struct unvme_ctrlr *ctrlr);
 
 	/* Sharing a controller between processes (mp.h). A device that other processes can
-	 * reach: share_doorbells hands out a descriptor of a memory window laid out like the
-	 * doorbell area (the secondaries' doorbell writes) and its length. A secondary's
+	 * reach: share_doorbells hands out a descriptor whose pages from *off on (len bytes) are
+	 * laid out like the doorbell area, where secondaries write their doorbells (a memfd the
+	 * emulated device watches; a VFIO device's BAR0 past its registers). A secondary's
 	 * transport: the owner of the controller carries out its admin commands (admin, as
 	 * unvme_msg_ops.admin; the transport then has no admin queue and brings up nothing),
 	 * creates and deletes its I/O queues on its rings (queue_create sets the queue id the
 	 * owner chose, qpair_set_qid) and maps its DMA memory, told where the pages are
 	 * (dma_map_shared, instead of dma_map). */
-	int (*share_doorbells)(void *ctx, int *fd, size_t *len);
+	int (*share_doorbells)(void *ctx, int *fd, uint64_t *off, size_t *len);
 	int (*admin)(struct unvme_ctrlr *c, const struct nvme_sqe *cmd, void *buf, size_t len,
 		     struct nvme_cqe *cpl);
 	int (*queue_create)(struct unvme_qpair *qp);

@@ -40,6 +40,13 @@ def finish(proc, timeout=60):
     return proc.returncode, out, err
 
 
+def finish_clean(proc):
+    """The application ran to its end with no failed I/O."""
+    rc, out, err = finish(proc)
+    assert rc == 0, err
+    assert "failed" not in err, err
+
+
 def test_cli_commands_as_a_secondary_during_io(unvme):
     dev = "emu://mp1?ns=mem:256M:512"
     app = start(unvme, "perf", dev, "-w", "randwrite", "-q", "8", "-t", "6")
@@ -59,9 +66,7 @@ def test_cli_commands_as_a_secondary_during_io(unvme):
     # a secondary may not reset the controller the primary runs
     r = unvme.run("reset", dev)
     assert r.rc != 0 and "primary process" in r.err, r
-    rc, out, err = finish(app)
-    assert rc == 0, err
-    assert "failed" not in err, err
+    finish_clean(app)
 
 
 def test_two_perf_processes_at_once(unvme):
@@ -72,8 +77,7 @@ def test_two_perf_processes_at_once(unvme):
     assert "shared with the primary process" in r.out, r
     total = [line for line in r.out.splitlines() if line.startswith("Total")]
     assert total and float(total[0].split()[1]) > 0, r
-    rc, out, err = finish(app)
-    assert rc == 0, err
+    finish_clean(app)
 
 
 def test_data_one_process_writes_another_reads(unvme, tmp_path):
@@ -122,9 +126,7 @@ def test_killed_secondary_loses_only_its_queues(unvme):
     # its queue ids and memory were given back: a new secondary gets queues again
     time.sleep(0.3)
     unvme.ok("perf", dev, "-w", "randwrite", "-q", "8", "-t", "1", timeout=60)
-    rc, out, err = finish(app)
-    assert rc == 0, err
-    assert "failed" not in err, err
+    finish_clean(app)
 
 
 def test_killed_primary_fails_secondaries_and_a_new_one_takes_over(unvme):

@@ -108,6 +108,22 @@ cmp -s $W/rd3 $W/zero && pass vfio-format-erased || fail vfio-format-erased
 # perf --verify accepts only its own stamps or zeroes: after the format
 t vfio-perf-verify $UNVME perf $N0 -w randrw -V -q 32 -t 2
 t vfio-perf-qd128 $UNVME perf $N0 -w randread -q 128 -t 2
+# ---- several processes on one VFIO controller: the first is its primary, the others get
+# queues of their own (docs/multi-process.md) ----
+export UNVME_RUN_DIR=$W/run
+$UNVME perf $N0 -w randread -q 16 -t 12 > $W/mp-primary 2>&1 &
+mpp=$!
+for i in $(seq 100); do ls $W/run/ctrl-*.sock >/dev/null 2>&1 && break; sleep 0.2; done
+tout vfio-mp-secondary-id-ctrl "QEMU NVMe Ctrl" $UNVME id-ctrl $N0
+t vfio-mp-secondary-smart-log $UNVME smart-log $N0
+tout vfio-mp-secondary-perf-verify "shared with the primary process" $UNVME perf $N0 -w randrw -V -q 8 -t 2
+$UNVME perf $N0 -w randwrite -q 8 -t 30 > /dev/null 2>&1 &
+victim=$!
+sleep 2
+kill -9 $victim; wait $victim 2>/dev/null
+t vfio-mp-secondary-after-a-killed-one $UNVME perf $N0 -w randread -q 8 -t 1
+if wait $mpp && ! grep -q "failed" $W/mp-primary; then pass vfio-mp-primary-undisturbed; else fail vfio-mp-primary-undisturbed "$(tail -n 3 $W/mp-primary)"; fi
+unset UNVME_RUN_DIR
 # BlobFS through VFIO on this controller (tests/qemu/blobfs.sh, sharing these helpers)
 . /src/tests/qemu/blobfs.sh
 # Firmware: QEMU 7.2's controller has no Firmware Image Download/Commit; the tool must say so

@@ -236,6 +236,18 @@ int perf_report(const struct perf_config *cfg, struct perf_thread *threads)
 			json_object_array_add(cores, json_object_new_int(cfg->cpus[i]));
 		json_object_object_add(o, "cores", cores);
 		json_object_object_add(o, "elapsed_s", json_object_new_double(cpu.wall_s));
+		/* how each device is reached (a kernel-kept device, another process's device) */
+		json_object *tr = json_object_new_array();
+		for (unsigned c = 0; c < cfg->nctrlrs; c++) {
+			json_object *t = json_object_new_object();
+			json_object_object_add(t, "device", json_object_new_string(cfg->ctrlr_names[c]));
+			json_object_object_add(t, "transport",
+					       json_object_new_string(unvme_ctrlr_transport(cfg->ctrlrs[c])));
+			json_object_object_add(t, "transport_info", json_object_new_string(
+				unvme_ctrlr_transport_info(cfg->ctrlrs[c])));
+			json_object_array_add(tr, t);
+		}
+		json_object_object_add(o, "transports", tr);
 		json_object *ns = json_object_new_array();
 		for (unsigned k = 0; k < cfg->ntargets; k++)
 			json_object_array_add(ns, row_json(cfg, &rows[k], false));

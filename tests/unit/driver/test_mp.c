@@ -40,7 +40,7 @@ static int child_secondary_io(void)
 	struct unvme_ctrlr *c;
 	if (unvme_ctrlr_open(DEV, NULL, &c) != 0)
 		return 10;
-	if (strcmp(unvme_ctrlr_transport(c), "emu-secondary") != 0)
+	if (strcmp(unvme_ctrlr_transport(c), "secondary") != 0)
 		return 11;
 	struct unvme_qpair *qp;
 	if (unvme_qpair_create(c, NULL, &qp) != 0)
@@ -236,7 +236,7 @@ static void test_secondary_outlives_its_primary(void)
 	REQUIRE(pid > 0);
 	struct unvme_ctrlr *c;
 	REQUIRE(unvme_ctrlr_open(DEV, NULL, &c) == 0);
-	CHECK_STREQ(unvme_ctrlr_transport(c), "emu-secondary");
+	CHECK_STREQ(unvme_ctrlr_transport(c), "secondary");
 	struct unvme_qpair *qp;
 	REQUIRE(unvme_qpair_create(c, NULL, &qp) == 0);
 	struct unvme_ns *ns = unvme_ctrlr_ns(c, 1);

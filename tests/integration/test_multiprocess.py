@@ -6,6 +6,7 @@ commands work during the primary's I/O; two perf processes run at once; data one
 writes another reads; a secondary killed with SIGKILL loses only its own queues; when the
 primary is killed, secondaries fail with a message instead of hanging and a new process
 takes over; UNVME_MP=0 turns sharing off."""
+import contextlib
 import glob
 import os
 import signal
@@ -38,6 +39,18 @@ def wait_primary(unvme, proc, timeout=20):
 def finish(proc, timeout=60):
     out, err = proc.communicate(timeout=timeout)
     return proc.returncode, out, err
+
+
+@contextlib.contextmanager
+def holding(unvme, dev):
+    """`unvme monitor` holds dev as its idle primary for the block."""
+    holder = start(unvme, "monitor", dev)
+    try:
+        wait_primary(unvme, holder)
+        yield holder
+    finally:
+        holder.send_signal(signal.SIGINT)
+        finish(holder)
 
 
 def finish_clean(proc):
@@ -82,9 +95,7 @@ def test_two_perf_processes_at_once(unvme):
 
 def test_data_one_process_writes_another_reads(unvme, tmp_path):
     dev = "emu://mp3?ns=mem:64M:512"
-    holder = start(unvme, "monitor", dev)
-    try:
-        wait_primary(unvme, holder)
+    with holding(unvme, dev):
         data = bytes((i * 13 + 7) & 0xFF for i in range(4096))
         src = tmp_path / "in.bin"
         src.write_bytes(data)
@@ -92,16 +103,11 @@ def test_data_one_process_writes_another_reads(unvme, tmp_path):
         r = unvme.run("read", dev, "-s", "100", "-c", "7", "-b", binary=True)
         assert r.rc == 0, r
         assert r.out == data
-    finally:
-        holder.send_signal(signal.SIGINT)
-        finish(holder)
 
 
 def test_kv_commands_as_secondaries(unvme, tmp_path):
     dev = "emu://mp4?ns=kv:64M"
-    holder = start(unvme, "monitor", dev)
-    try:
-        wait_primary(unvme, holder)
+    with holding(unvme, dev):
         val = tmp_path / "v.bin"
         val.write_bytes(b"value-from-process-1")
         unvme.ok("kv-write", dev, "-k", "shared-key", "-v", val)
@@ -110,17 +116,21 @@ def test_kv_commands_as_secondaries(unvme, tmp_path):
         assert got.read_bytes()[:20] == b"value-from-process-1"
         unvme.ok("kv-exist", dev, "-k", "shared-key")
         unvme.ok("kv-it-info", dev)
-    finally:
-        holder.send_signal(signal.SIGINT)
-        finish(holder)
+
+
+def perf_pair(unvme, dev, primary_seconds, secondary_seconds):
+    """A primary's perf (random reads) and, once it serves, a secondary's (random writes),
+    both running for a while."""
+    app = start(unvme, "perf", dev, "-w", "randread", "-q", "8", "-t", primary_seconds)
+    wait_primary(unvme, app)
+    sec = start(unvme, "perf", dev, "-w", "randwrite", "-q", "16", "-t", secondary_seconds)
+    time.sleep(1.5)
+    return app, sec
 
 
 def test_killed_secondary_loses_only_its_queues(unvme):
     dev = "emu://mp5?ns=mem:256M:512&mode=thread"
-    app = start(unvme, "perf", dev, "-w", "randread", "-q", "8", "-t", "6")
-    wait_primary(unvme, app)
-    victim = start(unvme, "perf", dev, "-w", "randwrite", "-q", "16", "-t", "30")
-    time.sleep(1.5)
+    app, victim = perf_pair(unvme, dev, 6, 30)
     victim.send_signal(signal.SIGKILL)
     finish(victim)
     # its queue ids and memory were given back: a new secondary gets queues again
@@ -131,10 +141,7 @@ def test_killed_secondary_loses_only_its_queues(unvme):
 
 def test_killed_primary_fails_secondaries_and_a_new_one_takes_over(unvme):
     dev = "emu://mp6?ns=mem:256M:512&mode=thread"
-    app = start(unvme, "perf", dev, "-w", "randread", "-q", "8", "-t", "60")
-    wait_primary(unvme, app)
-    sec = start(unvme, "perf", dev, "-w", "randwrite", "-q", "8", "-t", "20")
-    time.sleep(1.5)
+    app, sec = perf_pair(unvme, dev, 60, 20)
     app.send_signal(signal.SIGKILL)
     finish(app)
     t0 = time.monotonic()
@@ -166,9 +173,7 @@ def test_primary_reset_ends_the_secondaries_sessions(unvme):
 
 def test_sharing_off_gives_each_process_its_own_device(unvme, tmp_path):
     dev = unvme.file_dev("mp7", size="16M")
-    holder = start(unvme, "monitor", dev)
-    try:
-        wait_primary(unvme, holder)
+    with holding(unvme, dev):
         # shared: a secondary reads the primary's namespace
         unvme.ok("read", dev, "-s", "0", "-c", "0", "-b", binary=True)
         # not shared: a second device on the same file, which the first holds locked
@@ -176,6 +181,3 @@ def test_sharing_off_gives_each_process_its_own_device(unvme, tmp_path):
         p = subprocess.run([str(TOOL), "read", dev, "-s", "0", "-c", "0"], env=env,
                            capture_output=True, text=True, timeout=60)
         assert p.returncode != 0 and "in use by another process" in p.stderr, p.stderr
-    finally:
-        holder.send_signal(signal.SIGINT)
-        finish(holder)

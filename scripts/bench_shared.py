@@ -208,7 +208,7 @@ def render(d):
 
 
 def add_args(ap):
-    ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--seconds", type=int, default=3)
 
 
 if __name__ == "__main__":

@@ -258,6 +258,10 @@ int ctrlr_configure(struct unvme_ctrlr *c)
 int ctrlr_set_num_queues(struct unvme_ctrlr *c)
 {
 	uint32_t want = c->opts.num_io_queues ? c->opts.num_io_queues : 1;
+	/* The primary of a shared device asks for every queue the controller has: the other
+	 * processes' queues come out of its grant (mp.h). */
+	if (c->mp_fd >= 0 && c->ops->share_doorbells)
+		want = 65535;
 	if (want > 65535)
 		want = 65535;
 	uint32_t dw0 = ((want - 1) << 16) | (want - 1);

@@ -15,7 +15,9 @@ import time
 
 import pytest
 
-from conftest import TOOL
+from conftest import TOOL, build_dir
+
+KV_DB_BENCH = build_dir() / "tools" / "kv_db_bench" / "kv_db_bench"
 
 
 def start(unvme, *args, env_extra=None):
@@ -116,6 +118,26 @@ def test_kv_commands_as_secondaries(unvme, tmp_path):
         assert got.read_bytes()[:20] == b"value-from-process-1"
         unvme.ok("kv-exist", dev, "-k", "shared-key")
         unvme.ok("kv-it-info", dev)
+
+
+def test_two_kv_sdk_processes_with_the_same_core_mask(unvme, tmp_path):
+    """The original SDK failed a second process whose cores overlapped the first's; here the
+    KV SDK of a second process (unvme kv-*, default configuration, the same cores) works on
+    the device while kv_db_bench's KV SDK fills it."""
+    dev = "emu://mp9?ns=kv:1G"
+    app = subprocess.Popen([str(KV_DB_BENCH), f"--device={dev}", "--benchmarks=fillrandom,readrandom",
+                            "--num=1500000"], env=unvme.env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    wait_primary(unvme, app)
+    val = tmp_path / "v.bin"
+    val.write_bytes(b"from-the-second-sdk")
+    unvme.ok("kv-write", dev, "-k", "second-process-key", "-v", val)
+    got = tmp_path / "got.bin"
+    unvme.ok("kv-read", dev, "-k", "second-process-key", "-v", got)
+    assert got.read_bytes()[:19] == b"from-the-second-sdk"
+    out, err = app.communicate(timeout=300)
+    assert app.returncode == 0, err
+    assert "fillrandom" in out and "readrandom" in out, out
 
 
 def perf_pair(unvme, dev, primary_seconds, secondary_seconds):

@@ -111,7 +111,7 @@ fuzz-passthru: build
 demo: build
 	BUILD=$(BUILD) scripts/demo.sh
 
-# Every figure next to its baseline of the same run (docs/performance.md), about 28 minutes;
+# Every figure next to its baseline of the same run (docs/performance.md), 24 to 28 minutes;
 # BENCH_QUICK=1 for a short run whose figures are not worth reading.
 bench: build
 	BUILD=$(BUILD) python3 scripts/bench.py

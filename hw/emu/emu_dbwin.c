@@ -36,6 +36,7 @@ struct emu_dbwin {
 	_Atomic uint32_t *db;    /* the window: one word per doorbell register */
 	uint32_t *seen;          /* the value last acted on, per word (under lock) */
 	uint32_t words;
+	uint32_t scan_end;       /* past the last doorbell of a queue created (under lock) */
 	size_t len;
 	pthread_mutex_t lock;
 	pthread_t watcher;       /* inline mode */
@@ -139,7 +140,7 @@ uint32_t emu_dbwin_scan(struct emu_ctrl *c)
 	uint32_t changed_off[64], changed_val[64], n = 0;
 	uint32_t first = 2u << c->dstrd; /* past the admin queue's two doorbells */
 	pthread_mutex_lock(&w->lock);
-	for (uint32_t i = first; i < w->words && n < 64; i++) {
+	for (uint32_t i = first; i < w->scan_end && n < 64; i++) {
 		uint32_t v = atomic_load_explicit(&w->db[i], memory_order_acquire);
 		if (v != w->seen[i]) {
 			w->seen[i] = v;
@@ -164,6 +165,8 @@ void emu_dbwin_clear(struct emu_ctrl *c, uint32_t qid, bool sq)
 	pthread_mutex_lock(&w->lock);
 	atomic_store_explicit(&w->db[i], 0, memory_order_relaxed);
 	w->seen[i] = 0;
+	if (i + 1 > w->scan_end) /* the engine's pass looks no further than the queues in use */
+		w->scan_end = i + 1;
 	pthread_mutex_unlock(&w->lock);
 }
 

@@ -86,14 +86,12 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 		return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
 	pthread_mutex_lock(&c->admin_lock);
 	int rc = 0;
-	if (c->ops->msg || c->ops->admin) {
-		/* The transport carries it (the kernel's passthrough ioctl takes ordinary memory;
-		 * a secondary process's primary runs it). */
+	if (c->ops->msg) {
+		/* The transport carries it (the kernel's passthrough ioctl takes ordinary memory). */
 		struct nvme_cqe local;
 		struct nvme_cqe *out = cpl ? cpl : &local;
 		memset(out, 0, sizeof(*out));
-		rc = c->ops->msg ? c->ops->msg->admin(c, cmd, buf, len, out)
-				 : c->ops->admin(c, cmd, buf, len, out);
+		rc = c->ops->msg->admin(c, cmd, buf, len, out);
 		pthread_mutex_unlock(&c->admin_lock);
 		return rc;
 	}
@@ -116,6 +114,16 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 			memcpy(c->admin_buf, buf, len);
 		else
 			memset(c->admin_buf, 0, len);
+	}
+	if (c->ops->admin) {
+		/* a secondary process's primary runs it, on the data in our DMA memory */
+		struct nvme_cqe done = {0};
+		rc = c->ops->admin(c, cmd, c->admin_buf, len, &done);
+		if (rc >= 0 && len && from_dev)
+			memcpy(buf, c->admin_buf, len);
+		if (cpl)
+			*cpl = done;
+		goto out;
 	}
 	struct nvme_cqe done;
 	uint16_t cid = 0;

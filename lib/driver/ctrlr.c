@@ -101,6 +101,8 @@ bool ctrlr_qps_locked_here(const struct unvme_ctrlr *c)
 
 int ctrlr_disable(struct unvme_ctrlr *c)
 {
+	/* every queue on the controller goes, other processes' too: their sessions end */
+	mp_primary_lost_queues(c);
 	uint32_t cc = reg_read32(c, NVME_REG_CC);
 	if (cc & NVME_CC_EN)
 		reg_write32(c, NVME_REG_CC, cc & ~NVME_CC_EN);
@@ -403,7 +405,7 @@ static int ctrlr_attach(struct unvme_ctrlr *c)
 	if (rc)
 		goto fail;
 	c->mapper_registered = true;
-	if (c->ops->msg || c->ops->admin) {
+	if (ctrlr_run_elsewhere(c)) {
 		/* No registers to bring up: the transport's attach filled cap, vs and page_size. */
 		c->max_xfer = c->page_size; /* until Identify tells MDTS */
 		rc = ctrlr_configure(c);
@@ -481,7 +483,7 @@ static void ctrlr_detach(struct unvme_ctrlr *c)
 		c->ops->quiesce(c);
 	while (c->qpairs)
 		unvme_qpair_destroy(c->qpairs);
-	if (c->ops->msg || c->ops->admin) {
+	if (ctrlr_run_elsewhere(c)) {
 		ctrlr_free(c); /* whoever owns the controller keeps it running */
 		return;
 	}
@@ -527,7 +529,6 @@ UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 	/* no automatic reset inside this one (its admin commands may time out) */
 	atomic_store(&c->resetting, true);
 	int rc = ctrlr_disable(c);
-	mp_primary_lost_queues(c);
 	/* Disabled, the controller touches no memory: now the commands can be given back. */
 	qpair_fail_outstanding(c->admin, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
 	for (struct unvme_qpair *qp = c->qpairs; qp; qp = qp->next) {

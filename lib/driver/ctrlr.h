@@ -168,6 +168,14 @@ struct unvme_ctrlr {
 	uint32_t nr_aer_pending;
 };
 
+/* Is the controller run by someone else: the kernel or nobody (a message-based transport) or
+ * the primary process that shares it with this one? Then there is no admin queue of ours,
+ * and nothing of the controller's to bring up, shut down or keep events on. */
+static inline bool ctrlr_run_elsewhere(const struct unvme_ctrlr *c)
+{
+	return c->ops->msg || c->ops->admin;
+}
+
 /* qpair.c */
 int qpair_alloc(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint32_t timeout_ms,
 		bool split, struct unvme_qpair **out);

@@ -94,7 +94,6 @@ static size_t nmappers;
 static struct iova_space iova_space; /* IOVAs of freed chunks are given out again */
 static uint64_t iova_lo, iova_hi;    /* the process's window */
 static int mem_fd[2] = { -1, -1 };   /* backing of the chunks: [0] regular pages, [1] huge */
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static bool notice_given;
 static uint64_t regular_budget;      /* regular memory we may still take before reading
 				      * /proc/meminfo again (0: read it now) */
@@ -445,30 +444,9 @@ static void fork_child(void)
 	pthread_mutex_unlock(&dma_lock);
 }
 
-static void fork_hooks(void)
-{
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
-
-int dma_backing_of(const void *vaddr, int *fd, uint64_t *off)
-{
-	*fd = -1;
-	*off = 0;
-	pthread_mutex_lock(&dma_lock);
-	struct dma_chunk *c = find_chunk(vaddr);
-	if (c && c->shared) {
-		uint64_t iova = atomic_load_explicit(&c->iova, memory_order_relaxed);
-		*fd = mem_fd[c->huge];
-		*off = iova - iova_lo + ((uintptr_t)vaddr - atomic_load_explicit(&c->va, memory_order_relaxed));
-	}
-	pthread_mutex_unlock(&dma_lock);
-	return *fd >= 0 ? 0 : -ENOENT;
-}
-
 /* Creates a chunk and maps it into every registered device. Called with dma_lock held. */
 static struct dma_chunk *chunk_create(size_t len, int cls)
 {
-	pthread_once(&fork_once, fork_hooks);
 	uint64_t huge_free, regular;
 	if (len >= IOVA_WINDOW_SIZE && meminfo(&huge_free, &regular) < len) {
 		why = WHY_MACHINE_FULL; /* the more useful of the two reasons */
@@ -478,8 +456,10 @@ static struct dma_chunk *chunk_create(size_t len, int cls)
 	if (!c)
 		return NULL;
 	uint64_t iova = IOVA_NONE;
-	if (!iova_hi)
+	if (!iova_hi) { /* the first chunk of the process */
 		lease_window();
+		pthread_atfork(fork_prepare, fork_parent, fork_child);
+	}
 	if (iova_space.hi || iova_space_init(&iova_space, iova_lo, iova_hi) == 0)
 		iova = iova_alloc(&iova_space, len, DMA_CHUNK_SIZE);
 	if (iova == IOVA_NONE) {

@@ -27,9 +27,6 @@ struct dma_mapper {
 	int (*map_shared)(void *ctx, void *vaddr, uint64_t iova, size_t len, int fd, uint64_t off);
 };
 
-/* The memfd and offset of the pages at vaddr (DMA memory), for handing to another process:
- * 0, or -ENOENT when vaddr is not shareable DMA memory. fd stays owned by the allocator. */
-int dma_backing_of(const void *vaddr, int *fd, uint64_t *off);
 
 /* Registers a mapper and maps every existing chunk through it; 0 or the mapper's error. */
 int dma_mapper_register(const struct dma_mapper *m);

@@ -118,7 +118,7 @@ UNVME_API int unvme_ctrlr_aer_enable(struct unvme_ctrlr *c)
 {
 	if (!c)
 		return unvme_fail(-EINVAL, "unvme_ctrlr_aer_enable: no controller");
-	if (c->ops->msg || c->ops->admin)
+	if (ctrlr_run_elsewhere(c))
 		return unvme_fail(-EOPNOTSUPP, "%s: the %s transport gives no admin queue of its own "
 				  "to keep an Asynchronous Event Request on", c->devid, c->ops->name);
 	if (atomic_load(&c->removed))

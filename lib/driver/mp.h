@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/un.h>
 
 #include "unvme/spec.h"
 
@@ -71,8 +72,9 @@ int mp_send(int sock, const void *msg, size_t len, int fd);
  * when the peer is gone, or a negative errno (-ETIMEDOUT). */
 ssize_t mp_recv(int sock, void *buf, size_t len, int *fd, int timeout_ms);
 
-/* Lock and socket paths of a device address in the run directory; 0 or a negative errno. */
-int mp_paths(const char *address, char *lock, char *sock, size_t len);
+/* The lock file's path and the socket's address of a device address in the run directory; 0
+ * or a negative errno with a message (a path too long for a Unix socket). */
+int mp_paths(const char *address, char *lock, size_t len, struct sockaddr_un *sock);
 
 /* Is sharing on? UNVME_MP=0 (or off) makes every process open a device of its own, as
  * before sharing existed. */
@@ -87,8 +89,8 @@ int mp_claim(struct unvme_ctrlr *c);
 int mp_primary_start(struct unvme_ctrlr *c);
 void mp_primary_stop(struct unvme_ctrlr *c);
 
-/* The controller was reset or pulled out: the secondaries' queues are gone from the device,
- * so every secondary's session ends (each sees its controller removed and may open it
+/* The controller is disabled (a reset, a failure) or pulled out: the secondaries' queues are
+ * gone from the device, so every secondary's session ends (each sees its controller removed and may open it
  * again). Any thread; the server drops them. */
 void mp_primary_lost_queues(struct unvme_ctrlr *c);
 

@@ -52,7 +52,7 @@ struct mp_primary {
 	int lfd;
 	int wake[2];
 	pthread_t thread;
-	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct sockaddr_un addr;
 	struct mp_client clients[MAX_CLIENTS];
 	_Atomic unsigned nr_clients;
 	_Atomic bool stop;
@@ -64,14 +64,12 @@ static int lock_path_open(const char *path)
 	return open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 }
 
-static int sock_connect(const char *path)
+static int sock_connect(const struct sockaddr_un *a)
 {
 	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return -errno;
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	memcpy(a.sun_path, path, strnlen(path, sizeof(a.sun_path) - 1));
-	if (connect(s, (struct sockaddr *)&a, sizeof(a)) != 0) {
+	if (connect(s, (const struct sockaddr *)a, sizeof(*a)) != 0) {
 		int e = -errno;
 		close(s);
 		return e;
@@ -81,13 +79,11 @@ static int sock_connect(const char *path)
 
 int mp_claim(struct unvme_ctrlr *c)
 {
-	char lock[4352], sock[4352];
-	int rc = mp_paths(c->address, lock, sock, sizeof(lock));
+	char lock[4352];
+	struct sockaddr_un sock;
+	int rc = mp_paths(c->address, lock, sizeof(lock), &sock);
 	if (rc)
 		return rc;
-	if (strlen(sock) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-		return unvme_fail(-ENAMETOOLONG, "%s: the socket path %s is too long for a Unix "
-				  "socket (set UNVME_RUN_DIR to a shorter directory)", c->devid, sock);
 	uint64_t deadline = mono_ms_coarse() + CLAIM_WAIT_MS;
 	int last = 0;
 	for (;;) {
@@ -105,7 +101,7 @@ int mp_claim(struct unvme_ctrlr *c)
 			return 1;
 		}
 		close(fd);
-		int s = sock_connect(sock);
+		int s = sock_connect(&sock);
 		if (s >= 0) {
 			c->mp_fd = s;
 			return 0;
@@ -114,7 +110,7 @@ int mp_claim(struct unvme_ctrlr *c)
 		/* the primary is still attaching (or just went): the lock decides again */
 		if (mono_ms_coarse() >= deadline)
 			return unvme_fail(-EBUSY, "%s: another process holds the device (lock %s) but "
-					  "does not answer on %s: %s", c->devid, lock, sock,
+					  "does not answer on %s: %s", c->devid, lock, sock.sun_path,
 					  strerror(-last));
 		sleep_us(5000);
 	}
@@ -156,9 +152,17 @@ static void client_drop(struct mp_primary *mp, struct mp_client *cl)
 	close(cl->fd);
 	memset(cl, 0, sizeof(*cl));
 	cl->fd = -1;
+	atomic_fetch_sub(&mp->nr_clients, 1);
 	if (unvme_log_on())
 		fprintf(stderr, "unvme: %s: a secondary process left; its queues and memory are "
 			"released\n", c->devid);
+}
+
+static void drop_all_clients(struct mp_primary *mp)
+{
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (mp->clients[i].fd >= 0)
+			client_drop(mp, &mp->clients[i]);
 }
 
 /* ---- requests ---- */
@@ -447,12 +451,7 @@ static void *serve_main(void *arg)
 				(void)0;
 		}
 		if (atomic_exchange(&mp->drop_all, false)) {
-			for (int i = 0; i < MAX_CLIENTS; i++) {
-				if (mp->clients[i].fd >= 0) {
-					client_drop(mp, &mp->clients[i]);
-					atomic_fetch_sub(&mp->nr_clients, 1);
-				}
-			}
+			drop_all_clients(mp);
 			continue;
 		}
 		if (p[1].revents & POLLIN) {
@@ -473,10 +472,8 @@ static void *serve_main(void *arg)
 		for (nfds_t i = 2; i < n; i++) {
 			if (!p[i].revents)
 				continue;
-			if (!serve(mp, who[i])) {
+			if (!serve(mp, who[i]))
 				client_drop(mp, who[i]);
-				atomic_fetch_sub(&mp->nr_clients, 1);
-			}
 		}
 	}
 	return NULL;
@@ -493,18 +490,14 @@ int mp_primary_start(struct unvme_ctrlr *c)
 	mp->lfd = mp->wake[0] = mp->wake[1] = -1;
 	for (int i = 0; i < MAX_CLIENTS; i++)
 		mp->clients[i].fd = -1;
-	char lock[4352], sock[4352];
-	int rc = mp_paths(c->address, lock, sock, sizeof(lock));
+	char lock[4352];
+	int rc = mp_paths(c->address, lock, sizeof(lock), &mp->addr);
 	if (rc == 0 && pipe2(mp->wake, O_CLOEXEC) != 0)
 		rc = -errno;
 	if (rc == 0) {
-		/* (mp_claim checked that it fits) */
-		memcpy(mp->sock_path, sock, strnlen(sock, sizeof(mp->sock_path) - 1));
 		mp->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-		struct sockaddr_un a = { .sun_family = AF_UNIX };
-		memcpy(a.sun_path, mp->sock_path, sizeof(a.sun_path));
-		unlink(sock); /* a dead primary's: the lock says it is ours now */
-		if (mp->lfd < 0 || bind(mp->lfd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+		unlink(mp->addr.sun_path); /* a dead primary's: the lock says it is ours now */
+		if (mp->lfd < 0 || bind(mp->lfd, (struct sockaddr *)&mp->addr, sizeof(mp->addr)) != 0 ||
 		    listen(mp->lfd, 16) != 0)
 			rc = -errno;
 	}
@@ -513,15 +506,16 @@ int mp_primary_start(struct unvme_ctrlr *c)
 	if (rc) {
 		if (mp->lfd >= 0) {
 			close(mp->lfd);
-			unlink(mp->sock_path);
+			unlink(mp->addr.sun_path);
 		}
 		if (mp->wake[0] >= 0) {
 			close(mp->wake[0]);
 			close(mp->wake[1]);
 		}
+		rc = unvme_fail(rc, "%s: cannot serve other processes on %s: %s", c->devid,
+				mp->addr.sun_path, strerror(-rc));
 		free(mp);
-		return unvme_fail(rc, "%s: cannot serve other processes on %s: %s", c->devid, sock,
-				  strerror(-rc));
+		return rc;
 	}
 	c->mp = mp;
 	return 0;
@@ -537,11 +531,9 @@ void mp_primary_stop(struct unvme_ctrlr *c)
 		(void)0;
 	pthread_join(mp->thread, NULL);
 	/* no one connects any more, then every secondary is let go */
-	unlink(mp->sock_path);
+	unlink(mp->addr.sun_path);
 	close(mp->lfd);
-	for (int i = 0; i < MAX_CLIENTS; i++)
-		if (mp->clients[i].fd >= 0)
-			client_drop(mp, &mp->clients[i]);
+	drop_all_clients(mp);
 	close(mp->wake[0]);
 	close(mp->wake[1]);
 	free(mp);

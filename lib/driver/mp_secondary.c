@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "lib/common/anon_pages.h"
 #include "ctrlr.h"
 #include "errmsg.h"
 #include "mp.h"
@@ -41,23 +42,19 @@ struct mp_sec {
 	int wake[2];
 	pthread_t watcher;
 	_Atomic bool closing;
-	void *bounce;              /* admin data, in DMA memory the primary has mapped */
-	size_t bounce_len;
 };
 
-/* One request and its reply; fd goes with the request. 0 or a negative errno with a message
- * (the reply's rc is the caller's to read). */
-static int call(struct mp_sec *s, struct mp_req *rq, int fd, struct mp_rep *rep, int timeout_ms)
+/* One request and its reply; fd goes with the request, a descriptor that comes with the reply
+ * goes to *got (NULL: none is expected; one that comes is closed). 0 or a negative errno with
+ * a message (the reply's rc is the caller's to read). */
+static int call(struct mp_sec *s, struct mp_req *rq, int fd, struct mp_rep *rep, int timeout_ms,
+		int *got)
 {
 	pthread_mutex_lock(&s->lock);
 	int rc = mp_send(s->sock, rq, sizeof(*rq), fd);
 	ssize_t n = 0;
-	if (rc == 0) {
-		int got = -1;
-		n = mp_recv(s->sock, rep, sizeof(*rep), &got, timeout_ms);
-		if (got >= 0)
-			close(got); /* only HELLO's answer carries one: not through here */
-	}
+	if (rc == 0)
+		n = mp_recv(s->sock, rep, sizeof(*rep), got, timeout_ms);
 	pthread_mutex_unlock(&s->lock);
 	if (rc == 0 && n == (ssize_t)sizeof(*rep))
 		return 0;
@@ -95,11 +92,8 @@ static void *watch_main(void *arg)
 	 * be given back */
 	ctrlr_hotplug_removing(s->c);
 	/* and the window is let go of too (a VFIO device's BAR: the kernel's removal of the
-	 * device waits for every mapping of it), in one step: doorbell writes go nowhere */
-	void *blank = mmap(NULL, s->win_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (blank != MAP_FAILED &&
-	    mremap(blank, s->win_len, s->win_len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)s->win) == MAP_FAILED)
-		munmap(blank, s->win_len);
+	 * device waits for every mapping of it): doorbell writes go nowhere */
+	(void)replace_with_anon_pages(s->win, s->win_len, 0);
 	ctrlr_hotplug_removed(s->c);
 	return NULL;
 }
@@ -129,9 +123,7 @@ static int sec_attach(struct unvme_ctrlr *c, const char *address)
 	rq.hello.pid = (int32_t)getpid();
 	struct mp_rep rep;
 	int wfd = -1;
-	int rc = mp_send(s->sock, &rq, sizeof(rq), -1);
-	ssize_t n = rc ? rc : mp_recv(s->sock, &rep, sizeof(rep), &wfd, REQ_TIMEOUT_MS);
-	if (n != (ssize_t)sizeof(rep))
+	if (call(s, &rq, -1, &rep, REQ_TIMEOUT_MS, &wfd) != 0)
 		return unvme_fail(-ENODEV, "%s: the process that holds the device did not let this "
 				  "one share it (too many processes, or it is closing it)", c->devid);
 	if (rep.rc) {
@@ -159,7 +151,7 @@ static int sec_attach(struct unvme_ctrlr *c, const char *address)
 		 address);
 	if (pipe2(s->wake, O_CLOEXEC) != 0)
 		return -errno;
-	rc = -pthread_create(&s->watcher, NULL, watch_main, s);
+	int rc = -pthread_create(&s->watcher, NULL, watch_main, s);
 	if (rc) {
 		close(s->wake[0]);
 		close(s->wake[1]);
@@ -197,7 +189,7 @@ static uint64_t reg_read(void *ctx, uint32_t off, uint32_t width)
 	rq.reg.off = off;
 	rq.reg.width = width;
 	struct mp_rep rep;
-	if (call(s, &rq, -1, &rep, REQ_TIMEOUT_MS) != 0 || rep.rc)
+	if (call(s, &rq, -1, &rep, REQ_TIMEOUT_MS, NULL) != 0 || rep.rc)
 		return UINT64_MAX; /* as a device that is gone reads */
 	return rep.reg;
 }
@@ -246,7 +238,7 @@ static int sec_dma_map_shared(void *ctx, void *vaddr, uint64_t iova, size_t len,
 	rq.map.len = len;
 	rq.map.off = off;
 	struct mp_rep rep;
-	int rc = call(s, &rq, fd, &rep, REQ_TIMEOUT_MS);
+	int rc = call(s, &rq, fd, &rep, REQ_TIMEOUT_MS, NULL);
 	return rc ? rc : rep_error(s, &rep);
 }
 
@@ -257,42 +249,25 @@ static void sec_dma_unmap(void *ctx, uint64_t iova, size_t len)
 	rq.map.iova = iova;
 	rq.map.len = len;
 	struct mp_rep rep;
-	(void)call(s, &rq, -1, &rep, REQ_TIMEOUT_MS);
+	(void)call(s, &rq, -1, &rep, REQ_TIMEOUT_MS, NULL);
 }
 
+/* buf is DMA memory (the controller's admin bounce buffer, admin.c): the primary reads and
+ * writes it where it mapped it. */
 static int sec_admin(struct unvme_ctrlr *c, const struct nvme_sqe *cmd, void *buf, size_t len,
 		     struct nvme_cqe *cpl)
 {
 	struct mp_sec *s = c->transport_ctx;
-	if (len > s->bounce_len) {
-		/* (allocating maps the memory through the primary: not under our request lock) */
-		size_t want = len < 4096 ? 4096 : len;
-		void *nb = unvme_dma_alloc(want, 4096);
-		if (!nb)
-			return -ENOMEM;
-		unvme_dma_free(s->bounce);
-		s->bounce = nb;
-		s->bounce_len = want;
-	}
-	bool to_dev = (cmd->opc & 0x3u) == 0x1u || (cmd->opc & 0x3u) == 0x3u;
-	if (len) {
-		if (to_dev)
-			memcpy(s->bounce, buf, len);
-		else
-			memset(s->bounce, 0, len);
-	}
 	struct mp_req rq = { .op = MP_ADMIN };
 	rq.admin.sqe = *cmd;
-	rq.admin.data_iova = len ? unvme_dma_iova(s->bounce) : 0;
+	rq.admin.data_iova = len ? unvme_dma_iova(buf) : 0;
 	rq.admin.len = (uint32_t)len;
 	struct mp_rep rep;
 	int tmo = (int)(c->opts.admin_timeout_ms ? c->opts.admin_timeout_ms : 60000) + REQ_TIMEOUT_MS;
-	int rc = call(s, &rq, -1, &rep, tmo);
+	int rc = call(s, &rq, -1, &rep, tmo, NULL);
 	if (rc)
 		return rc;
 	*cpl = rep.cpl;
-	if (rep.rc == 0 && len && (cmd->opc & 0x2u))
-		memcpy(buf, s->bounce, len);
 	return rep_error(s, &rep);
 }
 
@@ -304,7 +279,7 @@ static int sec_queue_create(struct unvme_qpair *qp)
 	rq.qcreate.sq_iova = qp->sq_iova;
 	rq.qcreate.cq_iova = qp->cq_iova;
 	struct mp_rep rep;
-	int rc = call(s, &rq, -1, &rep, REQ_TIMEOUT_MS);
+	int rc = call(s, &rq, -1, &rep, REQ_TIMEOUT_MS, NULL);
 	if (rc)
 		return rc;
 	if (rep.rc)
@@ -319,7 +294,7 @@ static int sec_queue_delete(struct unvme_qpair *qp)
 	struct mp_req rq = { .op = MP_QUEUE_DELETE };
 	rq.qdelete.qid = qp->qid;
 	struct mp_rep rep;
-	int rc = call(s, &rq, -1, &rep, REQ_TIMEOUT_MS);
+	int rc = call(s, &rq, -1, &rep, REQ_TIMEOUT_MS, NULL);
 	return rc ? rc : rep_error(s, &rep);
 }
 

@@ -91,17 +91,21 @@ static uint64_t hash64(const char *s)
 	return h;
 }
 
-int mp_paths(const char *address, char *lock, char *sock, size_t len)
+int mp_paths(const char *address, char *lock, size_t len, struct sockaddr_un *sock)
 {
 	char dir[4096];
 	int rc = unvme_rundir(dir, sizeof(dir));
 	if (rc)
 		return rc;
 	uint64_t h = hash64(address);
+	memset(sock, 0, sizeof(*sock));
+	sock->sun_family = AF_UNIX;
 	int a = snprintf(lock, len, "%s/ctrl-%016llx.lock", dir, (unsigned long long)h);
-	int b = snprintf(sock, len, "%s/ctrl-%016llx.sock", dir, (unsigned long long)h);
-	if (a < 0 || b < 0 || (size_t)a >= len || (size_t)b >= len)
-		return unvme_fail(-ENAMETOOLONG, "the run directory's path is too long for a socket");
+	int b = snprintf(sock->sun_path, sizeof(sock->sun_path), "%s/ctrl-%016llx.sock", dir,
+			 (unsigned long long)h);
+	if (a < 0 || (size_t)a >= len || b < 0 || (size_t)b >= sizeof(sock->sun_path))
+		return unvme_fail(-ENAMETOOLONG, "the run directory %s is too long a path for a Unix "
+				  "socket (set UNVME_RUN_DIR to a shorter one)", dir);
 	return 0;
 }
 

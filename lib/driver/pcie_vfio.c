@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/common/anon_pages.h"
 #include "lib/common/env.h"
 #include "ctrlr.h"
 #include "devid.h"
@@ -168,6 +169,30 @@ static void set_bus_master(struct vfio_dev *d, bool on)
 	cfg_write16(d, PCI_COMMAND, cmd);
 }
 
+/* Opens IOMMU group gid, checks that it is viable and puts it into the controller's container
+ * with the container's IOMMU model (d->iommu_type; a container whose last group went has
+ * none any more). The group's descriptor, or -EBUSY (open elsewhere), -EPERM (not viable) or
+ * another negative errno. */
+static int join_group(struct vfio_dev *d, int gid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/dev/vfio/%d", gid);
+	int group = open(path, O_RDWR | O_CLOEXEC);
+	if (group < 0)
+		return -errno;
+	struct vfio_group_status gs = {.argsz = sizeof(gs)};
+	int rc = ioctl(group, VFIO_GROUP_GET_STATUS, &gs) != 0	      ? -errno
+		 : !(gs.flags & VFIO_GROUP_FLAGS_VIABLE)		      ? -EPERM
+		 : ioctl(group, VFIO_GROUP_SET_CONTAINER, &d->container) != 0 ? -errno
+		 : ioctl(d->container, VFIO_SET_IOMMU, d->iommu_type) != 0    ? -errno
+									      : 0;
+	if (rc) {
+		close(group);
+		return rc;
+	}
+	return group;
+}
+
 /* The device request eventfd: the kernel signals it when it wants the device back. */
 static int arm_request(struct vfio_dev *d)
 {
@@ -211,18 +236,8 @@ static void release_device(struct vfio_dev *d)
 	set_bus_master(d, false); /* no more DMA into our memory */
 	atomic_store(&d->gone, 1);
 	ctrlr_hotplug_removing(d->ctrlr);
-	if (d->bar0) {
-		/* all ones where the registers were, in one step: a thread reading a register
-		 * right now reads either the device or the ones, never an unmapped page */
-		void *ones = mmap(NULL, d->bar0_size, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (ones != MAP_FAILED) {
-			memset(ones, 0xff, d->bar0_size);
-			if (mremap(ones, d->bar0_size, d->bar0_size, MREMAP_MAYMOVE | MREMAP_FIXED,
-				   (void *)d->bar0) == MAP_FAILED)
-				munmap(ones, d->bar0_size);
-		}
-	}
+	if (d->bar0) /* all ones where the registers were, as a removed device reads */
+		(void)replace_with_anon_pages(d->bar0, d->bar0_size, 0xff);
 	disarm_request(d);
 	/* the descriptor's number stays valid (config space and BAR accesses fail harmlessly)
 	 * and the device file's last reference goes: the kernel's removal completes */
@@ -258,21 +273,10 @@ static int reacquire_device(struct vfio_dev *d)
 	if (!grp[0])
 		return -ENODEV;
 	int gid = atoi(grp);
-	char path[64];
-	snprintf(path, sizeof(path), "/dev/vfio/%d", gid);
-	int group = open(path, O_RDWR | O_CLOEXEC);
+	int group = join_group(d, gid);
 	if (group < 0)
-		return -errno;
-	struct vfio_group_status gs = {.argsz = sizeof(gs)};
-	int rc = ioctl(group, VFIO_GROUP_GET_STATUS, &gs) != 0	      ? -errno
-		 : !(gs.flags & VFIO_GROUP_FLAGS_VIABLE)		      ? -EPERM
-		 : ioctl(group, VFIO_GROUP_SET_CONTAINER, &d->container) != 0 ? -errno
-		 : ioctl(d->container, VFIO_SET_IOMMU, d->iommu_type) != 0    ? -errno
-									      : 0;
-	if (rc) {
-		close(group);
-		return rc;
-	}
+		return group;
+	int rc = 0;
 	int dev = ioctl(group, VFIO_GROUP_GET_DEVICE_FD, d->bdf);
 	struct vfio_region_info reg = {.argsz = sizeof(reg), .index = VFIO_PCI_BAR0_REGION_INDEX};
 	if (dev < 0 || ioctl(dev, VFIO_DEVICE_GET_REGION_INFO, &reg) != 0)
@@ -440,31 +444,22 @@ static int vfio_attach(struct unvme_ctrlr *ctrlr, const char *address)
 			goto fail;
 		}
 	}
-	char path[64];
-	snprintf(path, sizeof(path), "/dev/vfio/%d", group_id);
-	d->group = open(path, O_RDWR | O_CLOEXEC);
+	d->iommu_type = iommu_type;
+	d->group = join_group(d, group_id);
 	if (d->group < 0) {
-		int e = errno;
+		int e = -d->group;
 		if (e == EBUSY)
 			rc = unvme_fail(-EBUSY, "%s: IOMMU group %d is in use by another process (another "
 					"uNVMe program, or a VM, has the device)", bdf, group_id);
+		else if (e == EPERM)
+			rc = unvme_fail(-EPERM, "%s: IOMMU group %d is not viable: every device in "
+					"/sys/kernel/iommu_groups/%d/devices must be bound to vfio-pci (or "
+					"no driver)", bdf, group_id, group_id);
 		else
-			rc = unvme_fail(-e, "%s: cannot open %s: %s", bdf, path, strerror(e));
+			rc = unvme_fail(-e, "%s: cannot set up /dev/vfio/%d in an IOMMU container: %s",
+					bdf, group_id, strerror(e));
 		goto fail;
 	}
-	struct vfio_group_status gs = {.argsz = sizeof(gs)};
-	if (ioctl(d->group, VFIO_GROUP_GET_STATUS, &gs) != 0 || !(gs.flags & VFIO_GROUP_FLAGS_VIABLE)) {
-		rc = unvme_fail(-EPERM, "%s: IOMMU group %d is not viable: every device in "
-				"/sys/kernel/iommu_groups/%d/devices must be bound to vfio-pci (or no "
-				"driver)", bdf, group_id, group_id);
-		goto fail;
-	}
-	if (ioctl(d->group, VFIO_GROUP_SET_CONTAINER, &d->container) != 0 ||
-	    ioctl(d->container, VFIO_SET_IOMMU, iommu_type) != 0) {
-		rc = unvme_fail(-errno, "%s: cannot set up the IOMMU container: %s", bdf, strerror(errno));
-		goto fail;
-	}
-	d->iommu_type = iommu_type;
 	d->device = ioctl(d->group, VFIO_GROUP_GET_DEVICE_FD, bdf);
 	if (d->device < 0) {
 		rc = unvme_fail(-errno, "%s: cannot get the device from VFIO: %s", bdf, strerror(errno));

@@ -127,7 +127,6 @@ static int reset_locked(struct unvme_ctrlr *c, const char *why)
 	int rc = ctrlr_disable(c);
 	if (rc == 0)
 		mark_gone(c);
-	mp_primary_lost_queues(c); /* the secondaries' queues went with the reset */
 	qpair_fail_outstanding(c->admin, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
 	if (rc == 0)
 		rc = ctrlr_enable(c);

@@ -34,7 +34,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 #define DEVICE "emu://fuzzmp?ns=mem:16M:512"
 
 static struct unvme_ctrlr *ctrlr;
-static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static struct sockaddr_un sock_addr;
 static int memfd = -1;
 static char run_dir[128];
 
@@ -58,10 +58,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		fprintf(stderr, "fuzz_mp: cannot open %s as its primary: %s\n", DEVICE, unvme_errmsg());
 		abort();
 	}
-	char lock[4352], sock[4352];
-	if (mp_paths(ctrlr->address, lock, sock, sizeof(lock)) != 0)
+	char lock[4352];
+	if (mp_paths(ctrlr->address, lock, sizeof(lock), &sock_addr) != 0)
 		abort();
-	snprintf(sock_path, sizeof(sock_path), "%s", sock);
 	/* a sealed memfd as the secondary's DMA memory would be, and one page past its end */
 	memfd = memfd_create("fuzz-mp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (memfd < 0 || ftruncate(memfd, 4 << 20) != 0 ||
@@ -74,9 +73,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static int connect_primary(void)
 {
 	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	memcpy(a.sun_path, sock_path, sizeof(a.sun_path));
-	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) != 0)
+	if (s < 0 || connect(s, (struct sockaddr *)&sock_addr, sizeof(sock_addr)) != 0)
 		abort();
 	return s;
 }

@@ -107,15 +107,20 @@ def test_data_one_process_writes_another_reads(unvme, tmp_path):
         assert r.out == data
 
 
+def kv_round_trip(unvme, tmp_path, dev, key, value):
+    """One process stores key, another retrieves it."""
+    val = tmp_path / "v.bin"
+    val.write_bytes(value)
+    unvme.ok("kv-write", dev, "-k", key, "-v", val)
+    got = tmp_path / "got.bin"
+    unvme.ok("kv-read", dev, "-k", key, "-v", got)
+    assert got.read_bytes()[:len(value)] == value
+
+
 def test_kv_commands_as_secondaries(unvme, tmp_path):
     dev = "emu://mp4?ns=kv:64M"
     with holding(unvme, dev):
-        val = tmp_path / "v.bin"
-        val.write_bytes(b"value-from-process-1")
-        unvme.ok("kv-write", dev, "-k", "shared-key", "-v", val)
-        got = tmp_path / "got.bin"
-        unvme.ok("kv-read", dev, "-k", "shared-key", "-v", got)
-        assert got.read_bytes()[:20] == b"value-from-process-1"
+        kv_round_trip(unvme, tmp_path, dev, "shared-key", b"value-from-process-1")
         unvme.ok("kv-exist", dev, "-k", "shared-key")
         unvme.ok("kv-it-info", dev)
 
@@ -129,12 +134,7 @@ def test_two_kv_sdk_processes_with_the_same_core_mask(unvme, tmp_path):
                             "--num=1500000"], env=unvme.env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
     wait_primary(unvme, app)
-    val = tmp_path / "v.bin"
-    val.write_bytes(b"from-the-second-sdk")
-    unvme.ok("kv-write", dev, "-k", "second-process-key", "-v", val)
-    got = tmp_path / "got.bin"
-    unvme.ok("kv-read", dev, "-k", "second-process-key", "-v", got)
-    assert got.read_bytes()[:19] == b"from-the-second-sdk"
+    kv_round_trip(unvme, tmp_path, dev, "second-process-key", b"from-the-second-sdk")
     out, err = app.communicate(timeout=300)
     assert app.returncode == 0, err
     assert "fillrandom" in out and "readrandom" in out, out

@@ -266,12 +266,11 @@ static void test_secondary_outlives_its_primary(void)
 static int raw_request(struct unvme_ctrlr *c, const struct mp_req *rq, size_t len, int fd,
 		       char *msg, size_t msglen)
 {
-	char lock[4352], sock[4352];
-	if (mp_paths(c->address, lock, sock, sizeof(lock)) != 0)
+	char lock[4352];
+	struct sockaddr_un a;
+	if (mp_paths(c->address, lock, sizeof(lock), &a) != 0)
 		return -9999;
 	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	snprintf(a.sun_path, sizeof(a.sun_path), "%.100s", sock);
 	if (connect(s, (struct sockaddr *)&a, sizeof(a)) != 0) {
 		close(s);
 		return -9998;

@@ -16,6 +16,13 @@
  * a watcher thread of the device's own, which runs the queues it finds rung inline, as the
  * writing thread would have. Creating a queue clears its two doorbells in the window (as a
  * controller's doorbells start at 0), so the next owner of a queue id starts clean.
+ *
+ * The watcher does not poll an idle window for ever: after WATCH_SPIN_NS without a doorbell
+ * it announces in the window's wake word (the page after the doorbells) that it sleeps and
+ * sleeps on it (a futex in shared memory); a writer that finds the announcement after its
+ * doorbell store wakes it (futex_kick). So an idle device costs no CPU, and a busy one on a
+ * machine with fewer cores than pollers gives its core away instead of spinning through the
+ * writer's time slice.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,17 +30,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "lib/common/futex.h"
 #include "emu_ctrl.h"
 
-#define WATCH_SPIN_NS  100000ull
-#define WATCH_SLEEP_NS 50000ull
+#define WATCH_SPIN_NS  20000ull
+#define WATCH_SLEEP_MAX_NS 100000000ull /* looks at its stop flag this often */
 
 struct emu_dbwin {
 	int fd;
 	_Atomic uint32_t *db;    /* the window: one word per doorbell register */
+	_Atomic uint32_t *wake;  /* the page after them: 1 while the watcher sleeps */
+	size_t wake_off;
 	uint32_t *seen;          /* the value last acted on, per word (under lock) */
 	uint32_t words;
 	uint32_t scan_end;       /* past the last doorbell of a queue created (under lock) */
@@ -51,6 +62,7 @@ static void *watch_main(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	pthread_setname_np(pthread_self(), "unvme-emu-dbw");
 	uint64_t idle_since = 0;
+	uint32_t looks = 0;
 	while (!atomic_load_explicit(&w->stop, memory_order_acquire)) {
 		if (emu_dbwin_scan(c)) {
 			idle_since = 0;
@@ -60,17 +72,29 @@ static void *watch_main(void *arg)
 		if (!idle_since)
 			idle_since = now;
 		if (now - idle_since < WATCH_SPIN_NS) {
-			for (int i = 0; i < 32; i++)
-				cpu_relax();
-		} else {
-			struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)WATCH_SLEEP_NS };
-			nanosleep(&ts, NULL);
+			/* a writer sharing this core gets it between looks */
+			if (++looks % 16 == 0)
+				sched_yield();
+			else
+				for (int i = 0; i < 32; i++)
+					cpu_relax();
+			continue;
 		}
+		atomic_store_explicit(w->wake, 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst); /* the announcement before the look */
+		if (emu_dbwin_scan(c) || atomic_load_explicit(&w->stop, memory_order_acquire)) {
+			atomic_store_explicit(w->wake, 0, memory_order_relaxed);
+			idle_since = 0;
+			continue;
+		}
+		futex_wait_word(w->wake, 1, WATCH_SLEEP_MAX_NS, true);
+		atomic_store_explicit(w->wake, 0, memory_order_relaxed);
+		idle_since = 0;
 	}
 	return NULL;
 }
 
-int emu_device_doorbell_window(struct emu_device *dev, int *fd, size_t *len)
+int emu_device_doorbell_window(struct emu_device *dev, int *fd, size_t *len, uint64_t *wake_off)
 {
 	struct emu_ctrl *c = &dev->ctrl;
 	pthread_mutex_lock(&c->lock);
@@ -87,7 +111,8 @@ int emu_device_doorbell_window(struct emu_device *dev, int *fd, size_t *len)
 		}
 		w->words = (uint32_t)((c->bar_size - NVME_REG_DBS) / 4);
 		long page = sysconf(_SC_PAGESIZE);
-		w->len = ((size_t)w->words * 4 + (size_t)page - 1) & ~((size_t)page - 1);
+		w->wake_off = ((size_t)w->words * 4 + (size_t)page - 1) & ~((size_t)page - 1);
+		w->len = w->wake_off + (size_t)page;
 		w->fd = memfd_create("unvme-emu-doorbells", MFD_CLOEXEC);
 		w->seen = calloc(w->words, sizeof(*w->seen));
 		if (w->fd < 0 || !w->seen || ftruncate(w->fd, (off_t)w->len) != 0) {
@@ -100,6 +125,7 @@ int emu_device_doorbell_window(struct emu_device *dev, int *fd, size_t *len)
 			goto fail;
 		}
 		w->db = p;
+		w->wake = (_Atomic uint32_t *)((uint8_t *)p + w->wake_off);
 		pthread_mutex_init(&w->lock, NULL);
 		atomic_store_explicit(&c->dbwin, w, memory_order_release);
 		if (c->p.mode == EMU_MODE_INLINE) {
@@ -123,6 +149,7 @@ fail:
 have:
 	*fd = fcntl(atomic_load(&c->dbwin)->fd, F_DUPFD_CLOEXEC, 0);
 	*len = atomic_load(&c->dbwin)->len;
+	*wake_off = atomic_load(&c->dbwin)->wake_off;
 	if (*fd < 0)
 		rc = -errno;
 out:
@@ -176,6 +203,8 @@ void emu_dbwin_stop(struct emu_ctrl *c)
 	if (!w || !w->has_watcher)
 		return;
 	atomic_store(&w->stop, true);
+	atomic_store(w->wake, 0);
+	futex_wake_word(w->wake, 1, true);
 	pthread_join(w->watcher, NULL);
 	w->has_watcher = false;
 }

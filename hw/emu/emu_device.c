@@ -214,6 +214,27 @@ void emu_device_destroy(struct emu_device *dev)
 	free(dev);
 }
 
+bool emu_device_outlives_process(const char *uri)
+{
+	struct emu_params *p = malloc(sizeof(*p)); /* a path per namespace: too big for a stack */
+	if (!p)
+		return false;
+	char err[256];
+	bool yes = false;
+	if (emu_params_parse(uri, p, err, sizeof(err)) == 0) {
+		yes = p->name[0] || p->state_path[0];
+		for (uint32_t i = 0; i < p->nr_ns; i++) {
+			if (p->ns[i].ext) {
+				yes = false;
+				break;
+			}
+			yes = yes || p->ns[i].path[0];
+		}
+	}
+	free(p);
+	return yes;
+}
+
 size_t emu_bar0_size(const struct emu_device *dev)
 {
 	return dev->ctrl.bar_size;

@@ -111,9 +111,17 @@ bool emu_device_removed(const struct emu_device *dev);
  * The doorbell window (emu_dbwin.c): a memfd laid out like the doorbell area of BAR0 that
  * other processes map and write their I/O queues' doorbells into, as they would into a real
  * controller's BAR; the device acts on what they write. Created at the first call; every call
- * returns a new descriptor of it (close it when done) and its length. 0 or a negative errno.
+ * returns a new descriptor of it (close it when done), its length and the offset of its wake
+ * word: a writer that finds it non-zero after a doorbell store sets it to 0 and wakes the
+ * word's sleepers (FUTEX_WAKE on the shared mapping; lib/common/futex.h futex_kick): the
+ * device's watcher sleeps there when it found nothing for a while. 0 or a negative errno.
  */
-int emu_device_doorbell_window(struct emu_device *dev, int *fd, size_t *len);
+int emu_device_doorbell_window(struct emu_device *dev, int *fd, size_t *len, uint64_t *wake_off);
+
+/* Does the device a URI describes outlive a process, as hardware does: it has a name, or a
+ * namespace or its state lives in a file? (A device whose media a program provides, ext or
+ * kvext, never does: the media are that program's.) false for a URI that does not parse. */
+bool emu_device_outlives_process(const char *uri);
 
 /* Size of BAR0 in bytes (registers plus doorbells). */
 size_t emu_bar0_size(const struct emu_device *dev);

@@ -263,6 +263,35 @@ UNVME_API int unvme_ctrlr_process_events(struct unvme_ctrlr *ctrlr);
 UNVME_API int unvme_emu_unplug(const char *devid);
 UNVME_API int unvme_emu_plug(const char *devid, const char *card);
 
+/* ---- device processes (docs/multi-process.md) ----
+ * A device that outlives processes (an emulated device with a name or files; any shareable
+ * device when asked) is run by a device process of its own: every process that opens it is
+ * a client with its own queues, and no client's exit takes the device away. The library
+ * starts one on the first open (`unvme serve --detach`); `unvme serve` runs one by hand. */
+struct unvme_serve_opts {
+	uint32_t idle_ms;              /* end after this long with no client (0: only when told) */
+	const volatile int *stop;      /* end once *stop is non-zero (set by a signal handler) */
+	void (*ready)(void *arg, int pid); /* called once the device serves */
+	void *arg;
+	bool log_to_run_dir;           /* stderr to the device's log beside its socket (a daemon) */
+};
+/* Runs the device process of devid in this process until it ends (idle, told, *stop): 0, or
+ * a negative errno with a message (-EALREADY: another process runs the device already;
+ * -EOPNOTSUPP: a device that cannot be shared). The device is closed cleanly at the end. */
+UNVME_API int unvme_serve(const char *devid, const struct unvme_serve_opts *opts);
+/* Tells the device process of devid to end and waits (at most timeout_ms, 0: 60 s) until it
+ * closed the device: 0, -ESRCH (no process runs it), -EOPNOTSUPP (an application runs it as
+ * its primary: it ends with that application), -ETIMEDOUT. */
+UNVME_API int unvme_serve_stop(const char *devid, uint32_t timeout_ms);
+struct unvme_serve_status {
+	int pid;                       /* of the process that runs the device */
+	uint32_t clients;              /* processes connected to it, the asking one not counted */
+	uint32_t idle_ms;              /* its idle period (0: it ends only when told) */
+	bool device_process;           /* a device process (else an application, the primary) */
+};
+/* Who runs devid now: 0, or -ESRCH when no process serves it. */
+UNVME_API int unvme_serve_status(const char *devid, struct unvme_serve_status *st);
+
 /* ---- I/O queue pairs (one thread each, no locks) ---- */
 
 struct unvme_qpair_opts {

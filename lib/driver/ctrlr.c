@@ -101,12 +101,13 @@ bool ctrlr_qps_locked_here(const struct unvme_ctrlr *c)
 
 int ctrlr_disable(struct unvme_ctrlr *c)
 {
-	/* every queue on the controller goes, other processes' too: their sessions end */
-	mp_primary_lost_queues(c);
 	uint32_t cc = reg_read32(c, NVME_REG_CC);
 	if (cc & NVME_CC_EN)
 		reg_write32(c, NVME_REG_CC, cc & ~NVME_CC_EN);
-	return wait_ready(c, 0);
+	int rc = wait_ready(c, 0);
+	/* every queue on the controller is gone, other processes' too: they create theirs again */
+	ctrlr_life(c, CTRLR_LIFE_QUEUES_LOST, rc);
+	return rc;
 }
 
 int ctrlr_enable(struct unvme_ctrlr *c)
@@ -260,8 +261,8 @@ int ctrlr_configure(struct unvme_ctrlr *c)
 int ctrlr_set_num_queues(struct unvme_ctrlr *c)
 {
 	uint32_t want = c->opts.num_io_queues ? c->opts.num_io_queues : 1;
-	/* The primary of a shared device asks for every queue the controller has: the other
-	 * processes' queues come out of its grant (mp.h). */
+	/* The process that runs a shared device asks for every queue the controller has: the
+	 * other processes' queues come out of its grant (mp.h). */
 	if (c->mp_fd >= 0 && c->ops->share_doorbells)
 		want = 65535;
 	if (want > 65535)
@@ -316,7 +317,7 @@ static void ctrlr_free(struct unvme_ctrlr *c)
 	pthread_mutex_destroy(&c->qp_lock);
 	ctrlr_events_fini(c);
 	if (c->mp_fd >= 0)
-		close(c->mp_fd); /* a primary's lock goes with it */
+		close(c->mp_fd); /* the lock of the process that ran it goes with it */
 	free(c->devid);
 	free(c);
 }
@@ -371,6 +372,18 @@ UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts 
 	return rc;
 }
 
+struct unvme_ctrlr *ctrlr_open_find(const char *address)
+{
+	pthread_mutex_lock(&open_lock);
+	struct unvme_ctrlr *o = open_ctrlrs;
+	while (o && strcmp(o->address, address) != 0)
+		o = o->open_next;
+	if (o)
+		o->refs++;
+	pthread_mutex_unlock(&open_lock);
+	return o;
+}
+
 /* Everything of an open after the address is known; on failure c is freed. */
 static int ctrlr_attach(struct unvme_ctrlr *c)
 {
@@ -379,19 +392,15 @@ static int ctrlr_attach(struct unvme_ctrlr *c)
 	c->ops = unvme_transport_find(c->address, &rc);
 	if (!c->ops)
 		goto fail;
-	bool primary = false;
-	if (c->ops->share_doorbells && mp_enabled()) {
-		/* a device other processes may hold: the first is its primary (mp.h) */
+	bool serves = false;
+	if (c->ops->share_doorbells &&
+	    (mp_mode() != MP_MODE_OFF || mp_device_serving(c->address, NULL))) {
+		/* a device other processes may use: run here and serve them, or be a client of the
+		 * process that runs it (mp.h) */
 		rc = mp_claim(c);
-		if (rc == -EBUSY)
-			goto fail; /* a primary that does not answer */
-		if (rc < 0) {
-			/* nowhere to meet (no run directory): a device of this process's own */
-			if (unvme_log_on())
-				fprintf(stderr, "unvme: %s; the device is not shared\n", unvme_errmsg());
-			unvme_errmsg_clear();
-		}
-		primary = rc == 1;
+		if (rc < 0)
+			goto fail; /* nobody answers, or its device process could not start */
+		serves = rc == 1;
 		if (rc == 0)
 			c->ops = &unvme_transport_mp_secondary;
 	}
@@ -441,8 +450,14 @@ static int ctrlr_attach(struct unvme_ctrlr *c)
 	rc = ctrlr_configure(c);
 	if (rc)
 		goto fail;
-	if (primary && mp_primary_start(c) != 0 && unvme_log_on())
-		fprintf(stderr, "unvme: %s (other processes cannot share it)\n", unvme_errmsg());
+	if (serves && mp_server_start(c) != 0) {
+		if (mp_device_serving(c->address, NULL)) {
+			rc = -EIO; /* a device process that cannot serve has no purpose */
+			goto fail;
+		}
+		if (unvme_log_on())
+			fprintf(stderr, "unvme: %s (other processes cannot share it)\n", unvme_errmsg());
+	}
 	return 0;
 fail:
 	{
@@ -478,7 +493,8 @@ UNVME_API void unvme_ctrlr_close(struct unvme_ctrlr *c)
 
 static void ctrlr_detach(struct unvme_ctrlr *c)
 {
-	mp_primary_stop(c); /* secondaries first: their queues go before the controller does */
+	/* the processes it serves first: their queues go before the controller does */
+	ctrlr_life(c, CTRLR_LIFE_CLOSING, 0);
 	if (c->ops->quiesce)
 		c->ops->quiesce(c);
 	while (c->qpairs)

@@ -107,6 +107,15 @@ struct unvme_ns {
 	struct unvme_zns_info zns; /* zoned namespaces (csi 2) only */
 };
 
+/* What happens to a controller, for whoever wraps it (ctrlr_life). */
+enum ctrlr_life {
+	CTRLR_LIFE_QUEUES_LOST, /* disabled (a reset): its I/O queues are gone, it touches no host
+				 * memory (status: the disable's result) */
+	CTRLR_LIFE_REMOVED,     /* its card left the slot and touches no host memory */
+	CTRLR_LIFE_ARRIVED,     /* a card is back (status: 0 attached, or why it could not be) */
+	CTRLR_LIFE_CLOSING,     /* unvme_ctrlr_close is detaching it (the hook may block) */
+};
+
 struct unvme_ctrlr {
 	const struct unvme_transport_ops *ops;
 	void *transport_ctx;
@@ -150,10 +159,15 @@ struct unvme_ctrlr {
 	_Atomic uint32_t auto_resets;
 	uint64_t recent_resets_ms[3]; /* the last automatic resets, for the give-up rule */
 
-	/* Shared by several processes (mp.h): the primary's lock file, or a secondary's socket
-	 * until its transport takes it over (-1: neither); the primary's server. */
+	/* Shared by several processes (mp.h): the lock file of the process that runs the
+	 * controller, or a client's socket until its transport takes it over (-1: neither); the
+	 * server for the others. */
 	int mp_fd;
-	struct mp_primary *mp;
+	struct mp_server *mp;
+	/* A part of the driver that wraps the controller (the multi-process server) hears of
+	 * its lifecycle here instead of being called by name (ctrlr_life). */
+	void (*life_hook)(struct unvme_ctrlr *c, enum ctrlr_life ev, int status, void *arg);
+	void *life_arg;
 
 	/* Hot-plug (hotplug.c): out of its slot between removal and a successful re-attach. */
 	_Atomic bool removed;
@@ -174,6 +188,13 @@ struct unvme_ctrlr {
 static inline bool ctrlr_run_elsewhere(const struct unvme_ctrlr *c)
 {
 	return c->ops->msg || c->ops->admin;
+}
+
+/* Tells the controller's wrapper (if any) what happened; on the thread it happened on. */
+static inline void ctrlr_life(struct unvme_ctrlr *c, enum ctrlr_life ev, int status)
+{
+	if (c->life_hook)
+		c->life_hook(c, ev, status, c->life_arg);
 }
 
 /* qpair.c */
@@ -208,7 +229,7 @@ int ctrlr_disable(struct unvme_ctrlr *c);
 int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp);
 int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp);
 /* Create I/O CQ and SQ qid on rings at those bus addresses / Delete I/O SQ and CQ qid: the
- * admin commands themselves (also for a secondary process's rings, mp_primary.c). */
+ * admin commands themselves (also for a client process's rings, mp_requests.c). */
 int ctrlr_create_hw_queues(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint64_t sq_iova,
 			   uint64_t cq_iova);
 int ctrlr_delete_hw_queues(struct unvme_ctrlr *c, uint16_t qid);
@@ -218,6 +239,9 @@ bool ctrlr_fatal_now(struct unvme_ctrlr *c);
 uint32_t ctrlr_max_xfer_for(uint32_t page_size, uint8_t mdts);
 /* Set Features (Number of Queues) and what the controller granted. */
 int ctrlr_set_num_queues(struct unvme_ctrlr *c);
+/* The controller of address open in this process, with a reference taken (give it back with
+ * unvme_ctrlr_close), or NULL. */
+struct unvme_ctrlr *ctrlr_open_find(const char *address);
 
 /* recovery.c */
 /* Resets a controller that reported a fatal status, from the thread that noticed it. Every

@@ -105,8 +105,9 @@ static void aer_done(void *arg, const struct nvme_cqe *cpl)
 
 void ctrlr_aer_rearm_locked(struct unvme_ctrlr *c)
 {
-	if (!c->aer_enabled || c->aer_outstanding || c->failed || atomic_load(&c->removed))
-		return;
+	if (!c->aer_enabled || c->aer_outstanding || c->failed || atomic_load(&c->removed) ||
+	    !c->admin)
+		return; /* (a client's events come from the process that runs the controller) */
 	struct nvme_sqe cmd = { .opc = NVME_ADM_ASYNC_EVENT };
 	if (unvme_qpair_submit(c->admin, &cmd, NULL, 0, aer_done, c) == 0) {
 		c->aer_outstanding = true;
@@ -118,6 +119,19 @@ UNVME_API int unvme_ctrlr_aer_enable(struct unvme_ctrlr *c)
 {
 	if (!c)
 		return unvme_fail(-EINVAL, "unvme_ctrlr_aer_enable: no controller");
+	if (c->ops->events_subscribe) {
+		/* a client: the process that runs the controller keeps the request outstanding
+		 * and tells its subscribers (mp_client.c queues them in aer_pending) */
+		if (atomic_load(&c->removed))
+			return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
+		int rc = c->ops->events_subscribe(c);
+		if (rc == 0) {
+			pthread_mutex_lock(&c->admin_lock);
+			c->aer_enabled = true;
+			pthread_mutex_unlock(&c->admin_lock);
+		}
+		return rc;
+	}
 	if (ctrlr_run_elsewhere(c))
 		return unvme_fail(-EOPNOTSUPP, "%s: the %s transport gives no admin queue of its own "
 				  "to keep an Asynchronous Event Request on", c->devid, c->ops->name);
@@ -146,7 +160,7 @@ UNVME_API int unvme_ctrlr_process_events(struct unvme_ctrlr *c)
 	pthread_mutex_lock(&c->admin_lock);
 	/* events the device reported before it was pulled out are still delivered */
 	bool removed = atomic_load(&c->removed);
-	if (!removed && !atomic_load(&c->resetting))
+	if (!removed && !atomic_load(&c->resetting) && c->admin)
 		(void)unvme_qpair_poll(c->admin, 0);
 	n = c->nr_aer_pending;
 	memcpy(got, c->aer_pending, n * sizeof(got[0]));

@@ -25,7 +25,6 @@
 #include "lib/common/env.h"
 #include "ctrlr.h"
 #include "errmsg.h"
-#include "mp.h"
 
 static void say(const struct unvme_ctrlr *c, const char *what)
 {
@@ -54,7 +53,7 @@ void ctrlr_hotplug_removed(struct unvme_ctrlr *c)
 		atomic_store(&qp->failed, 1);
 	}
 	ctrlr_unlock_qps(c);
-	mp_primary_lost_queues(c);
+	ctrlr_life(c, CTRLR_LIFE_REMOVED, 0);
 	say(c, "the device was removed: its commands complete with ABORTED_SQ_DELETION, new ones "
 	    "fail with -ENODEV until it is back");
 	ctrlr_emit(c, UNVME_EVENT_REMOVED, 0, 0, NULL);
@@ -89,7 +88,9 @@ int ctrlr_hotplug_arrived(struct unvme_ctrlr *c)
 	ctrlr_lock_qps(c);
 	/* submitters and pollers wait (-EAGAIN) until the queues can be created again */
 	atomic_store(&c->resetting, true);
-	int rc = bring_up(c);
+	/* a client's card is brought up by the process that runs it (its transport refreshed
+	 * CAP and VS); this one only reads it again */
+	int rc = ctrlr_run_elsewhere(c) ? 0 : bring_up(c);
 	/* a card is in the slot, working or not: no longer "removed" */
 	atomic_store(&c->removed, false);
 	if (rc == 0) {
@@ -121,6 +122,7 @@ int ctrlr_hotplug_arrived(struct unvme_ctrlr *c)
 	}
 	ctrlr_unlock_qps(c);
 	say(c, msg);
+	ctrlr_life(c, CTRLR_LIFE_ARRIVED, rc);
 	/* the listeners hear of the arrival before a submitter can find its queue lost: until
 	 * then it is told to wait (-EAGAIN), so one that rebuilds its queues after an arrival
 	 * (the KV SDK) never mistakes the rebuild for a failure */

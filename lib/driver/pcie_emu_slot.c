@@ -175,8 +175,28 @@ static int slot_find_locked(const char *devid, const char *what, struct emu_slot
 			return 0;
 		}
 	}
-	return unvme_fail(-ENODEV, "%s: '%s' is not open in this process (an emulated device "
-			  "lives in the process that opened it)", what, devid);
+	return unvme_fail(-ENODEV, "%s: '%s' is not open in this process", what, devid);
+}
+
+/* The device at devid's address is not in a slot of this process: the process may be a
+ * client of the process that runs it, which pulls or puts the card for it (mp_client.c).
+ * *handled: false when devid is not open here at all (the slot's own error stands). */
+static int card_elsewhere(const char *devid, const char *card, bool plug, bool *handled)
+{
+	char address[4352];
+	*handled = false;
+	if (!devid || unvme_devid_resolve(devid, address, sizeof(address)) != 0)
+		return 0;
+	struct unvme_ctrlr *c = ctrlr_open_find(address);
+	if (!c)
+		return 0;
+	int rc = 0;
+	if (plug ? c->ops->card_plug != NULL : c->ops->card_unplug != NULL) {
+		*handled = true;
+		rc = plug ? c->ops->card_plug(c, card) : c->ops->card_unplug(c);
+	}
+	unvme_ctrlr_close(c);
+	return rc;
 }
 
 UNVME_API int unvme_emu_unplug(const char *devid)
@@ -186,7 +206,9 @@ UNVME_API int unvme_emu_unplug(const char *devid)
 	int frc = slot_find_locked(devid, "unplug", &s);
 	if (frc) {
 		pthread_mutex_unlock(&slots_lock);
-		return frc;
+		bool handled;
+		int rc = frc == -ENODEV ? card_elsewhere(devid, NULL, false, &handled) : 0;
+		return frc == -ENODEV && handled ? rc : frc;
 	}
 	pthread_mutex_lock(&s->lock);
 	struct emu_device *card = card_of(s);
@@ -212,7 +234,11 @@ UNVME_API int unvme_emu_plug(const char *devid, const char *card_uri)
 	int frc = slot_find_locked(devid, "plug", &s);
 	if (frc) {
 		pthread_mutex_unlock(&slots_lock);
-		return frc;
+		if (frc == -ENODEV && card_uri && !unvme_addr_is_emu(card_uri))
+			return unvme_fail(-EINVAL, "plug: the card '%s' is not an emu:// URI", card_uri);
+		bool handled;
+		int rc = frc == -ENODEV ? card_elsewhere(devid, card_uri, true, &handled) : 0;
+		return frc == -ENODEV && handled ? rc : frc;
 	}
 	const char *uri = card_uri ? card_uri : s->ctrlr->address;
 	int rc = 0;
@@ -284,10 +310,17 @@ static void emu_dma_unmap(void *ctx, uint64_t iova, size_t len)
 	emu_iommu_unmap(ctx, iova, len);
 }
 
-static int slot_share_doorbells(void *ctx, int *fd, uint64_t *off, size_t *len)
+static int slot_share_doorbells(void *ctx, int *fd, uint64_t *off, size_t *len, uint64_t *wake_off)
 {
 	*off = 0;
-	return emu_device_doorbell_window(card_of(ctx), fd, len);
+	return emu_device_doorbell_window(card_of(ctx), fd, len, wake_off);
+}
+
+/* A device with a name or files outlives the processes that use it (docs/multi-process.md):
+ * a device process runs it. */
+static bool slot_serve_apart(const char *address)
+{
+	return emu_device_outlives_process(address);
 }
 
 const struct unvme_transport_ops unvme_transport_emu = {
@@ -302,6 +335,8 @@ const struct unvme_transport_ops unvme_transport_emu = {
 	.dma_map = slot_dma_map,
 	.dma_unmap = slot_dma_unmap,
 	.share_doorbells = slot_share_doorbells,
+	.serve_apart = slot_serve_apart,
+	.iommu_outlives_card = true, /* the slot keeps the mappings (struct emu_slot) */
 };
 
 /* Host targets (lib/ftl/target.h) are emulated controllers over media the host builds on

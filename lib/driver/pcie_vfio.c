@@ -589,11 +589,12 @@ static void vfio_dma_unmap(void *ctx, uint64_t iova, size_t len)
 	ioctl(d->container, VFIO_IOMMU_UNMAP_DMA, &u);
 }
 
-/* Secondary processes (mp.h) ring their doorbells in BAR0 through the device's descriptor:
+/* Client processes (mp.h) ring their doorbells in BAR0 through the device's descriptor:
  * the pages from the end of the registers (1000h) on. */
-static int vfio_share_doorbells(void *ctx, int *fd, uint64_t *off, size_t *len)
+static int vfio_share_doorbells(void *ctx, int *fd, uint64_t *off, size_t *len, uint64_t *wake_off)
 {
 	struct vfio_dev *d = ctx;
+	*wake_off = UINT64_MAX; /* hardware watches its doorbells itself */
 	if (!d->bar0)
 		return -EOPNOTSUPP; /* a BAR0 without mmap: no doorbells to share */
 	*fd = fcntl(d->device, F_DUPFD_CLOEXEC, 0);

@@ -93,18 +93,18 @@ static int reset_locked(struct unvme_ctrlr *c, const char *why)
 	for (struct unvme_qpair *qp = c->qpairs; qp; qp = qp->next)
 		qp->failed = 1;
 	char msg[768];
-	if (c->ops->admin && mp_secondary_orphaned(c)) {
-		/* the primary, and the device with it, is gone: nothing touches our memory any
-		 * more, so this is a removal (its watcher thread reports it too) */
+	if (c->ops->admin && mp_client_orphaned(c)) {
+		/* the process that ran it, and the device with it, is gone: nothing touches our
+		 * memory any more, so this is a removal (its watcher thread reports it too) */
 		atomic_store(&c->removed, true);
-		snprintf(msg, sizeof(msg), "%s: the primary process is gone", why);
+		snprintf(msg, sizeof(msg), "%s: the process that runs the device is gone", why);
 		give_up(c, msg, true);
 		return -EIO;
 	}
 	if (c->ops->admin) {
-		/* a secondary process: resetting is the primary's. Its
-		 * queues stay on the device until their owners destroy them (the primary deletes
-		 * them), so what is outstanding is not given back before */
+		/* a client process: resetting is the server's. Its queues stay on the device
+		 * until their owners destroy them (the server deletes them), so what is
+		 * outstanding is not given back before */
 		c->gave_up = true;
 		c->failed = 1;
 		snprintf(msg, sizeof(msg), "%s: %s, which alone may reset it", why, c->transport_info);

@@ -22,6 +22,7 @@
 #ifndef UNVME_DRIVER_TRANSPORT_H
 #define UNVME_DRIVER_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -86,19 +87,34 @@ struct unvme_transport_ops {
 
 	/* Sharing a controller between processes (mp.h). A device that other processes can
 	 * reach: share_doorbells hands out a descriptor whose pages from *off on (len bytes) are
-	 * laid out like the doorbell area, where secondaries write their doorbells (a memfd the
-	 * emulated device watches; a VFIO device's BAR0 past its registers). A secondary's
+	 * laid out like the doorbell area, where clients write their doorbells (a memfd the
+	 * emulated device watches, with a wake word at *wake_off that the device may sleep on,
+	 * MP_NO_WAKE when there is none; a VFIO device's BAR0 past its registers). A client's
 	 * transport: the owner of the controller carries out its admin commands (admin, as
 	 * unvme_msg_ops.admin; the transport then has no admin queue and brings up nothing),
 	 * creates and deletes its I/O queues on its rings (queue_create sets the queue id the
 	 * owner chose, qpair_set_qid) and maps its DMA memory, told where the pages are
 	 * (dma_map_shared, instead of dma_map). */
-	int (*share_doorbells)(void *ctx, int *fd, uint64_t *off, size_t *len);
+	int (*share_doorbells)(void *ctx, int *fd, uint64_t *off, size_t *len, uint64_t *wake_off);
+	/* Should the device at address live in a device process of its own (it outlives the
+	 * processes that use it: an emulated device that is named or kept in files)? NULL: no,
+	 * the first process that opens it runs it. */
+	bool (*serve_apart)(const char *address);
+	/* Does the platform keep the IOMMU's mappings when a card is replaced in the slot (the
+	 * emulated slot does)? Then a client's memory stays mapped across a hot-plug and its
+	 * session goes on; otherwise a removal ends every client's session. */
+	bool iommu_outlives_card;
 	int (*admin)(struct unvme_ctrlr *c, const struct nvme_sqe *cmd, void *buf, size_t len,
 		     struct nvme_cqe *cpl);
 	int (*queue_create)(struct unvme_qpair *qp);
 	int (*queue_delete)(struct unvme_qpair *qp);
 	int (*dma_map_shared)(void *ctx, void *vaddr, uint64_t iova, size_t len, int fd, uint64_t off);
+	/* A client's: Asynchronous Events from the controller's owner (unvme_ctrlr_aer_enable),
+	 * and an emulated card pulled out or put back in the owner's slot (unvme_emu_unplug,
+	 * unvme_emu_plug). */
+	int (*events_subscribe)(struct unvme_ctrlr *c);
+	int (*card_unplug)(struct unvme_ctrlr *c);
+	int (*card_plug)(struct unvme_ctrlr *c, const char *card);
 
 	/* Fabrics queue pairs (NULL for PCIe). qp_init runs when a queue pair is allocated and
 	 * sets qp->bus / qp->write32 to the transport's queue and doorbell; qp_reset when its

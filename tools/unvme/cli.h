@@ -148,6 +148,12 @@ struct cli_args {
 	const char *card;
 	bool background;
 
+	/* serve: a device process */
+	const char *serve_idle;
+	bool serve_detach;
+	bool serve_stop;
+	bool serve_status;
+
 	/* NVMe over Fabrics: target, discover, connect (target devices: perf_devs, -d) */
 	const char *config_file;
 	const char *listen;
@@ -380,6 +386,7 @@ int cmd_fuse_raw(int argc, char **argv);
 
 /* cmd_target.c, cmd_fabrics.c: NVMe/TCP target and host connections */
 int cmd_target(struct cli_args *a);
+int cmd_serve(struct cli_args *a);
 int cmd_discover(struct cli_args *a);
 int cmd_connect(struct cli_args *a);
 int cmd_connect_all(struct cli_args *a);

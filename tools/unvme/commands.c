@@ -649,6 +649,32 @@ static const char monitor_details[] =
 	"  plug --card 'emu://spare?serial=SPARE1'\n"
 	"  EOF\n";
 
+static const struct opt_def serve_opts[] = {
+	OPT("idle", 'i', OPT_STR, serve_idle, "DURATION",
+	    "end after this long without a client: 30s, 500ms, 2m (default: when told)"),
+	OPT("detach", 'D', OPT_FLAG, serve_detach, NULL,
+	    "run in the background once the device serves (print its pid)"),
+	OPT("stop", 0, OPT_FLAG, serve_stop, NULL, "end the device process that runs the device"),
+	OPT("status", 0, OPT_FLAG, serve_status, NULL, "say which process runs the device"),
+	OPT("quiet", 'q', OPT_FLAG, quiet, NULL, "print nothing on success"),
+	OPT_OUTPUT_FORMAT,
+	OPT_END,
+};
+
+static const char serve_details[] =
+	"Runs the device in a process of its own, the device process, which every program that\n"
+	"opens the device then uses as a client (its own queues, its doorbells written straight\n"
+	"into the device): no program's exit takes the device, its open iterators or pending\n"
+	"events away. The first open of an emulated device with a name or files starts one by\n"
+	"itself (ending 10 s after its last client, UNVME_DEVICE_IDLE_MS); run it by hand to\n"
+	"keep a device up, or for a PCIe device, whose first opener otherwise runs it. SIGINT\n"
+	"or SIGTERM, or 'serve --stop' from another shell, end it with a clean shutdown.\n"
+	"Examples:\n"
+	"  unvme serve emu0 --detach        # until 'unvme serve emu0 --stop'\n"
+	"  unvme serve 'emu://kv?ns=kv:1G' --idle 5m\n"
+	"  unvme serve emu0 --status\n"
+	"See docs/multi-process.md.\n";
+
 const struct cli_cmd cli_commands[] = {
 	{ "list", "list every known device with its namespaces", cmd_list, fmt_opts, POS_NONE, NULL },
 	{ "devices", "list device aliases and what they resolve to", cmd_devices, fmt_opts, POS_NONE,
@@ -757,6 +783,8 @@ const struct cli_cmd cli_commands[] = {
 	  monitor_opts, POS_DEVICE, monitor_details },
 	{ "batch", "run several commands in one process", cmd_batch, batch_opts, POS_DEVICE,
 	  batch_details },
+	{ "serve", "run a device in a device process of its own, or stop one", cmd_serve,
+	  serve_opts, POS_DEVICE, serve_details },
 	{ "mkfs", "make a BlobFS file system on a namespace", cmd_mkfs, mkfs_opts, POS_DEVICE,
 	  fs_details },
 	{ "fsck", "check (and repair) a BlobFS file system", cmd_fsck, fsck_opts, POS_DEVICE,

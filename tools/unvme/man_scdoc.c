@@ -14,7 +14,7 @@ static const struct man_group {
 	const char *name;
 	const char *commands[16];
 } groups[] = {
-	{ "unvme", { "list", "devices", "batch", "help", "version" } },
+	{ "unvme", { "list", "devices", "batch", "serve", "help", "version" } },
 	{ "identify", { "id-ctrl", "id-ns", "list-ns", "ns-descs", "ns-rescan" } },
 	{ "log", { "smart-log", "error-log", "fw-log", "get-log", "effects-log", "self-test-log",
 		   "sanitize-log" } },

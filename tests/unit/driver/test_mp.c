@@ -171,7 +171,7 @@ static int wait_child(pid_t pid)
 static bool all_released(struct unvme_ctrlr *c, const uint8_t *before)
 {
 	for (int i = 0; i < 5000; i++) {
-		bool clear = mp_primary_clients(c) == 0;
+		bool clear = mp_server_sessions(c) == 0;
 		for (uint32_t q = 1; clear && q <= c->max_io_queues; q++)
 			clear = c->qid_used[q] == before[q];
 		if (clear)
@@ -215,7 +215,7 @@ static void test_killed_secondary_releases_its_queues(void)
 	for (int round = 0; round < 3; round++) {
 		pid_t pid = start_child("spin", true);
 		REQUIRE(pid > 0);
-		CHECK_EQ(mp_primary_clients(c), 1);
+		CHECK_EQ(mp_server_sessions(c), 1);
 		test_sleep_ms(50);
 		kill(pid, SIGKILL);
 		CHECK_EQ(wait_child(pid), 128 + SIGKILL);
@@ -266,18 +266,19 @@ static void test_secondary_outlives_its_primary(void)
 static int raw_request(struct unvme_ctrlr *c, const struct mp_req *rq, size_t len, int fd,
 		       char *msg, size_t msglen)
 {
-	char lock[4352];
-	struct sockaddr_un a;
-	if (mp_paths(c->address, lock, sizeof(lock), &a) != 0)
+	struct mp_where w;
+	if (mp_where(c->address, &w) != 0)
 		return -9999;
 	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (connect(s, (struct sockaddr *)&a, sizeof(a)) != 0) {
+	if (connect(s, (struct sockaddr *)&w.sock, sizeof(w.sock)) != 0) {
 		close(s);
 		return -9998;
 	}
 	struct mp_rep rep = {0};
-	int rc = mp_send(s, rq, len, fd) == 0 && mp_recv(s, &rep, sizeof(rep), NULL, 10000) ==
-		 (ssize_t)sizeof(rep) ? rep.rc : -9997;
+	int rc = mp_send(s, rq, len, &fd, fd >= 0 ? 1 : 0) == 0 &&
+				 mp_recv(s, &rep, sizeof(rep), NULL, 0, 10000) == (ssize_t)sizeof(rep)
+			 ? rep.rc
+			 : -9997;
 	snprintf(msg, msglen, "%s", rep.msg);
 	close(s);
 	return rc;

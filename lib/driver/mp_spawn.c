@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Starting a device process (mp.h): `unvme serve --detach` for an address, found next to the
+ * library (a build tree's unvme for a build tree's library, else the installed one, else the
+ * first on PATH; UNVME_SERVE_PROGRAM overrides). posix_spawn: no fork of this process (its
+ * threads, its DMA memory), nothing of it inherited but the environment; the device process
+ * detaches from its session and its parent at once (setsid, a fork of its own) and reports
+ * on its stderr, a pipe to here, why it could not start. Its idle period is
+ * UNVME_DEVICE_IDLE_MS (default 10 s).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/common/clock.h"
+#include "errmsg.h"
+#include "mp.h"
+
+#define DEFAULT_IDLE_MS 10000u
+#define START_TIMEOUT_MS 120000 /* a device whose log file is replayed at power-on takes long */
+
+extern char **environ;
+
+static bool executable(const char *path)
+{
+	return access(path, X_OK) == 0;
+}
+
+/* The file this code was loaded from: the shared library, or the program it is linked into. */
+static bool self_path(char *out, size_t len)
+{
+	Dl_info di;
+	const char *name = NULL;
+	if (dladdr((void *)self_path, &di) && di.dli_fname && strstr(di.dli_fname, ".so"))
+		name = di.dli_fname; /* (for the main program dladdr gives argv[0]) */
+	char buf[PATH_MAX];
+	if (!name) {
+		ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+		if (n <= 0)
+			return false;
+		buf[n] = '\0';
+		name = buf;
+	}
+	return realpath(name, out) != NULL && strlen(out) < len;
+}
+
+int mp_serve_program(char *out, size_t len)
+{
+	const char *env = getenv("UNVME_SERVE_PROGRAM");
+	if (env && *env) {
+		if (!executable(env) || strlen(env) >= len)
+			return unvme_fail(-ENOENT, "UNVME_SERVE_PROGRAM=%s is not an executable program",
+					  env);
+		snprintf(out, len, "%s", env);
+		return 0;
+	}
+	char self[PATH_MAX];
+#ifdef UNVME_BUILD_ROOT
+	/* a build tree's library runs the same tree's unvme (the installed one may be older) */
+	if (self_path(self, sizeof(self)) &&
+	    strncmp(self, UNVME_BUILD_ROOT "/", strlen(UNVME_BUILD_ROOT) + 1) == 0 &&
+	    executable(UNVME_BUILD_ROOT "/tools/unvme/unvme")) {
+		snprintf(out, len, "%s", UNVME_BUILD_ROOT "/tools/unvme/unvme");
+		return 0;
+	}
+#endif
+#ifdef UNVME_BINDIR
+	if (executable(UNVME_BINDIR "/unvme")) {
+		snprintf(out, len, "%s", UNVME_BINDIR "/unvme");
+		return 0;
+	}
+#endif
+	(void)self;
+	const char *path = getenv("PATH");
+	while (path && *path) {
+		const char *end = strchr(path, ':');
+		size_t n = end ? (size_t)(end - path) : strlen(path);
+		char cand[PATH_MAX];
+		if (n && n + sizeof("/unvme") < sizeof(cand)) {
+			snprintf(cand, sizeof(cand), "%.*s/unvme", (int)n, path);
+			if (executable(cand) && strlen(cand) < len) {
+				snprintf(out, len, "%s", cand);
+				return 0;
+			}
+		}
+		path = end ? end + 1 : NULL;
+	}
+	return unvme_fail(-ENOENT, "no unvme program to run the device process (installed, on "
+			  "PATH, or UNVME_SERVE_PROGRAM)");
+}
+
+/* The device process's idle period, "<ms>ms" for its --idle. */
+static void idle_arg(char *out, size_t len)
+{
+	const char *e = getenv("UNVME_DEVICE_IDLE_MS");
+	unsigned long ms = DEFAULT_IDLE_MS;
+	if (e && *e) {
+		char *end;
+		unsigned long v = strtoul(e, &end, 10);
+		if (!*end && v <= 86400000ul)
+			ms = v;
+	}
+	snprintf(out, len, "%lums", ms);
+}
+
+int mp_spawn(const char *address)
+{
+	char prog[PATH_MAX];
+	int rc = mp_serve_program(prog, sizeof(prog));
+	if (rc)
+		return rc;
+	char idle[32];
+	idle_arg(idle, sizeof(idle));
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) != 0)
+		return unvme_fail(-errno, "%s: no pipe to start its device process: %s", address,
+				  strerror(errno));
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3); /* nothing of this process's but those */
+	sigset_t none, all;
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	char *argv[] = { prog, "serve", "--detach", "--quiet", "--idle", idle, (char *)address, NULL };
+	pid_t pid;
+	rc = posix_spawn(&pid, prog, &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close(pipefd[1]);
+	if (rc) {
+		close(pipefd[0]);
+		return unvme_fail(-rc, "%s: cannot start its device process (%s): %s", address, prog,
+				  strerror(rc));
+	}
+	/* what it says until it has detached (nothing when it serves) */
+	char msg[1024];
+	size_t got = 0;
+	uint64_t deadline = mono_ms_coarse() + START_TIMEOUT_MS;
+	for (;;) {
+		uint64_t now = mono_ms_coarse();
+		struct pollfd p = { .fd = pipefd[0], .events = POLLIN };
+		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) == 0)
+			break;
+		ssize_t n = read(pipefd[0], msg + got, sizeof(msg) - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (got == sizeof(msg) - 1)
+			got = 0; /* keep reading to its end; the last words say why */
+	}
+	close(pipefd[0]);
+	msg[got] = '\0';
+	while (got && (msg[got - 1] == '\n' || msg[got - 1] == ' '))
+		msg[--got] = '\0';
+	int st = 0;
+	pid_t w;
+	do
+		w = waitpid(pid, &st, 0);
+	while (w < 0 && errno == EINTR);
+	bool ok = w == pid ? WIFEXITED(st) && WEXITSTATUS(st) == 0 : got == 0;
+	if (ok)
+		return 0;
+	return unvme_fail(-EIO, "%s: its device process could not start: %s", address,
+			  got ? msg : "it ended without saying why");
+}

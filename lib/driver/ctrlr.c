@@ -129,8 +129,10 @@ int ctrlr_enable(struct unvme_ctrlr *c)
 
 bool ctrlr_fatal_now(struct unvme_ctrlr *c)
 {
-	if (c->ops->msg)
-		return c->failed; /* no registers: the transport marks a controller that went away */
+	/* no registers (the transport marks a controller that went away), or another process
+	 * runs the controller: its reset reaches this one as lost queues (mp_client.c) */
+	if (c->ops->msg || c->ops->admin)
+		return c->failed;
 	uint32_t csts = reg_read32(c, NVME_REG_CSTS);
 	if (csts == 0xffffffffu || (csts & NVME_CSTS_CFS)) {
 		c->failed = 1;

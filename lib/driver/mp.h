@@ -93,7 +93,7 @@ struct mp_rep {
 		uint64_t reg;
 		struct nvme_cqe cpl;
 		uint32_t qid;
-		struct { int32_t pid; uint32_t sessions; uint32_t idle_ms; uint32_t rsvd; } status;
+		struct { int32_t pid; uint32_t sessions; uint32_t idle_ms; uint32_t rsvd; } status; /* sessions: clients (said HELLO) */
 	};
 	char msg[256];
 };

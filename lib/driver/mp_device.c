@@ -211,7 +211,7 @@ UNVME_API int unvme_serve_status(const char *devid, struct unvme_serve_status *s
 	if (rc)
 		return rc;
 	st->pid = rep.status.pid;
-	st->clients = rep.status.sessions ? rep.status.sessions - 1 : 0; /* less this question */
+	st->clients = rep.status.sessions;
 	st->idle_ms = rep.status.idle_ms;
 	st->device_process = (rep.status.rsvd & MP_HELLO_DEVICE_PROCESS) != 0;
 	return 0;

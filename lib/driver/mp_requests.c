@@ -416,7 +416,10 @@ static void do_plug(struct mp_server *mp, const struct mp_req *rq, struct mp_rep
 static void do_status(struct mp_server *mp, struct mp_rep *rep)
 {
 	rep->status.pid = (int32_t)getpid();
-	rep->status.sessions = atomic_load(&mp->nr_sessions);
+	uint32_t clients = 0;
+	for (int i = 0; i < MP_MAX_SESSIONS; i++)
+		clients += mp->sessions[i].fd >= 0 && mp->sessions[i].hello;
+	rep->status.sessions = clients;
 	rep->status.idle_ms = mp->idle_ms;
 	rep->status.rsvd = mp->device_process ? MP_HELLO_DEVICE_PROCESS : 0;
 	rep->rc = 0;

@@ -19,11 +19,13 @@
  * on whatever thread it happens, and acts on it on its own thread before it answers the
  * next request: a client that pulled the card out has its REMOVED notice before the reply.
  *
- * In a device process (mp_device.c) the server also keeps an Asynchronous Event Request
- * outstanding once a client subscribed and forwards the events (those that came while no
- * client listened wait for the first that does), takes stop requests, and ends the process
- * after its idle period with no session, or at once when its socket file disappears (the
- * run directory was removed) and no session is left.
+ * In a device process (mp_device.c) the server is the only host of the controller: it
+ * watches CSTS and resets the controller after a fatal status (every client hears
+ * QUEUES_LOST), keeps an Asynchronous Event Request outstanding once a client subscribed and
+ * forwards the events (those that came while no client listened wait for the first that
+ * does), takes stop requests, and ends the process after its idle period with no session,
+ * or at once when its socket file disappears (the run directory was removed) and no session
+ * is left.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -289,12 +291,15 @@ void mp_server_drain_events(struct mp_server *mp)
 
 /* ---- the thread ---- */
 
-/* A device process with no session: is its idle period over, or its socket file gone? */
+/* A device process with no client: is its idle period over, or its socket file gone? */
 static bool device_may_end(struct mp_server *mp)
 {
-	if (atomic_load(&mp->nr_sessions)) {
-		mp->idle_since_ms = 0;
-		return false;
+	/* (a connection that only asks for the status, or to stop, is no client) */
+	for (int i = 0; i < MP_MAX_SESSIONS; i++) {
+		if (mp->sessions[i].fd >= 0 && mp->sessions[i].hello) {
+			mp->idle_since_ms = 0;
+			return false;
+		}
 	}
 	uint64_t now = mono_ms_coarse();
 	if (!mp->idle_since_ms)
@@ -334,8 +339,14 @@ static void *serve_main(void *arg)
 			if (read(mp->wake[0], buf, sizeof(buf)) < 0)
 				(void)0;
 		}
-		if (mp->aer_on && !atomic_load(&c->removed))
-			(void)unvme_ctrlr_process_events(c); /* on_event queues what it reaps */
+		if (mp->device_process && !atomic_load(&c->removed)) {
+			/* nobody else drives this controller: its host watches CSTS, and resets it
+			 * after a fatal status (the clients hear QUEUES_LOST) */
+			if (!c->gave_up && ctrlr_fatal_now(c))
+				ctrlr_recover_fatal(c);
+			if (mp->aer_on)
+				(void)unvme_ctrlr_process_events(c); /* on_event queues what it reaps */
+		}
 		mp_server_drain_events(mp);
 		if (r > 0 && (p[1].revents & POLLIN))
 			accept_session(mp);

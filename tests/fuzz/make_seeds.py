@@ -175,37 +175,49 @@ def seeds_cli():
 
 
 # ---- mp: a secondary's session, messages {u16 length | 0x8000 with the memfd, bytes} ----
-MP_REQ = 88  # sizeof(struct mp_req)
-
-
-def mp_msg(op, body, fd=False):
+def mp_msg(op, body=b"", fd=False):
+    # requests are exactly as long as their operation (mp_req_len): header and body
     data = struct.pack("<II", op, 0) + body
-    data = data.ljust(MP_REQ, b"\0")
     return struct.pack("<H", len(data) | (0x8000 if fd else 0)) + data
 
 
-def mp_sqe(opc, nsid=0, cdw10=0, cdw11=0):
-    return struct.pack("<BBHIIIQQQIIIIII", opc, 0, 0, nsid, 0, 0, 0, 0, 0, cdw10, cdw11, 0, 0, 0, 0)
+def mp_sqe(opc, nsid=0, cdw10=0, cdw11=0, prp1=0, prp2=0):
+    return struct.pack("<BBHIIIQQQIIIIII", opc, 0, 0, nsid, 0, 0, 0, prp1, prp2, cdw10, cdw11, 0,
+                       0, 0, 0)
+
+
+def mp_admin(sqe_bytes, iova, length):
+    return mp_msg(3, sqe_bytes + struct.pack("<QII", iova, length, 0))
 
 
 def seeds_mp():
     iova = 0x100000000000
-    hello = mp_msg(1, struct.pack("<Ii", 1, 1234))
+    hello = mp_msg(1, struct.pack("<Ii", 3, 1234))  # MP_VERSION 3
     dma_map = mp_msg(6, struct.pack("<QQQ", iova, 2 << 20, 0), fd=True)
     write("mp", "hello_regs", hello + mp_msg(2, struct.pack("<II", 0x1c, 4))
-          + mp_msg(2, struct.pack("<II", 0, 8)))
+          + mp_msg(2, struct.pack("<II", 0, 8)) + mp_msg(2, struct.pack("<II", 0xffc, 8)))
     write("mp", "identify", hello + dma_map
-          + mp_msg(3, mp_sqe(0x06, cdw10=1) + struct.pack("<QI", iova, 4096))
-          + mp_msg(3, mp_sqe(0x02, nsid=0xffffffff, cdw10=(1023 << 16) | 2) + struct.pack("<QI", iova, 4096)))
+          + mp_admin(mp_sqe(0x06, cdw10=1), iova, 4096)
+          + mp_admin(mp_sqe(0x02, nsid=0xffffffff, cdw10=(1023 << 16) | 2), iova, 4096)
+          + mp_admin(mp_sqe(0x02, cdw10=(0xffff << 16) | 2, cdw11=0xffff), iova, 4096)
+          + mp_admin(mp_sqe(0x02, cdw10=(127 << 16) | 2, prp1=iova, prp2=iova + 4096), 0, 0))
     write("mp", "queues", hello + dma_map
           + mp_msg(4, struct.pack("<IIQQ", 16, 0, iova + 0x10000, iova + 0x20000))
           + mp_msg(4, struct.pack("<IIQQ", 64, 0, iova + 0x40000, iova + 0x60000))
-          + mp_msg(5, struct.pack("<I", 1)) + mp_msg(7, struct.pack("<QQQ", iova, 2 << 20, 0)))
-    write("mp", "refused", hello + mp_msg(3, mp_sqe(0x01) + struct.pack("<QI", 0, 0))
-          + mp_msg(3, mp_sqe(0x0c) + struct.pack("<QI", 0, 0))
-          + mp_msg(3, mp_sqe(0x09, cdw10=7) + struct.pack("<QI", 0, 0))
+          + mp_admin(mp_sqe(0x08, cdw10=1), 0, 0) + mp_admin(mp_sqe(0x00, cdw10=1), 0, 0)
+          + mp_admin(mp_sqe(0x04, cdw10=1), 0, 0)
+          + mp_msg(5, struct.pack("<I", 2)) + mp_msg(7, struct.pack("<QQQ", iova, 2 << 20, 0)))
+    write("mp", "refused", hello + mp_admin(mp_sqe(0x01), 0, 0) + mp_admin(mp_sqe(0x0c), 0, 0)
+          + mp_admin(mp_sqe(0x09, cdw10=7), 0, 0) + mp_admin(mp_sqe(0x7c), 0, 0)
+          + mp_admin(mp_sqe(0x09, cdw10=0x0d), 0, 0)
           + mp_msg(6, struct.pack("<QQQ", iova, 64 << 20, 0), fd=True)
-          + mp_msg(6, struct.pack("<QQQ", iova, 4096, 0)) + mp_msg(99, b""))
+          + mp_msg(6, struct.pack("<QQQ", iova, 4096, 0)) + mp_msg(99) + mp_msg(2, b"\0" * 3))
+    write("mp", "control", mp_msg(13) + mp_msg(12) + hello + mp_msg(8) + mp_msg(9) + mp_msg(13)
+          + mp_msg(11, struct.pack("<I", 4) + b"ab\0c"))
+    write("mp", "hotplug", hello + dma_map
+          + mp_msg(4, struct.pack("<IIQQ", 16, 0, iova + 0x10000, iova + 0x20000))
+          + mp_msg(10) + mp_msg(10) + mp_msg(11, struct.pack("<I", 0)) + mp_msg(8)
+          + mp_msg(5, struct.pack("<I", 1)))
 
 
 if __name__ == "__main__":

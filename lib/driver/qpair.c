@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/common/backoff.h"
 #include "lib/common/clock.h"
 #include "lib/common/compiler.h"
 #include "ctrlr.h"
@@ -497,44 +498,47 @@ void qpair_complete_doomed(struct unvme_qpair *qp)
 }
 
 /*
- * A synchronous wait polls flat out while the command may still be on its way (SPIN_NS, ten
- * times a flash read), then yields the CPU between polls until YIELD_NS, then sleeps between
- * polls, each sleep twice the last (from SLEEP_MIN_NS), at most an eighth of the time waited
- * so far and at most SLEEP_MAX_NS: a command that never completes costs a few wake-ups a
- * second until the queue's timeout recovers it, not a CPU, and one that is merely slow is
- * noticed within an eighth of its latency. The timeout scan runs from here too, since the
- * polls are rare by then.
+ * A synchronous wait polls with the tree's one backoff (lib/common/backoff.h): a yield every
+ * few looks that find nothing (whoever completes the command may be waiting for this very
+ * CPU: the emulated device's engine or doorbell watcher, another process's device, a
+ * completion thread), until WAIT_YIELD_NS; then it sleeps between polls, in growing steps of
+ * at most an eighth of the time waited: a command that never completes costs a few wake-ups
+ * a second until the queue's timeout recovers it, not a CPU, and one that is merely slow is
+ * noticed within an eighth of its latency. The fatal-status check and the timeout scan run
+ * from here too (every CHECK_NS), since the polls are rare by then.
  */
-#define SPIN_NS (1000 * 1000ull)
-#define YIELD_NS (10 * 1000 * 1000ull)
-#define SLEEP_MIN_NS (50 * 1000ull)
-#define SLEEP_MAX_NS (20 * 1000 * 1000ull)
+#define CHECK_NS (1000 * 1000ull)
+static const struct backoff_policy wait_policy = {
+	.yield_ns = 10 * 1000 * 1000ull,
+	.sleep_min_ns = 50 * 1000ull,
+	.sleep_max_ns = 20 * 1000 * 1000ull,
+};
 
 int qpair_wait(struct unvme_qpair *qp, volatile int *done, uint32_t timeout_ms)
 {
 	uint64_t start = mono_ns();
 	uint64_t limit_ns = timeout_ms ? (uint64_t)timeout_ms * 1000000u : UINT64_MAX;
-	uint64_t sleep_ns = 0, last_check = 0;
-	uint32_t idle = 0;
+	uint64_t last_check = start;
+	struct backoff b = {0};
 	while (!*done) {
 		int rc = unvme_qpair_poll(qp, 0);
 		if (rc < 0)
 			return rc;
 		if (*done)
 			break;
-		if (rc > 0 || ++idle < 64) {
-			cpu_relax();
+		if (rc > 0) {
+			backoff_reset(&b);
 			continue;
 		}
-		idle = 0;
-		uint64_t waited = mono_ns() - start;
-		if (waited >= limit_ns)
+		enum backoff_step step = backoff_wait(&b, &wait_policy);
+		if (step == BACKOFF_LOOK && b.looks % BACKOFF_YIELD_EVERY)
+			continue; /* (a pause: the clock is read every few looks only) */
+		uint64_t now = mono_ns();
+		if (now - start >= limit_ns)
 			return unvme_fail(-ETIMEDOUT, "queue %u: no completion within %u ms", qp->qid,
 					  timeout_ms);
-		if (waited < SPIN_NS)
-			continue;
-		if (waited - last_check >= SPIN_NS) {
-			last_check = waited;
+		if (now - last_check >= CHECK_NS) {
+			last_check = now;
 			/* I/O queues notice a fatal status in their timeout scan; the admin
 			 * queue's caller must not sit out its whole timeout on a controller that
 			 * stopped (a fabric's connection ends its commands itself) */
@@ -542,20 +546,13 @@ int qpair_wait(struct unvme_qpair *qp, volatile int *done, uint32_t timeout_ms)
 				return unvme_fail(-EIO, "%s: controller fatal status (CSTS.CFS) while "
 						  "waiting for an admin command", qp->ctrlr->devid);
 			if (qp->timeout_ms && qp->poll_depth == 0 && !qp->fabric) {
-				uint64_t now = mono_ms_coarse();
-				if (now - qp->last_scan_ms >= SCAN_INTERVAL_MS)
-					qpair_scan_timeouts(qp, now);
+				uint64_t ms = mono_ms_coarse();
+				if (ms - qp->last_scan_ms >= SCAN_INTERVAL_MS)
+					qpair_scan_timeouts(qp, ms);
 			}
 		}
-		if (waited < YIELD_NS) {
-			sched_yield();
-			continue;
-		}
-		uint64_t cap = waited / 8 < SLEEP_MAX_NS ? waited / 8 : SLEEP_MAX_NS;
-		sleep_ns = sleep_ns ? sleep_ns * 2 : SLEEP_MIN_NS;
-		if (sleep_ns > cap)
-			sleep_ns = cap;
-		sleep_us(sleep_ns / 1000);
+		if (step == BACKOFF_SLEEP)
+			sleep_us(backoff_sleep_ns(&b, &wait_policy) / 1000);
 	}
 	return 0;
 }

@@ -8,10 +8,14 @@
  * device's work too, which is most of a command's cost: the submitting core only builds
  * commands. While it rests (below) the submitters ring for themselves.
  *
- * Never asleep while commands are in flight. With nothing in flight it backs off in steps so
+ * Never asleep while commands are in flight, and never keeping a CPU from the thread that
+ * will complete them: every 16th look that finds nothing yields (lib/common/backoff.h), as
+ * every look does on a core shared with submitters, so a device thread, a submitter or
+ * another process's device that needs this CPU gets it (with more pollers than CPUs a poller
+ * that only spins hands over once per time slice). With nothing in flight it backs off so
  * that an idle SDK does not burn a core: spin for 50 us, then yield until 1 ms of idleness,
- * then sleep in doubling steps from 2 us up to cq_idle_sleep_max_us (default 1000). The worst
- * wake-up delay of an idle SDK is therefore that maximum; under load there is none.
+ * then sleep on a futex until a submitter kicks it (a submission while it rests wakes it at
+ * once) or cq_idle_sleep_max_us (default 1000) passes.
  *
  * Coalescing. A poller that looks again the moment after a look that found nothing takes
  * the CQ entry's cache line away from the core where the device writes it (a device thread,
@@ -29,8 +33,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/common/backoff.h"
 #include "lib/common/clock.h"
 #include "lib/common/compiler.h"
+#include "lib/common/futex.h"
 #include "kv_req.h"
 
 
@@ -90,6 +96,22 @@ static void wake(struct kv_cq_thread *t, bool *resting)
 	atomic_store_explicit(&t->resting, false, memory_order_relaxed);
 }
 
+/* Asleep until a submitter kicks it (kv_cq_thread_kick) or max_us pass. The announcement
+ * comes before the last look for work: a submission either sees it or is seen. */
+static void sleep_until_kicked(struct kv_cq_thread *t, uint32_t max_us)
+{
+	atomic_store_explicit(&t->sleeping, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!in_flight(t) && !atomic_load_explicit(&t->stop, memory_order_acquire))
+		futex_wait_word(&t->sleeping, 1, (uint64_t)(max_us ? max_us : 1) * 1000u, false);
+	atomic_store_explicit(&t->sleeping, 0, memory_order_relaxed);
+}
+
+void kv_cq_thread_kick(struct kv_cq_thread *t)
+{
+	futex_kick(&t->sleeping, false);
+}
+
 static void *cq_main(void *arg)
 {
 	struct kv_cq_thread *t = arg;
@@ -102,7 +124,7 @@ static void *cq_main(void *arg)
 		       strerror(errno));
 	uint64_t idle_since = 0;
 	uint64_t wait_ns = t->coalesce_max_ns / 32; /* after a look that found nothing */
-	uint32_t sleep_us = 2;
+	uint32_t looks = 0;
 	bool resting = false; /* this thread's copy of t->resting */
 	while (!atomic_load_explicit(&t->stop, memory_order_acquire)) {
 		int work = 0;
@@ -113,21 +135,22 @@ static void *cq_main(void *arg)
 				wake(t, &resting);
 			wait_ns = work > 1 ? t->coalesce_max_ns : t->coalesce_max_ns / 32;
 			idle_since = 0;
-			sleep_us = 2;
 			continue;
 		}
 		uint64_t now = mono_ns();
 		if (wait_ns && !idle_since && !t->shares_core)
 			spin_for(t, now, wait_ns);
 		if (in_flight(t)) {
-			/* waiting for the device: never asleep; on a core shared with submitters,
-			 * let them run (they may be what the device waits for) */
+			/* waiting for the device: never asleep, but the CPU goes to whoever wants
+			 * it now and then (every look on a core shared with submitters): it may be
+			 * what the device waits for */
 			if (resting)
 				wake(t, &resting);
-			if (t->shares_core)
+			if (t->shares_core || ++looks % BACKOFF_YIELD_EVERY == 0)
 				sched_yield();
+			else
+				cpu_relax();
 			idle_since = 0;
-			sleep_us = 2;
 			continue;
 		}
 		if (!idle_since)
@@ -146,15 +169,14 @@ static void *cq_main(void *arg)
 			}
 		}
 		if (idle < 50000) {
-			cpu_relax();
+			if (++looks % BACKOFF_YIELD_EVERY == 0)
+				sched_yield();
+			else
+				cpu_relax();
 		} else if (idle < 1000000) {
 			sched_yield();
 		} else {
-			struct timespec ts = { 0, (long)sleep_us * 1000 };
-			nanosleep(&ts, NULL);
-			sleep_us = sleep_us * 2 > t->sleep_max_us ? t->sleep_max_us : sleep_us * 2;
-			if (!sleep_us)
-				sleep_us = 1;
+			sleep_until_kicked(t, t->sleep_max_us);
 		}
 	}
 	return NULL;
@@ -218,8 +240,10 @@ int kv_cq_threads_start(struct kv_state *s)
 
 void kv_cq_threads_stop(struct kv_state *s)
 {
-	for (int k = 0; k < s->ncqt; k++)
+	for (int k = 0; k < s->ncqt; k++) {
 		atomic_store_explicit(&s->cqt[k].stop, true, memory_order_release);
+		kv_cq_thread_kick(&s->cqt[k]);
+	}
 	for (int k = 0; k < s->ncqt; k++) {
 		if (s->cqt[k].started)
 			pthread_join(s->cqt[k].tid, NULL);

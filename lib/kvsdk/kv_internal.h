@@ -122,7 +122,11 @@ struct kv_cq_thread {
 	 * submitters ring their doorbells themselves. Read on every async submission, written
 	 * twice per idle period: a line of its own. */
 	_Alignas(64) atomic_bool resting;
+	_Atomic uint32_t sleeping;  /* 1 while asleep on it (a futex): kv_cq_thread_kick wakes */
 };
+
+/* kv_cq_thread.c: a submission on a queue of t while it rests: wakes t if it sleeps. */
+void kv_cq_thread_kick(struct kv_cq_thread *t);
 
 struct kv_state {
 	struct kv_config cfg;

@@ -39,7 +39,9 @@ struct kv_req {
 	int result;         /* kv_result */
 	int status;         /* NVMe status, (SCT << 8) | SC; 0 for host-side failures */
 	uint32_t dw0;
-	atomic_bool done;   /* set (release) when a waiting caller may read result/status */
+	_Atomic uint32_t done;    /* set to 1 (release) when a waiting caller may read result and
+				   * status; the caller may sleep on it (a futex) */
+	_Atomic uint32_t sleeper; /* 1 while the waiting caller sleeps on done: wake it */
 	struct kv_req_slot *slot; /* the async queue's slot it lives in, or NULL (malloc'd) */
 };
 

@@ -15,13 +15,16 @@
  *   - async call, no async queue: run on a sync queue, the callback called before returning.
  */
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/common/backoff.h"
 #include "lib/common/clock.h"
 #include "lib/common/compiler.h"
+#include "lib/common/futex.h"
 #include "kv_cache.h"
 #include "kv_req.h"
 
@@ -131,8 +134,13 @@ static void finish(struct kv_req *req)
 		       req->result);
 	kv_req_release(req);
 	if (!req->async) {
-		/* release: the waiter reads result, status and dw0 after it sees done */
-		atomic_store_explicit(&req->done, true, memory_order_release);
+		/* release: the waiter reads result, status and dw0 after it sees done; one that
+		 * went to sleep on it is woken (a waiter that already left and a slot used again
+		 * meanwhile get a spurious wake-up at worst, which waiters take) */
+		atomic_store_explicit(&req->done, 1, memory_order_release);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&req->sleeper, memory_order_relaxed))
+			futex_wake_word(&req->done, INT_MAX, false);
 		return;
 	}
 	struct kv_req_slot *slot = req->slot;
@@ -194,6 +202,55 @@ KV_API int kv_async_nvme_status(void)
 /* Runs req on sync queue q. Returns false when the queue failed while the command was
  * outstanding: the driver then keeps the request (freed at its completion, if one comes) and
  * *result says why. */
+/* A caller waiting for its command polls with the tree's backoff (lib/common/backoff.h): it
+ * gives the CPU away every few looks that find nothing, so that whoever completes the command
+ * (the device's thread, a completion thread, another process's device) runs even when they
+ * share this CPU, and sleeps in short steps once the wait is long. */
+static const struct backoff_policy wait_policy = {
+	.yield_ns = 10 * 1000 * 1000ull,
+	.sleep_min_ns = 20 * 1000ull,
+	.sleep_max_ns = 1000 * 1000ull,
+};
+
+static void wait_a_little(struct backoff *b)
+{
+	if (backoff_wait(b, &wait_policy) == BACKOFF_SLEEP)
+		sleep_us(backoff_sleep_ns(b, &wait_policy) / 1000);
+}
+
+/* The sync call handed to a completion thread: the caller looks for a while (giving the CPU
+ * away every few looks), then sleeps until the completion thread says it is done. With more
+ * callers than CPUs (the original's tests ran 32 threads) the completion thread then has the
+ * CPU to itself instead of sharing it with every waiter. Without a completion thread the
+ * caller reaps itself. */
+static const struct backoff_policy handoff_policy = {
+	.yield_ns = 50 * 1000ull,
+	.sleep_min_ns = 20 * 1000ull,
+	.sleep_max_ns = 1000 * 1000ull,
+};
+#define HANDOFF_SLEEP_NS (10 * 1000 * 1000ull) /* then it looks again (a lost wake-up is not) */
+
+static void wait_for_completion_thread(struct kv_queue *q, struct kv_req *req)
+{
+	struct backoff b = {0};
+	while (!atomic_load_explicit(&req->done, memory_order_acquire)) {
+		bool reaped = kv_queue_try_poll(q); /* no completion thread: this caller reaps */
+		if (atomic_load_explicit(&req->done, memory_order_acquire))
+			break;
+		if (backoff_wait(&b, &handoff_policy) == BACKOFF_LOOK)
+			continue;
+		if (reaped) {
+			sleep_us(backoff_sleep_ns(&b, &handoff_policy) / 1000);
+			continue;
+		}
+		atomic_store_explicit(&req->sleeper, 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst); /* the announcement before the look */
+		if (!atomic_load_explicit(&req->done, memory_order_acquire))
+			futex_wait_word(&req->done, 0, HANDOFF_SLEEP_NS, false);
+		atomic_store_explicit(&req->sleeper, 0, memory_order_relaxed);
+	}
+}
+
 static bool run_on_sync_queue(struct kv_queue *q, struct kv_req *req, int *result)
 {
 	req->q = q;
@@ -213,8 +270,13 @@ static bool run_on_sync_queue(struct kv_queue *q, struct kv_req *req, int *resul
 		*result = req->result;
 		return true;
 	}
+	struct backoff b = {0};
 	while (!atomic_load_explicit(&req->done, memory_order_acquire)) {
 		int p = unvme_qpair_poll(q->qp, 0);
+		if (p == 0)
+			wait_a_little(&b); /* the device may need this CPU */
+		else
+			backoff_reset(&b);
 		/* a poll that fails may first have given this very command back (a removed
 		 * device): then it is done, not abandoned */
 		if (p < 0 && !atomic_load_explicit(&req->done, memory_order_acquire)) {
@@ -325,8 +387,11 @@ static int submit_on_async_queue(struct kv_queue *q, struct kv_req *req, struct 
 				 * (cq_main): it sees this command in flight, or this sees it resting. */
 				atomic_thread_fence(memory_order_seq_cst);
 				if (!q->owner ||
-				    atomic_load_explicit(&q->owner->resting, memory_order_relaxed))
+				    atomic_load_explicit(&q->owner->resting, memory_order_relaxed)) {
 					unvme_qpair_ring(q->qp);
+					if (q->owner)
+						kv_cq_thread_kick(q->owner); /* to reap it */
+				}
 			} else
 				atomic_store_explicit(&slot->busy, false, memory_order_release);
 			kv_queue_unlock(q);
@@ -371,7 +436,8 @@ int kv_submit_sync(struct kv_req *req, uint32_t *dw0)
 	struct kv_queue *q = kv_pick_queue(req->dev, true);
 	int result;
 	req->async = false;
-	atomic_init(&req->done, false);
+	atomic_init(&req->done, 0);
+	atomic_init(&req->sleeper, 0);
 	if (q->sync) {
 		if (!run_on_sync_queue(q, req, &result))
 			return result;
@@ -390,13 +456,7 @@ int kv_submit_sync(struct kv_req *req, uint32_t *dw0)
 			return rc;
 		}
 		free(req);
-		unsigned spins = 0;
-		while (!atomic_load_explicit(&in_slot->done, memory_order_acquire)) {
-			if (kv_queue_try_poll(q))
-				continue; /* no completion thread: this caller reaps */
-			if (++spins > 256)
-				sched_yield();
-		}
+		wait_for_completion_thread(q, in_slot);
 		result = in_slot->result;
 		if (dw0)
 			*dw0 = in_slot->dw0;
@@ -412,7 +472,8 @@ int kv_submit_sync(struct kv_req *req, uint32_t *dw0)
 int kv_submit_async(struct kv_req *req)
 {
 	struct kv_queue *q = kv_pick_queue(req->dev, false);
-	atomic_init(&req->done, false);
+	atomic_init(&req->done, 0);
+	atomic_init(&req->sleeper, 0);
 	if (!q->sync) {
 		req->async = true;
 		int rc = submit_on_async_queue(q, req, NULL);

@@ -590,11 +590,16 @@ int emu_engine_attach(struct emu_ctrl *c, char *err, size_t errlen);
 void emu_engine_detach(struct emu_ctrl *c);
 /* One pass over a device: admin, I/O round robin, due completions. Returns work done. */
 uint32_t emu_ctrl_poll(struct emu_ctrl *c, uint64_t *next_due);
+/* A doorbell was written (thread mode): wakes the engine if it sleeps. */
+void emu_engine_kick(struct emu_ctrl *c);
 
 /* ---- emu_dbwin.c: the doorbell window other processes write ---- */
 struct emu_dbwin;
 /* Acts on the doorbells written into the window since the last scan; returns how many. */
 uint32_t emu_dbwin_scan(struct emu_ctrl *c);
+/* The window's wake word (its watcher, or an engine that serves only this device, sleeps on
+ * it; other processes' doorbell writes kick it), or NULL without a window. */
+_Atomic uint32_t *emu_dbwin_wake_word(struct emu_ctrl *c);
 /* A queue is created: its doorbell in the window starts at 0. */
 void emu_dbwin_clear(struct emu_ctrl *c, uint32_t qid, bool sq);
 void emu_dbwin_stop(struct emu_ctrl *c);  /* stops the inline-mode watcher */

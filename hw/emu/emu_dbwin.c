@@ -181,6 +181,12 @@ uint32_t emu_dbwin_scan(struct emu_ctrl *c)
 	return n;
 }
 
+_Atomic uint32_t *emu_dbwin_wake_word(struct emu_ctrl *c)
+{
+	struct emu_dbwin *w = atomic_load_explicit(&c->dbwin, memory_order_acquire);
+	return w ? w->wake : NULL;
+}
+
 void emu_dbwin_clear(struct emu_ctrl *c, uint32_t qid, bool sq)
 {
 	struct emu_dbwin *w = atomic_load(&c->dbwin);

@@ -9,7 +9,7 @@
  *
  * Inline mode: an SQ tail write processes the new entries right here on the host's thread;
  * a CQ head write resumes SQs that stopped on that full CQ. Thread mode: the values are only
- * stored; the engine polls them like hardware.
+ * stored (and the engine woken if it sleeps); the engine polls them like hardware.
  */
 #include "emu_ctrl.h"
 
@@ -30,8 +30,10 @@ static void sq_tail_write(struct emu_ctrl *c, uint32_t qid, uint32_t off, uint32
 		return;
 	}
 	atomic_store_explicit(&sq->tail_db, val, memory_order_release);
-	if (c->p.mode != EMU_MODE_INLINE)
+	if (c->p.mode != EMU_MODE_INLINE) {
+		emu_engine_kick(c); /* it may sleep */
 		return;
+	}
 	if (qid) {
 		emu_sq_run_inline(c, sq);
 	} else {
@@ -51,6 +53,7 @@ static void cq_head_write(struct emu_ctrl *c, uint32_t qid, uint32_t off, uint32
 	}
 	if (c->p.mode != EMU_MODE_INLINE) {
 		atomic_store_explicit(&cq->head_db, val, memory_order_release);
+		emu_engine_kick(c); /* an SQ may wait for room in this CQ */
 		return;
 	}
 	/* Sequentially consistent, pairing with emu_sq_run marking an SQ blocked on this full

@@ -6,10 +6,19 @@
  *
  * A pass visits every device: admin queue, then the I/O SQs in round robin with a burst of
  * 2^AB commands each (Arbitration feature, Base 2.0 4.13.1), then completions the latency
- * model has made due. The engine never sleeps while there is work. Idle, it backs off so that
- * an idle device does not burn a core: it spins for about 100 us, then yields the CPU until
- * 1 ms of idleness, then sleeps for growing periods up to 1 ms (never past the next
- * completion the latency model has scheduled).
+ * model has made due. The engine never sleeps while there is work, and never keeps the CPU
+ * from a thread that needs it: every 16th look that finds nothing yields (a host thread
+ * sharing the CPU may be what it waits for; lib/common/backoff.h). Idle, it backs off so that
+ * an idle device does not burn a core: it looks for about 100 us, then yields the CPU until
+ * 1 ms of idleness, then sleeps on a futex (growing periods up to 1 ms, never past the next
+ * completion the latency model has scheduled) that a doorbell write wakes at once
+ * (emu_engine_kick): the host's in this process, and, for an engine whose one device has a
+ * doorbell window (a device process), another process's through the window's wake word.
+ * An engine with several devices, one of them shared with other processes, sleeps at most
+ * WINDOW_SLEEP_NS: their doorbells cannot reach its own word.
+ *
+ * An engine's struct outlives its thread (it is kept for the next device of its index): a
+ * host thread that rings a doorbell while the last device detaches may still kick it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,22 +26,27 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+#include "lib/common/backoff.h"
+#include "lib/common/futex.h"
 #include "emu_ctrl.h"
 
 #define SPIN_NS       100000ull
 #define YIELD_NS      1000000ull
 #define SLEEP_MIN_NS  20000ull
 #define SLEEP_MAX_NS  1000000ull
+#define WINDOW_SLEEP_NS 100000ull
 #define ADMIN_BURST   8u
 
 struct emu_engine {
 	unsigned index;
 	pthread_t thread;
+	bool running;                /* the thread exists (engines_lock) */
 	pthread_mutex_t lock;        /* the device list */
 	struct emu_ctrl **devs;
 	uint32_t nr_devs;
 	uint32_t cap;
 	_Atomic bool stop;
+	_Atomic uint32_t sleeping;   /* 1 while the thread sleeps on it (a futex) */
 };
 
 static pthread_mutex_t engines_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -66,6 +80,49 @@ uint32_t emu_ctrl_poll(struct emu_ctrl *c, uint64_t *next_due)
 	return work;
 }
 
+void emu_engine_kick(struct emu_ctrl *c)
+{
+	struct emu_engine *e = c->engine;
+	if (e)
+		futex_kick(&e->sleeping, false);
+	_Atomic uint32_t *w = emu_dbwin_wake_word(c);
+	if (w)
+		futex_kick(w, true);
+}
+
+/* Sleeps until a doorbell kicks the engine, or ns pass. The announcement comes before one
+ * more pass over the devices: a doorbell written meanwhile is either seen by the pass or
+ * sees the announcement. */
+static void engine_sleep(struct emu_engine *e, uint64_t ns)
+{
+	_Atomic uint32_t *word = &e->sleeping;
+	bool shared = false;
+	pthread_mutex_lock(&e->lock);
+	uint32_t windows = 0;
+	for (uint32_t i = 0; i < e->nr_devs; i++) {
+		_Atomic uint32_t *w = emu_dbwin_wake_word(e->devs[i]);
+		if (w) {
+			windows++;
+			if (e->nr_devs == 1) {
+				word = w; /* the device process's: clients kick it */
+				shared = true;
+			}
+		}
+	}
+	if (windows && !shared && ns > WINDOW_SLEEP_NS)
+		ns = WINDOW_SLEEP_NS;
+	atomic_store_explicit(word, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	uint32_t work = 0;
+	uint64_t next_due = UINT64_MAX;
+	for (uint32_t i = 0; i < e->nr_devs; i++)
+		work += emu_ctrl_poll(e->devs[i], &next_due);
+	pthread_mutex_unlock(&e->lock);
+	if (!work && !atomic_load_explicit(&e->stop, memory_order_acquire))
+		futex_wait_word(word, 1, ns, shared);
+	atomic_store_explicit(word, 0, memory_order_relaxed);
+}
+
 static void *engine_main(void *arg)
 {
 	struct emu_engine *e = arg;
@@ -76,6 +133,7 @@ static void *engine_main(void *arg)
 	pthread_setname_np(pthread_self(), name);
 
 	uint64_t idle_since = 0, sleep_ns = 0;
+	uint32_t looks = 0;
 	while (!atomic_load_explicit(&e->stop, memory_order_acquire)) {
 		uint32_t work = 0;
 		uint64_t next_due = UINT64_MAX;
@@ -94,7 +152,7 @@ static void *engine_main(void *arg)
 		if (next_due <= now)
 			continue;
 		uint64_t idle = now - idle_since;
-		if (idle < SPIN_NS) {
+		if (idle < SPIN_NS && ++looks % BACKOFF_YIELD_EVERY) {
 			for (int i = 0; i < 32; i++)
 				cpu_relax();
 		} else if (idle < YIELD_NS) {
@@ -106,11 +164,22 @@ static void *engine_main(void *arg)
 			uint64_t t = sleep_ns;
 			if (next_due != UINT64_MAX && next_due - now < t)
 				t = next_due - now;
-			struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)t };
-			nanosleep(&ts, NULL);
+			engine_sleep(e, t);
 		}
 	}
 	return NULL;
+}
+
+/* The engine's last device went: its thread ends (engines_lock held); the struct stays. */
+static void stop_thread(struct emu_engine *e)
+{
+	if (!e->running)
+		return;
+	atomic_store(&e->stop, true);
+	atomic_store(&e->sleeping, 0);
+	futex_wake_word(&e->sleeping, 1, false);
+	pthread_join(e->thread, NULL);
+	e->running = false;
 }
 
 int emu_engine_attach(struct emu_ctrl *c, char *err, size_t errlen)
@@ -127,13 +196,14 @@ int emu_engine_attach(struct emu_ctrl *c, char *err, size_t errlen)
 		}
 		e->index = idx;
 		pthread_mutex_init(&e->lock, NULL);
-		atomic_init(&e->stop, false);
+		engines[idx] = e; /* kept from now on (see above) */
+	}
+	if (!e->running) {
+		atomic_store(&e->stop, false);
 		rc = -pthread_create(&e->thread, NULL, engine_main, e);
 		if (rc) {
 			snprintf(err, errlen, "emu URI '%s': cannot start engine thread %u: %s", c->uri, idx,
 				 strerror(-rc));
-			pthread_mutex_destroy(&e->lock);
-			free(e);
 			goto out;
 		}
 		if (c->p.engine_cpu >= 0) {
@@ -145,13 +215,13 @@ int emu_engine_attach(struct emu_ctrl *c, char *err, size_t errlen)
 				snprintf(err, errlen, "emu URI '%s': cpu=%d: cannot pin the engine thread: %s",
 					 c->uri, c->p.engine_cpu, strerror(-rc));
 				atomic_store(&e->stop, true);
+				atomic_store(&e->sleeping, 0);
+				futex_wake_word(&e->sleeping, 1, false);
 				pthread_join(e->thread, NULL);
-				pthread_mutex_destroy(&e->lock);
-				free(e);
 				goto out;
 			}
 		}
-		engines[idx] = e;
+		e->running = true;
 	}
 	pthread_mutex_lock(&e->lock);
 	if (e->nr_devs == e->cap) {
@@ -160,14 +230,8 @@ int emu_engine_attach(struct emu_ctrl *c, char *err, size_t errlen)
 		if (!d) {
 			pthread_mutex_unlock(&e->lock);
 			rc = -ENOMEM;
-			if (!e->nr_devs) {
-				engines[idx] = NULL;
-				atomic_store(&e->stop, true);
-				pthread_join(e->thread, NULL);
-				pthread_mutex_destroy(&e->lock);
-				free(e->devs);
-				free(e);
-			}
+			if (!e->nr_devs)
+				stop_thread(e);
 			goto out;
 		}
 		e->devs = d;
@@ -198,14 +262,8 @@ void emu_engine_detach(struct emu_ctrl *c)
 	}
 	bool last = e->nr_devs == 0;
 	pthread_mutex_unlock(&e->lock);
-	if (last) {
-		engines[e->index] = NULL;
-		atomic_store(&e->stop, true);
-		pthread_join(e->thread, NULL);
-		pthread_mutex_destroy(&e->lock);
-		free(e->devs);
-		free(e);
-	}
+	if (last)
+		stop_thread(e);
 	pthread_mutex_unlock(&engines_lock);
 	c->engine = NULL;
 }

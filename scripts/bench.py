@@ -13,7 +13,8 @@ rounds times, and prints a markdown table of medians with their range and ratios
   blobfs     scripts/bench_blobfs.py      BlobFS: db_bench and direct reads against ext4 on a loop device
   zns        scripts/bench_zns.py         host FTL and host KV on zoned namespaces, WAF against its model
   tcp        scripts/bench_tcp.py         NVMe/TCP: local against remote over 127.0.0.1, with its floor
-  shared     scripts/bench_shared.py      several processes on one device, re-insertion, CLI cost
+  shared     scripts/bench_shared.py      a device process's client against the in-process device, re-insertion, CLI cost
+  poll       scripts/bench_poll.py        polling threads on one core against separate cores (KV SDK)
 
 Writes bench/results/<stamp>.md (the tables), <stamp>.json (every run of every figure) and the
 plots in <stamp>-plots/. `make bench-doc` (scripts/bench_doc.py) puts the newest results into
@@ -44,6 +45,7 @@ SECTIONS = {
     "zns": ("Host-managed flash: FTL and KV on zoned namespaces", bc.ROOT / "scripts" / "bench_zns.py"),
     "tcp": ("NVMe over TCP: local against remote over 127.0.0.1", bc.ROOT / "scripts" / "bench_tcp.py"),
     "shared": ("Shared devices and hot-plug", bc.ROOT / "scripts" / "bench_shared.py"),
+    "poll": ("Pollers sharing cores", bc.ROOT / "scripts" / "bench_poll.py"),
 }
 
 

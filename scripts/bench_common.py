@@ -31,7 +31,10 @@ FIO_ENGINE = BUILD / "plugins" / "fio" / "unvme-fio.so"
 KV_DB_BENCH = BUILD / "tools" / "kv_db_bench" / "kv_db_bench"
 PINGPONG = BUILD / "tools" / "bench" / "core_pingpong"
 MEMCPY_FLOOR = BUILD / "tools" / "bench" / "memcpy_floor"
-ENV = dict(os.environ, UNVME_QUIET="1")
+# Devices run in the measuring process (UNVME_MP=0): the figures are the driver's and the
+# device's own, their CPU is the child's that getrusage counts, and they compare with the runs
+# before device processes existed; a section that measures sharing (bench_shared.py) says so.
+ENV = dict(os.environ, UNVME_QUIET="1", UNVME_MP="0")
 QUICK = os.environ.get("BENCH_QUICK", "") == "1"
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2" if QUICK else "3"))
 TMPFS = "/dev/shm"

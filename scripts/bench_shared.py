@@ -1,23 +1,25 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Shared devices and hot-plug for make bench (issue 16), each figure beside its baseline of the
-same run:
+"""Shared devices and hot-plug for make bench (issues 16 and 29), each figure beside its
+baseline of the same run:
 
-  - A secondary's queue pair against the primary's: `unvme perf` (random 4 KiB reads, QD 32,
-    CPU 0) on an emulated device, once as the device's primary (alone) and once as a
-    secondary while `unvme monitor` holds the device idle as its primary. In thread mode the
-    device's engine thread (CPU 1) serves both alike (a device that polls, like hardware);
-    in inline mode the primary's commands run on its own submitting thread while a
-    secondary's go through the device's doorbell-window watcher, a thread of the primary's
-    process. Compared: IOPS and the submitting thread's CPU per I/O (the engine's time is in
-    the holder's process in the secondary case, so whole-process CPU would not compare).
-    Target: within 5% in thread mode.
-  - Re-insertion to the first completed I/O: `unvme perf --unplug-at --plug-after` on the
-    emulated device (the card is pulled and put back in the process); the time the driver
-    takes to attach the card again, and from the plug to the first I/O completed on it.
-  - What a secondary's CLI call costs the primary's latency: QD 1 random reads on CPU 0,
-    alone and while `unvme smart-log` processes attach, run and exit back to back on CPU 1;
-    p50 and p99 of each, and the p99 increase as a fraction of the p99 alone.
+  - A client's queue pair against today's in-process device: `unvme perf` (random 4 KiB
+    reads, QD 32, CPU 0) on an emulated device, once with the device in perf's own process
+    (UNVME_MP=0: the driver and the device in one process, as before device processes) and
+    once as a client of the device's device process (`unvme serve`, on CPU 1). In thread mode
+    the device's engine thread (CPU 1) serves both alike (a device that polls, like
+    hardware); in inline mode the in-process commands run on perf's submitting thread while a
+    client's go through the device process's doorbell-window watcher. Compared: IOPS and the
+    submitting thread's CPU per I/O (the device's own time is in the device process in the
+    client case, so whole-process CPU would not compare). Target: within 5% in thread mode.
+  - Re-insertion to the first completed I/O: `unvme perf --unplug-at --plug-after` on a
+    device process's device (the client asks it to pull the card and put it back); the time
+    the driver takes to attach the card again, and from the plug to the first I/O completed
+    on it.
+  - What other programs' CLI calls cost a client's latency: QD 1 random reads on CPU 0, alone
+    and while `unvme smart-log` processes attach, run and exit back to back on CPU 1, all
+    clients of one device process; p50 and p99 of each, and the p99 increase as a fraction of
+    the p99 alone.
 
   BUILD=build python3 scripts/bench_shared.py [--seconds N] [--json out.json]
 """
@@ -46,16 +48,21 @@ def run_dir():
         shutil.rmtree(d, ignore_errors=True)
 
 
-def env(run_dir):
-    return dict(bc.ENV, UNVME_RUN_DIR=run_dir)
+def env(run_dir, **extra):
+    """A round's environment: its run directory; the device shared (bc.ENV runs devices in the
+    measuring process, UNVME_MP=0, which extra may ask for again)."""
+    e = dict(bc.ENV, UNVME_RUN_DIR=run_dir)
+    e.pop("UNVME_MP", None)
+    e.update(extra)
+    return e
 
 
-def perf(dev, seconds, qd, run_dir, extra=(), fill=True, want="emu"):
-    """One `unvme perf` run as the device's primary (want="emu") or a secondary."""
+def perf(dev, seconds, qd, run_dir, extra=(), fill=True, want="client", env_extra=None):
+    """One `unvme perf` run, in-process (want="emu", with UNVME_MP=0) or as a client."""
     cmd = [bc.UNVME, "perf", "-d", dev, "-w", "randread", "-b", "4096", "-q", qd, "-t", seconds,
            "-c", "0", "-o", "json", *extra] + (["--fill"] if fill else [])
-    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env(run_dir),
-                       timeout=seconds * 10 + 120)
+    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
+                       env=env(run_dir, **(env_extra or {})), timeout=seconds * 10 + 120)
     if p.returncode != 0:
         raise SystemExit(f"bench: {' '.join(map(str, cmd))} failed: {p.stderr.strip()[-2000:]}")
     r = json.loads(p.stdout)
@@ -66,42 +73,43 @@ def perf(dev, seconds, qd, run_dir, extra=(), fill=True, want="emu"):
             "submit_cpu_ns": r["cpu"]["submitting_threads_ns_per_io"], "hotplug": r.get("hotplug")}
 
 
-class Holder:
-    """`unvme monitor` holding a device as its idle primary."""
+class DeviceProcess:
+    """`unvme serve DEV` in the foreground (pinned to cpu when given), until stop()."""
 
-    def __init__(self, dev, run_dir):
-        self.p = subprocess.Popen([str(bc.UNVME), "monitor", dev], env=env(run_dir),
+    def __init__(self, dev, run_dir, cpu=None):
+        pin = ["taskset", "-c", str(cpu)] if cpu is not None and bc.ncpus() > cpu else []
+        self.p = subprocess.Popen([*pin, str(bc.UNVME), "serve", dev, "--quiet"], env=env(run_dir),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 30
         while not glob.glob(os.path.join(run_dir, "ctrl-*.sock")):
             if self.p.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"bench: the holder did not start: {self.p.stderr.read()}")
+                raise SystemExit(f"bench: the device process did not start: {self.p.stderr.read()}")
             time.sleep(0.05)
 
     def stop(self):
-        self.p.send_signal(signal.SIGINT)
-        self.p.wait(timeout=30)
+        self.p.send_signal(signal.SIGTERM)
+        self.p.wait(timeout=60)
 
 
-def secondary_vs_primary(a, rounds):
+def client_vs_inprocess(a, rounds):
     rows = {}
     engine_cpu = 1 if bc.ncpus() > 1 else 0
     for mode, spec in (("thread", f"mode=thread&cpu={engine_cpu}"), ("inline", "mode=inline")):
-        prim, sec = [], []
+        inproc, client = [], []
         for i in range(rounds):
             with run_dir() as rd:
                 dev = f"emu://bs{mode}{i}?ns=mem:{SIZE}:4096&{spec}"
-                prim.append(perf(dev, a.seconds, 32, rd))
+                inproc.append(perf(dev, a.seconds, 32, rd, want="emu", env_extra={"UNVME_MP": "0"}))
                 dev2 = f"emu://bs2{mode}{i}?ns=mem:{SIZE}:4096&{spec}"
-                h = Holder(dev2, rd)
+                d = DeviceProcess(dev2, rd, cpu=engine_cpu)
                 try:
-                    sec.append(perf(dev2, a.seconds, 32, rd, want="secondary"))
+                    client.append(perf(dev2, a.seconds, 32, rd))
                 finally:
-                    h.stop()
-        rows[mode] = {k: {"primary": bc.collect(prim, k), "secondary": bc.collect(sec, k)}
+                    d.stop()
+        rows[mode] = {k: {"in_process": bc.collect(inproc, k), "client": bc.collect(client, k)}
                       for k in ("iops", "submit_cpu_ns", "p50_us", "p99_us")}
         for k in ("iops", "submit_cpu_ns"):
-            rows[mode][k]["ratio"] = bc.ratio(rows[mode][k]["secondary"], rows[mode][k]["primary"])
+            rows[mode][k]["ratio"] = bc.ratio(rows[mode][k]["client"], rows[mode][k]["in_process"])
     return rows
 
 
@@ -109,8 +117,13 @@ def reinsertion(a, rounds):
     runs = []
     for i in range(rounds):
         with run_dir() as rd:
-            r = perf(f"emu://bh{i}?ns=mem:{SIZE}:4096", max(2, a.seconds), 32, rd,
-                     extra=("--unplug-at", "500", "--plug-after", "200"), fill=False)
+            dev = f"emu://bh{i}?ns=mem:{SIZE}:4096"
+            d = DeviceProcess(dev, rd)
+            try:
+                r = perf(dev, max(2, a.seconds), 32, rd,
+                         extra=("--unplug-at", "500", "--plug-after", "200"), fill=False)
+            finally:
+                d.stop()
         h = r["hotplug"] or {}
         if not h.get("done"):
             raise SystemExit("bench: the card was not put back during the run")
@@ -121,39 +134,26 @@ def reinsertion(a, rounds):
 
 def cli_impact(a, rounds):
     alone, loaded, calls = [], [], []
+    pin = ["taskset", "-c", "1"] if bc.ncpus() > 1 else []
     for i in range(rounds):
         with run_dir() as rd:
             dev = f"emu://bc{i}?ns=mem:{SIZE}:4096"
-            alone.append(perf(dev, a.seconds, 1, rd))
-            dev2 = f"emu://bc2{i}?ns=mem:{SIZE}:4096"
-            pin = ["taskset", "-c", "1"] if bc.ncpus() > 1 else []
-            stop = tempfile.mktemp(dir=rd)
-            # a shell loop on CPU 1: one `unvme smart-log` process after another until told
-            loop = subprocess.Popen(
-                [*pin, "sh", "-c", f'n=0; while [ ! -e "{stop}" ]; do "{bc.UNVME}" smart-log '
-                 f'"{dev2}" >/dev/null 2>&1 && n=$((n+1)); done; echo $n'],
-                env=env(rd), stdout=subprocess.PIPE, text=True)
-            # the loop's first call may make it the primary: wait until perf is the primary
+            d = DeviceProcess(dev, rd)
             try:
-                r = None
-                for _ in range(20):
-                    p = subprocess.run([str(bc.UNVME), "perf", "-d", dev2, "-w", "randread", "-b",
-                                        "4096", "-q", "1", "-t", str(a.seconds), "-c", "0", "-o",
-                                        "json", "--fill"], capture_output=True, text=True,
-                                       env=env(rd), timeout=a.seconds * 10 + 120)
-                    # (as a secondary it fails when the smart-log that was primary exits)
-                    doc = json.loads(p.stdout) if p.returncode == 0 else None
-                    if doc and doc["transports"][0]["transport"] == "emu":
-                        r = doc
-                        break
-                if r is None:
-                    raise SystemExit("bench: perf never got to be the primary")
+                alone.append(perf(dev, a.seconds, 1, rd))
+                stop = tempfile.mktemp(dir=rd)
+                # a shell loop on CPU 1: one `unvme smart-log` process after another until told
+                loop = subprocess.Popen(
+                    [*pin, "sh", "-c", f'n=0; while [ ! -e "{stop}" ]; do "{bc.UNVME}" smart-log '
+                     f'"{dev}" >/dev/null 2>&1 && n=$((n+1)); done; echo $n'],
+                    env=env(rd), stdout=subprocess.PIPE, text=True)
+                try:
+                    loaded.append(perf(dev, a.seconds, 1, rd, fill=False))
+                finally:
+                    open(stop, "w").close()
+                    out, _ = loop.communicate(timeout=60)
             finally:
-                open(stop, "w").close()
-                out, _ = loop.communicate(timeout=60)
-            t = r["total"]
-            loaded.append({"iops": t["iops"], "p50_us": t["latency_us"]["p50"],
-                           "p99_us": t["latency_us"]["p99"]})
+                d.stop()
             calls.append(int(out.strip() or 0) / a.seconds)
     res = {k: {"alone": bc.collect(alone, k), "with_cli": bc.collect(loaded, k)}
            for k in ("iops", "p50_us", "p99_us")}
@@ -168,35 +168,37 @@ def run(a):
     if bc.QUICK:
         a.seconds = 1
     return {"seconds": a.seconds, "rounds": rounds,
-            "secondary": secondary_vs_primary(a, rounds),
+            "client": client_vs_inprocess(a, rounds),
             "reinsertion": reinsertion(a, rounds),
             "cli": cli_impact(a, rounds)}
 
 
 def render(d):
     us = bc.num(1)
-    out = ["Secondary's queue pair against the primary's: random 4 KiB reads, QD 32, CPU 0, "
+    out = ["A client's queue pair (the device in a device process of its own, on CPU 1) against "
+           "today's in-process device (UNVME_MP=0): random 4 KiB reads, QD 32, CPU 0, "
            f"{d['seconds']} s, namespace written first.", ""]
     rows = []
-    for mode, r in d["secondary"].items():
-        rows.append([f"{mode} mode", bc.fmt(r["iops"]["primary"]), bc.fmt(r["iops"]["secondary"]),
+    for mode, r in d["client"].items():
+        rows.append([f"{mode} mode", bc.fmt(r["iops"]["in_process"]), bc.fmt(r["iops"]["client"]),
                      bc.fmt_ratio(r["iops"]["ratio"]),
-                     bc.fmt(r["submit_cpu_ns"]["primary"], us), bc.fmt(r["submit_cpu_ns"]["secondary"], us),
+                     bc.fmt(r["submit_cpu_ns"]["in_process"], us), bc.fmt(r["submit_cpu_ns"]["client"], us),
                      bc.fmt_ratio(r["submit_cpu_ns"]["ratio"])])
-    out.append(bc.table(["device", "IOPS primary", "IOPS secondary", "secondary/primary",
-                         "ns/IO primary", "ns/IO secondary", "secondary/primary"], rows))
-    t = d["secondary"]["thread"]
+    out.append(bc.table(["device", "IOPS in-process", "IOPS client", "client/in-process",
+                         "ns/IO in-process", "ns/IO client", "client/in-process"], rows))
+    t = d["client"]["thread"]
     gap = max(abs(1 - t["iops"]["ratio"]["median"]), abs(1 - t["submit_cpu_ns"]["ratio"]["median"]))
-    out += ["", f"Target (issue 16): a secondary's IOPS and ns/IO within 5% of the primary's (thread "
-            f"mode): {100 * gap:.1f}% -> {'met' if gap <= 0.05 else 'NOT met'}."]
+    out += ["", f"Target (issues 16, 29): a client's IOPS and ns/IO within 5% of the in-process "
+            f"device's (thread mode): {100 * gap:.1f}% -> {'met' if gap <= 0.05 else 'NOT met'}."]
     h = d["reinsertion"]
     out += ["", "Re-insertion (card pulled 500 ms into the run, put back 200 ms later, QD 32):", "",
             bc.table(["re-attach (us)", "plug to first completed I/O (us)", "I/Os failed at removal"],
                      [[bc.fmt(h["attach_us"], us), bc.fmt(h["first_io_us"], us),
                        bc.fmt(h["failed_ios"], bc.num(0))]])]
     c = d["cli"]
-    out += ["", "A secondary's CLI call against the primary's latency (QD 1 reads on CPU 0; "
-            "`unvme smart-log` processes back to back on CPU 1):", "",
+    out += ["", "Other programs' CLI calls against a client's latency (QD 1 reads on CPU 0; "
+            "`unvme smart-log` processes back to back on CPU 1; all clients of one device "
+            "process):", "",
             bc.table(["", "IOPS", "p50 (us)", "p99 (us)"],
                      [["alone", bc.fmt(c["iops"]["alone"]), bc.fmt(c["p50_us"]["alone"], us),
                        bc.fmt(c["p99_us"]["alone"], us)],

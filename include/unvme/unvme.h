@@ -257,9 +257,11 @@ UNVME_API int unvme_ctrlr_process_events(struct unvme_ctrlr *ctrlr);
  * namespaces keep what was written), or put a card back in. card NULL re-inserts the same
  * device (its URI is the address); an emu:// URI inserts a replacement described by it (a
  * new serial=, other namespaces) at the same address. Both need the device open in this
- * process. unplug: 0, -ENODEV (not open here), -EALREADY (the slot is empty). plug: 0 once
- * the driver attached the card, -EBUSY (the slot holds a card), -EINVAL (a bad card URI),
- * or the re-attach's error (the card stays in the slot, the controller failed). */
+ * process: run here, or run by a device process (or a primary) this process is a client of,
+ * which then pulls or puts the card for every process that uses it. unplug: 0, -ENODEV (not
+ * open here), -EALREADY (the slot is empty). plug: 0 once the driver attached the card,
+ * -EBUSY (the slot holds a card), -EINVAL (a bad card URI), or the re-attach's error (the
+ * card stays in the slot, the controller failed). */
 UNVME_API int unvme_emu_unplug(const char *devid);
 UNVME_API int unvme_emu_plug(const char *devid, const char *card);
 

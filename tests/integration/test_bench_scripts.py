@@ -16,7 +16,8 @@ import pytest
 from conftest import REPO, build_dir
 
 QUICK_ROUNDS = 2
-SECTIONS = ("per_io", "fio", "qd", "kv", "kvdbbench", "devthread", "blobfs", "zns", "tcp", "shared")
+SECTIONS = ("per_io", "fio", "qd", "kv", "kvdbbench", "devthread", "blobfs", "zns", "tcp", "shared",
+            "poll")
 
 
 def quick_env():
@@ -56,7 +57,7 @@ def test_every_section_runs(quick_bench):
     md = path.with_suffix(".md").read_text()
     for title in ("Driver + emulated device per I/O", "fio with our engine", "Queue-depth sweep",
                   "KV SDK", "kv_db_bench against db_bench", "Device-thread mode", "BlobFS", "Host-managed flash", "NVMe over TCP",
-                  "Shared devices and hot-plug"):
+                  "Shared devices and hot-plug", "Pollers sharing cores"):
         assert f"## {title}" in md
 
 
@@ -250,16 +251,26 @@ def test_memcpy_floor_reports_and_refuses_bad_input():
     assert p.returncode in (1, 2) and "CPU" in p.stderr
 
 
-def test_shared_devices_secondary_reinsertion_and_cli(quick_bench):
+def test_shared_devices_client_reinsertion_and_cli(quick_bench):
     sh = quick_bench[2]["sections"]["shared"]
     for mode in ("thread", "inline"):
-        r = sh["secondary"][mode]
+        r = sh["client"][mode]
         for k in ("iops", "submit_cpu_ns"):
-            assert check_stat(r[k]["primary"]) > 0 and check_stat(r[k]["secondary"]) > 0
+            assert check_stat(r[k]["in_process"]) > 0 and check_stat(r[k]["client"]) > 0
             assert r[k]["ratio"]["median"] > 0
     h = sh["reinsertion"]
     assert check_stat(h["attach_us"]) > 0 and check_stat(h["first_io_us"]) > 0
     c = sh["cli"]
-    assert check_stat(c["cli_calls_per_s"]) > 0  # the CLI really ran during the primary's I/O
+    assert check_stat(c["cli_calls_per_s"]) > 0  # the CLI really ran during the client's I/O
     assert check_stat(c["p99_us"]["alone"]) > 0 and check_stat(c["p99_us"]["with_cli"]) > 0
-    assert "Target (issue 16)" in quick_bench[1].with_suffix(".md").read_text()
+    assert "Target (issues 16, 29)" in quick_bench[1].with_suffix(".md").read_text()
+
+
+def test_pollers_sharing_cores_both_ways(quick_bench):
+    po = quick_bench[2]["sections"]["poll"]
+    r = po["loads"]["quiet"]
+    for work in ("kv_perf", "threads"):
+        assert check_stat(r[work]["ops"]["shared"]) > 0 and check_stat(r[work]["ops"]["separate"]) > 0
+        assert r[work]["ops"]["ratio"]["median"] > 0
+    assert check_stat(r["threads_auto"]) > 0
+    assert "Target (issue 29)" in quick_bench[1].with_suffix(".md").read_text()

@@ -84,7 +84,7 @@ int perf_hotplug_check(struct cli_args *a, struct perf_config *cfg)
 				"both fall inside the run (%llu ms, warmup included), after its start",
 				a->unplug_at_ms, a->plug_after_ms, (unsigned long long)run_ms);
 	for (unsigned i = 0; i < cfg->nctrlrs; i++)
-		if (strcmp(unvme_ctrlr_transport(cfg->ctrlrs[i]), "emu") != 0)
+		if (strncmp(unvme_ctrlr_address(cfg->ctrlrs[i]), "emu://", 6) != 0) /* wherever it runs */
 			return cli_fail(a->cmd, EXIT_USAGE, "--unplug-at: %s is not an emulated device "
 					"(emu://); only those can be pulled out by a program",
 					cli_echo(cfg->ctrlr_names[i]));

@@ -173,6 +173,14 @@ static int admin_owned(struct mp_server *mp, struct mp_session *s, const struct 
 		return 0;
 	case NVME_ADM_SET_FEATURES:
 		if ((cmd->cdw10 & 0xffu) == NVME_FEAT_NUM_QUEUES) {
+			/* checked as the controller checks it (Base 2.0 5.27.1.5: 65535 is Invalid
+			 * Field), then answered with the grant */
+			if ((cmd->cdw11 & 0xffffu) == 0xffffu || (cmd->cdw11 >> 16) == 0xffffu) {
+				rep->cpl.status = NVME_CQE_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD) |
+						  (uint16_t)(1u << 15); /* DNR */
+				rep->rc = NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD);
+				return 1;
+			}
 			uint32_t n = c->max_io_queues ? c->max_io_queues - 1 : 0;
 			rep->cpl.dw0 = (n << 16) | n;
 			rep->rc = 0;

@@ -186,12 +186,13 @@ static bool serve_one(struct mp_server *mp, struct mp_session *s)
 	int out[MP_MAX_FDS];
 	unsigned nout = 0;
 	mp_serve_request(mp, s, &rq, (size_t)n, in_fd, &rep, out, &nout);
-	/* what the request did to the controller reaches the sessions before its reply */
+	/* what the request did to the controller reaches the sessions before its reply (a
+	 * removal that ends every session ends this one too: nothing is left to answer) */
 	mp_server_drain_events(mp);
-	bool sent = mp_send(s->fd, &rep, sizeof(rep), out, nout) == 0;
+	bool sent = s->fd >= 0 && mp_send(s->fd, &rep, sizeof(rep), out, nout) == 0;
 	for (unsigned i = 0; i < nout; i++)
 		close(out[i]);
-	return sent && !s->broken;
+	return s->fd < 0 || (sent && !s->broken);
 }
 
 /* ---- events ---- */
@@ -354,7 +355,7 @@ static void *serve_main(void *arg)
 			struct mp_session *s = who[i];
 			if (s->fd < 0 || !p[i].revents)
 				continue; /* (ended meanwhile by a removal) */
-			if (!serve_one(mp, s))
+			if (!serve_one(mp, s) && s->fd >= 0)
 				session_end(mp, s, s->broken ? "stopped reading its notices" : "left");
 		}
 		for (int i = 0; i < MP_MAX_SESSIONS; i++)

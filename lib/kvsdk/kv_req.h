@@ -39,11 +39,17 @@ struct kv_req {
 	int result;         /* kv_result */
 	int status;         /* NVMe status, (SCT << 8) | SC; 0 for host-side failures */
 	uint32_t dw0;
-	_Atomic uint32_t done;    /* set to 1 (release) when a waiting caller may read result and
-				   * status; the caller may sleep on it (a futex) */
-	_Atomic uint32_t sleeper; /* 1 while the waiting caller sleeps on done: wake it */
+	_Atomic uint32_t done;    /* REQ_PENDING, REQ_SLEEPING (its waiting caller sleeps on it,
+				   * a futex), REQ_DONE (release: result and status may be read) */
 	struct kv_req_slot *slot; /* the async queue's slot it lives in, or NULL (malloc'd) */
 };
+
+enum { REQ_PENDING = 0, REQ_SLEEPING = 1, REQ_DONE = 2 };
+
+static inline bool kv_req_done(struct kv_req *req)
+{
+	return atomic_load_explicit(&req->done, memory_order_acquire) == REQ_DONE;
+}
 
 /* A request slot of an async queue (struct kv_queue); cache-line aligned, as neighbouring
  * slots are in use on different cores. */

@@ -134,12 +134,11 @@ static void finish(struct kv_req *req)
 		       req->result);
 	kv_req_release(req);
 	if (!req->async) {
-		/* release: the waiter reads result, status and dw0 after it sees done; one that
-		 * went to sleep on it is woken (a waiter that already left and a slot used again
-		 * meanwhile get a spurious wake-up at worst, which waiters take) */
-		atomic_store_explicit(&req->done, 1, memory_order_release);
-		atomic_thread_fence(memory_order_seq_cst);
-		if (atomic_load_explicit(&req->sleeper, memory_order_relaxed))
+		/* release: the waiter reads result, status and dw0 after it sees done. One that
+		 * went to sleep on it said so in the word itself (REQ_SLEEPING): it is woken. The
+		 * request is not touched after the exchange (its waiter may free its slot at
+		 * once); the wake-up only names the address. */
+		if (atomic_exchange_explicit(&req->done, REQ_DONE, memory_order_acq_rel) == REQ_SLEEPING)
 			futex_wake_word(&req->done, INT_MAX, false);
 		return;
 	}
@@ -233,9 +232,9 @@ static const struct backoff_policy handoff_policy = {
 static void wait_for_completion_thread(struct kv_queue *q, struct kv_req *req)
 {
 	struct backoff b = {0};
-	while (!atomic_load_explicit(&req->done, memory_order_acquire)) {
+	while (!kv_req_done(req)) {
 		bool reaped = kv_queue_try_poll(q); /* no completion thread: this caller reaps */
-		if (atomic_load_explicit(&req->done, memory_order_acquire))
+		if (kv_req_done(req))
 			break;
 		if (backoff_wait(&b, &handoff_policy) == BACKOFF_LOOK)
 			continue;
@@ -243,11 +242,12 @@ static void wait_for_completion_thread(struct kv_queue *q, struct kv_req *req)
 			sleep_us(backoff_sleep_ns(&b, &handoff_policy) / 1000);
 			continue;
 		}
-		atomic_store_explicit(&req->sleeper, 1, memory_order_relaxed);
-		atomic_thread_fence(memory_order_seq_cst); /* the announcement before the look */
-		if (!atomic_load_explicit(&req->done, memory_order_acquire))
-			futex_wait_word(&req->done, 0, HANDOFF_SLEEP_NS, false);
-		atomic_store_explicit(&req->sleeper, 0, memory_order_relaxed);
+		/* the word says a sleeper waits (or that it is done already) */
+		uint32_t was = REQ_PENDING;
+		if (atomic_compare_exchange_strong_explicit(&req->done, &was, REQ_SLEEPING,
+							    memory_order_acq_rel, memory_order_acquire) ||
+		    was == REQ_SLEEPING)
+			futex_wait_word(&req->done, REQ_SLEEPING, HANDOFF_SLEEP_NS, false);
 	}
 }
 
@@ -271,7 +271,7 @@ static bool run_on_sync_queue(struct kv_queue *q, struct kv_req *req, int *resul
 		return true;
 	}
 	struct backoff b = {0};
-	while (!atomic_load_explicit(&req->done, memory_order_acquire)) {
+	while (!kv_req_done(req)) {
 		int p = unvme_qpair_poll(q->qp, 0);
 		if (p == 0)
 			wait_a_little(&b); /* the device may need this CPU */
@@ -279,7 +279,7 @@ static bool run_on_sync_queue(struct kv_queue *q, struct kv_req *req, int *resul
 			backoff_reset(&b);
 		/* a poll that fails may first have given this very command back (a removed
 		 * device): then it is done, not abandoned */
-		if (p < 0 && !atomic_load_explicit(&req->done, memory_order_acquire)) {
+		if (p < 0 && !kv_req_done(req)) {
 			*result = kv_result_from_errno(p);
 			kv_err("%s: queue %u failed while waiting: %s", op_name(req->op),
 			       unvme_qpair_id(q->qp), unvme_errmsg());
@@ -436,8 +436,7 @@ int kv_submit_sync(struct kv_req *req, uint32_t *dw0)
 	struct kv_queue *q = kv_pick_queue(req->dev, true);
 	int result;
 	req->async = false;
-	atomic_init(&req->done, 0);
-	atomic_init(&req->sleeper, 0);
+	atomic_init(&req->done, REQ_PENDING);
 	if (q->sync) {
 		if (!run_on_sync_queue(q, req, &result))
 			return result;
@@ -472,8 +471,7 @@ int kv_submit_sync(struct kv_req *req, uint32_t *dw0)
 int kv_submit_async(struct kv_req *req)
 {
 	struct kv_queue *q = kv_pick_queue(req->dev, false);
-	atomic_init(&req->done, 0);
-	atomic_init(&req->sleeper, 0);
+	atomic_init(&req->done, REQ_PENDING);
 	if (!q->sync) {
 		req->async = true;
 		int rc = submit_on_async_queue(q, req, NULL);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Starting a device process (mp.h): `unvme serve --detach` for an address, found next to the
- * library (a build tree's unvme for a build tree's library, else the installed one, else the
- * first on PATH; UNVME_SERVE_PROGRAM overrides). posix_spawn: no fork of this process (its
+ * library (the nearest unvme from the library's or its program's directory up: the same build
+ * tree's, or the same installation's; else the first on PATH; UNVME_SERVE_PROGRAM overrides). posix_spawn: no fork of this process (its
  * threads, its DMA memory), nothing of it inherited but the environment; the device process
  * detaches from its session and its parent at once (setsid, a fork of its own) and reports
  * on its stderr, a pipe to here, why it could not start. Its idle period is
@@ -53,6 +53,17 @@ static bool self_path(char *out, size_t len)
 	return realpath(name, out) != NULL && strlen(out) < len;
 }
 
+/* dir/rel, if that is an executable program. */
+static bool found_at(const char *dir, const char *rel, char *out, size_t len)
+{
+	char cand[PATH_MAX];
+	int n = snprintf(cand, sizeof(cand), "%s/%s", dir, rel);
+	if (n < 0 || (size_t)n >= sizeof(cand) || (size_t)n >= len || !executable(cand))
+		return false;
+	snprintf(out, len, "%s", cand);
+	return true;
+}
+
 int mp_serve_program(char *out, size_t len)
 {
 	const char *env = getenv("UNVME_SERVE_PROGRAM");
@@ -63,39 +74,40 @@ int mp_serve_program(char *out, size_t len)
 		snprintf(out, len, "%s", env);
 		return 0;
 	}
-	char self[PATH_MAX];
-#ifdef UNVME_BUILD_ROOT
-	/* a build tree's library runs the same tree's unvme (the installed one may be older) */
-	if (self_path(self, sizeof(self)) &&
-	    strncmp(self, UNVME_BUILD_ROOT "/", strlen(UNVME_BUILD_ROOT) + 1) == 0 &&
-	    executable(UNVME_BUILD_ROOT "/tools/unvme/unvme")) {
-		snprintf(out, len, "%s", UNVME_BUILD_ROOT "/tools/unvme/unvme");
-		return 0;
+	/* From the library's (or its program's) directory up: the nearest unvme is the one of
+	 * the same build or installation, whatever the prefix (/usr/bin/kv_perf and
+	 * /usr/bin/unvme; /usr/lib/<arch>/libunvme.so and /usr/bin/unvme; a build tree's
+	 * build/tests/unit/driver/test_driver_mp and build/tools/unvme/unvme). Nothing of the
+	 * build's paths is recorded in the library. */
+	char dir[PATH_MAX];
+	if (self_path(dir, sizeof(dir))) {
+		for (int up = 0; up <= 4; up++) {
+			char *slash = strrchr(dir, '/');
+			if (!slash)
+				break;
+			*slash = '\0';
+			const char *d = dir[0] ? dir : "/";
+			if (found_at(d, "unvme", out, len) || found_at(d, "bin/unvme", out, len) ||
+			    found_at(d, "tools/unvme/unvme", out, len))
+				return 0;
+			if (!dir[0])
+				break;
+		}
 	}
-#endif
-#ifdef UNVME_BINDIR
-	if (executable(UNVME_BINDIR "/unvme")) {
-		snprintf(out, len, "%s", UNVME_BINDIR "/unvme");
-		return 0;
-	}
-#endif
-	(void)self;
 	const char *path = getenv("PATH");
 	while (path && *path) {
 		const char *end = strchr(path, ':');
 		size_t n = end ? (size_t)(end - path) : strlen(path);
-		char cand[PATH_MAX];
-		if (n && n + sizeof("/unvme") < sizeof(cand)) {
-			snprintf(cand, sizeof(cand), "%.*s/unvme", (int)n, path);
-			if (executable(cand) && strlen(cand) < len) {
-				snprintf(out, len, "%s", cand);
+		char d[PATH_MAX];
+		if (n && n < sizeof(d)) {
+			snprintf(d, sizeof(d), "%.*s", (int)n, path);
+			if (found_at(d, "unvme", out, len))
 				return 0;
-			}
 		}
 		path = end ? end + 1 : NULL;
 	}
-	return unvme_fail(-ENOENT, "no unvme program to run the device process (installed, on "
-			  "PATH, or UNVME_SERVE_PROGRAM)");
+	return unvme_fail(-ENOENT, "no unvme program to run the device process (beside the "
+			  "library or the program, on PATH, or UNVME_SERVE_PROGRAM)");
 }
 
 /* The device process's idle period, "<ms>ms" for its --idle. */

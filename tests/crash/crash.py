@@ -267,10 +267,15 @@ class Ctrl(Component):
                 "--state", str(self.state)]
 
 
+# The device runs in the process that opens it (UNVME_MP=0, not in a device process of its
+# own): killing the writer, or cutting its power, is the device's crash.
+DEVICE_HERE = {"UNVME_QUIET": "1", "UNVME_MP": "0"}
+
+
 def tool_run(build, *args):
     """The unvme tool as a setup step of a component (no crash point armed)."""
     subprocess.run([str(build / "tools/unvme/unvme"), *map(str, args)], check=True,
-                   capture_output=True, timeout=120, env=dict(os.environ, UNVME_QUIET="1"))
+                   capture_output=True, timeout=120, env=dict(os.environ, **DEVICE_HERE))
 
 
 class Ftl(Block):
@@ -458,8 +463,7 @@ def run_writer(comp, argv, env, kill, deadline_s):
 def one_round(comp, rnd, totals, opts, rng):
     log = comp.dir / f"round-{rnd}.log"
     seed = rng.getrandbits(63)
-    env = dict(os.environ, UNVME_QUIET="1", UNVME_STATE_DIR=str(comp.work / "state"),
-               **comp.env())
+    env = dict(os.environ, UNVME_STATE_DIR=str(comp.work / "state"), **DEVICE_HERE, **comp.env())
     powerloss = comp.powerloss and rng.random() < opts.powerloss
     journal = comp.dir / "powerloss.journal"
     if powerloss:
@@ -499,7 +503,7 @@ def one_round(comp, rnd, totals, opts, rng):
     expect_open_error = bool(damage) and "--expect-open-error" in damage
     if expect_open_error:
         chk = [a for a in chk if a != "--expect-open-error"]
-    env_c = dict(os.environ, UNVME_QUIET="1", UNVME_STATE_DIR=str(comp.work / "state"))
+    env_c = dict(os.environ, UNVME_STATE_DIR=str(comp.work / "state"), **DEVICE_HERE)
     p = subprocess.run(chk, env=env_c, capture_output=True, text=True, timeout=600)
     verdict = None
     for line in reversed(p.stdout.splitlines()):

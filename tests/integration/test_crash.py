@@ -63,7 +63,8 @@ def verdict(p):
 
 @pytest.fixture
 def env(tmp_path):
-    return dict(os.environ, UNVME_QUIET="1", UNVME_STATE_DIR=str(tmp_path / "state"))
+    # the device in the process under test (UNVME_MP=0): killing it is the device's crash
+    return dict(os.environ, UNVME_QUIET="1", UNVME_MP="0", UNVME_STATE_DIR=str(tmp_path / "state"))
 
 
 def block_round(tmp_path, env, *extra, ops=400, log="r.log"):

@@ -86,7 +86,15 @@ def create_cq(qid, entries):
     return CREATE_CQ + ["--cdw10", str(((entries - 1) << 16) | qid)]
 
 
+def device_here(unvme):
+    """Runs the device in the tool's own process (UNVME_MP=0): raw queue creation and
+    controller resets are the business of the process that runs the controller; a client of
+    a device process is refused them (docs/multi-process.md)."""
+    unvme.env = dict(unvme.env, UNVME_MP="0")
+
+
 def test_create_cq_with_an_invalid_queue_id(unvme):
+    device_here(unvme)
     dev = unvme.file_dev(size="4M")
     r = unvme.run(*create_cq(0, 16), dev)
     assert r.rc == 1 and "Invalid Queue Identifier" in r.err
@@ -95,6 +103,7 @@ def test_create_cq_with_an_invalid_queue_id(unvme):
 
 
 def test_create_cq_twice(unvme):
+    device_here(unvme)
     dev = "emu://q?ns=mem:1M:512"
     line = " ".join(create_cq(3, 16))
     r = unvme.batch(dev, f"{line}\n{line}\n")
@@ -104,6 +113,7 @@ def test_create_cq_twice(unvme):
 
 
 def test_create_cq_too_large(unvme):
+    device_here(unvme)
     dev = unvme.file_dev(size="4M", extra="mqes=64")
     r = unvme.run(*create_cq(2, 65), dev)
     assert r.rc == 1 and "Invalid Queue Size" in r.err
@@ -167,6 +177,7 @@ def test_fatal_controller_resets_by_itself(unvme):
     """CSTS.CFS: the command caught by it fails with SQ deletion, the driver resets the
     controller and says so when asked (-v: the library's notices), and the next command works
     with the data intact."""
+    device_here(unvme)
     dev = "emu://f?ns=mem:1M:512"
     script = "write -s 0 --pattern 0x20\ninject-fault --fatal\nread -s 0\nread -s 0 -o json\n"
     quiet = unvme.batch(dev, script, keep_going=True)
@@ -181,6 +192,7 @@ def test_fatal_controller_resets_by_itself(unvme):
 
 
 def test_fatal_controller_manual_reset(unvme):
+    device_here(unvme)
     dev = "emu://f?ns=mem:1M:512"
     r = unvme.batch(dev, "write -s 0 --pattern 0x20\ninject-fault --fatal\nreset\n"
                          "read -s 0 -o json\n")

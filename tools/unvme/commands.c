@@ -617,9 +617,11 @@ static const struct opt_def plug_opts[] = {
 };
 
 static const char hotplug_details[] =
-	"Emulated devices (emu://) only, and only in the process that opened them: use it in\n"
-	"'unvme batch'. unplug pulls the card out as a surprise removal: commands in flight\n"
-	"complete with an error, later ones fail with 'removed' (-ENODEV), a monitor prints\n"
+	"Emulated devices (emu://) only: a named or file-backed device's card is pulled out of\n"
+	"its device process's slot (every program using it sees that), an unnamed one's in\n"
+	"this process (use it in 'unvme batch'). unplug pulls the card out as a surprise\n"
+	"removal: commands in flight complete with an error, later ones fail with 'removed'\n"
+	"(-ENODEV), a monitor prints\n"
 	"'removed'. plug puts the same device back (a memory namespace comes back empty, a\n"
 	"file namespace with its data) or, with --card, a replacement at the same address; the\n"
 	"driver attaches it and I/O continues. See docs/devices.md (Hot-plug).\n";
@@ -736,8 +738,9 @@ const struct cli_cmd cli_commands[] = {
 	{ "io-passthru", "send any I/O command", cmd_io_passthru, io_passthru_opts, POS_DEVICE, NULL },
 	{ "inject-fault", "emulated controller: inject a fault (vendor admin command C1h)",
 	  cmd_inject_fault, fault_opts, POS_DEVICE,
-	  "Give exactly one of the options. The fault lives in the emulated controller of this\n"
-	  "process: use it inside 'unvme batch' to see its effect on the next commands.\n" },
+	  "Give exactly one of the options. The fault lives in the emulated controller: in its\n"
+	  "device process (a named or file-backed device), where later commands meet it too, or\n"
+	  "in this process (an unnamed one): use it inside 'unvme batch' then.\n" },
 	{ "perf", "I/O benchmark", cmd_perf, perf_opts, POS_DEVICE, perf_details },
 	{ "kv-write", "key-value store (kv_store)", cmd_kv_write, kv_write_opts, POS_DEVICE,
 	  kv_details },

@@ -527,6 +527,18 @@ UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 {
 	if (!c)
 		return unvme_fail(-EINVAL, "unvme_ctrlr_reset: no controller");
+	if (c->ops->ctrlr_reset) {
+		/* another process runs the controller: it resets it (a device process does; a
+		 * primary refuses), this process's queue pairs come back at their next use */
+		int rc = c->ops->ctrlr_reset(c);
+		if (rc == 0)
+			rc = ctrlr_configure(c);
+		if (rc == 0) {
+			c->failed = 0;
+			c->gave_up = false;
+		}
+		return rc;
+	}
 	if (c->ops->admin)
 		return unvme_fail(-EPERM, "%s: %s", c->devid, c->transport_info);
 	if (c->ops->msg) {

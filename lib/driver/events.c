@@ -154,6 +154,8 @@ UNVME_API int unvme_ctrlr_process_events(struct unvme_ctrlr *c)
 		return unvme_fail(-EINVAL, "unvme_ctrlr_process_events: no controller");
 	if (c->ops->msg)
 		return 0;
+	if (c->ops->events_poll)
+		c->ops->events_poll(c); /* a client: the events its server sent */
 	uint32_t got[NR_PENDING];
 	char sn[NR_PENDING][20];
 	uint32_t n = 0;

@@ -53,6 +53,7 @@ enum mp_op {
 	MP_PLUG,           /* an emulated card: put one in (card.len 0: the same) */
 	MP_STOP,           /* a device process: end (every session ends with it) */
 	MP_STATUS,         /* a device process: pid, sessions, idle setting */
+	MP_RESET,          /* a device process: reset the controller (every client's queues go) */
 	MP_OP_END
 };
 

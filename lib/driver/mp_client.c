@@ -514,6 +514,11 @@ static int cli_events_subscribe(struct unvme_ctrlr *c)
 	return rc ? rc : rep_error(&rep);
 }
 
+static void cli_events_poll(struct unvme_ctrlr *c)
+{
+	drain_notes(c->transport_ctx); /* (the watcher may not have woken yet) */
+}
+
 int mp_client_unplug(struct unvme_ctrlr *c)
 {
 	struct mp_cli *s = c->transport_ctx;
@@ -559,6 +564,21 @@ int mp_client_plug(struct unvme_ctrlr *c, const char *card)
 	return rc;
 }
 
+static int cli_ctrlr_reset(struct unvme_ctrlr *c)
+{
+	struct mp_cli *s = c->transport_ctx;
+	struct mp_req rq = { .op = MP_RESET };
+	struct mp_rep rep;
+	int tmo = (int)(c->opts.admin_timeout_ms ? c->opts.admin_timeout_ms : 60000) + REQ_TIMEOUT_MS;
+	int rc = call(s, &rq, -1, &rep, tmo, NULL);
+	if (rc)
+		return rc;
+	if (rep.rc)
+		return rep_error(&rep);
+	drain_notes(s); /* QUEUES_LOST came before the reply: this process's queues are gone */
+	return 0;
+}
+
 static int cli_card_unplug(struct unvme_ctrlr *c)
 {
 	return mp_client_unplug(c);
@@ -583,8 +603,10 @@ static int cli_card_plug(struct unvme_ctrlr *c, const char *card)
 	.queue_create = cli_queue_create,           \
 	.queue_delete = cli_queue_delete,           \
 	.events_subscribe = cli_events_subscribe,   \
+	.events_poll = cli_events_poll,             \
 	.card_unplug = cli_card_unplug,             \
-	.card_plug = cli_card_plug
+	.card_plug = cli_card_plug,                 \
+	.ctrlr_reset = cli_ctrlr_reset
 
 const struct unvme_transport_ops unvme_transport_mp_secondary = { .name = "secondary", CLIENT_OPS };
 const struct unvme_transport_ops unvme_transport_mp_client = { .name = "client", CLIENT_OPS };

@@ -30,7 +30,7 @@ static const char *op_name(uint32_t op)
 		[MP_QUEUE_CREATE] = "QUEUE_CREATE", [MP_QUEUE_DELETE] = "QUEUE_DELETE",
 		[MP_DMA_MAP] = "DMA_MAP", [MP_DMA_UNMAP] = "DMA_UNMAP", [MP_WINDOW] = "WINDOW",
 		[MP_AER_SUBSCRIBE] = "AER_SUBSCRIBE", [MP_UNPLUG] = "UNPLUG", [MP_PLUG] = "PLUG",
-		[MP_STOP] = "STOP", [MP_STATUS] = "STATUS",
+		[MP_STOP] = "STOP", [MP_STATUS] = "STATUS", [MP_RESET] = "RESET",
 	};
 	return op < MP_OP_END && names[op] ? names[op] : "?";
 }
@@ -480,6 +480,18 @@ void mp_serve_request(struct mp_server *mp, struct mp_session *s, const struct m
 			rep->rc = 0;
 			break;
 		case MP_STATUS: do_status(mp, rep); break;
+		case MP_RESET:
+			/* the hardware's reset, which any host may ask for: every client's queues
+			 * go (QUEUES_LOST, before this reply) and come back at their next use. A
+			 * primary's own queue pairs are its threads': only it resets */
+			if (!mp->device_process) {
+				fail(rep, -EPERM, "%s: run by application process %d, which alone may "
+				     "reset it", c->devid, (int)getpid());
+				break;
+			}
+			unvme_errmsg_clear();
+			result(rep, unvme_ctrlr_reset(c));
+			break;
 		default: break; /* (mp_req_len knows no other) */
 		}
 	}

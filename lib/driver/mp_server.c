@@ -186,8 +186,11 @@ static bool serve_one(struct mp_server *mp, struct mp_session *s)
 	int out[MP_MAX_FDS];
 	unsigned nout = 0;
 	mp_serve_request(mp, s, &rq, (size_t)n, in_fd, &rep, out, &nout);
-	/* what the request did to the controller reaches the sessions before its reply (a
-	 * removal that ends every session ends this one too: nothing is left to answer) */
+	/* what the request did to the controller reaches the sessions before its reply: an
+	 * event it raised (a threshold Set Features crossed), a reset, a removal (one that ends
+	 * every session ends this one too: nothing is left to answer) */
+	if (mp->aer_on && !atomic_load(&mp->c->removed))
+		(void)unvme_ctrlr_process_events(mp->c);
 	mp_server_drain_events(mp);
 	bool sent = s->fd >= 0 && mp_send(s->fd, &rep, sizeof(rep), out, nout) == 0;
 	for (unsigned i = 0; i < nout; i++)

@@ -32,7 +32,8 @@ size_t mp_req_len(uint32_t op, uint32_t card_len)
 	case MP_AER_SUBSCRIBE:
 	case MP_UNPLUG:
 	case MP_STOP:
-	case MP_STATUS: return head;
+	case MP_STATUS:
+	case MP_RESET: return head;
 	default: return 0;
 	}
 }

@@ -113,8 +113,12 @@ struct unvme_transport_ops {
 	 * and an emulated card pulled out or put back in the owner's slot (unvme_emu_unplug,
 	 * unvme_emu_plug). */
 	int (*events_subscribe)(struct unvme_ctrlr *c);
+	void (*events_poll)(struct unvme_ctrlr *c); /* takes in the notices that came */
 	int (*card_unplug)(struct unvme_ctrlr *c);
 	int (*card_plug)(struct unvme_ctrlr *c, const char *card);
+	/* A client's unvme_ctrlr_reset: the owner resets the controller (0 once this process
+	 * knows its queues are gone), or a negative errno with a message (-EPERM: it may not). */
+	int (*ctrlr_reset)(struct unvme_ctrlr *c);
 
 	/* Fabrics queue pairs (NULL for PCIe). qp_init runs when a queue pair is allocated and
 	 * sets qp->bus / qp->write32 to the transport's queue and doorbell; qp_reset when its

@@ -94,12 +94,12 @@ def test_cli_commands_as_clients_during_io(unvme):
     unvme.ok("error-log", dev, "-o", "json")
     regs = unvme.ok("show-regs", dev, "-o", "json").json()
     assert regs["csts"] & 1  # ready: read from the device process's controller
-    # a client may not reset the controller the device process runs
-    r = unvme.run("reset", dev)
-    assert r.rc != 0 and "device process" in r.err, r
     finish_clean(app)
     st = status(unvme, dev)
     assert st["running"] and st["device_process"] and st["pid"] == pid and st["clients"] == 0
+    # any client may reset the device process's controller, as any host may reset hardware
+    r = unvme.batch(dev, "reset\nread -s 0 -c 7 -o json\n")
+    assert r.rc == 0, r
     stop(unvme, dev)
 
 
@@ -318,6 +318,17 @@ def test_primary_model_reset_makes_secondaries_recreate_their_queues(unvme):
     # and the queues it creates again work
     p = start(unvme, "perf", dev, "-w", "randwrite", "-q", "8", "-t", "1", env_extra=PRIMARY)
     finish_clean(p)
+
+
+def test_primary_model_secondary_may_not_reset(unvme):
+    dev = "emu://mp10?ns=mem:16M:512"
+    holder = start(unvme, "monitor", dev, env_extra=PRIMARY)
+    wait_served(unvme, dev, holder, env_extra=PRIMARY)
+    p = start(unvme, "reset", dev, env_extra=PRIMARY)
+    rc, out, err = finish(p)
+    assert rc == 3 and "alone may reset" in err, err
+    holder.send_signal(signal.SIGINT)
+    finish(holder)
 
 
 def test_sharing_off_gives_each_process_its_own_device(unvme, tmp_path):

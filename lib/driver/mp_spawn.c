@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,7 +33,8 @@ extern char **environ;
 
 static bool executable(const char *path)
 {
-	return access(path, X_OK) == 0;
+	struct stat st; /* (a directory passes X_OK: build/tools/unvme is one) */
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
 /* The file this code was loaded from: the shared library, or the program it is linked into. */

@@ -137,6 +137,7 @@ def test_cpu_counts_the_engine_threads(unvme):
     includes it (process CPU time), next to the submitting thread's own."""
     if (os.cpu_count() or 1) < 2:
         pytest.skip("the engine thread needs a second CPU")
+    unvme.env = dict(unvme.env, UNVME_MP="0")  # the device (its engine) in perf's process
     j = unvme.ok("perf", "emu://eng?ns=null:1G:512&mode=thread&cpu=1", "-w", "randread", "-b",
                  "512", "-q", "16", "-t", "1", "-c", "0", "-o", "json").json()
     cpu = j["cpu"]

@@ -27,7 +27,8 @@ def test_kv_tools_take_help(prog, env):
     assert long.stdout == short.stdout and long.stderr == ""
 
 
-@pytest.mark.parametrize("prog", ["core_pingpong", "ftl_waf", "memcpy_floor", "tcp_pingpong"])
+@pytest.mark.parametrize("prog", ["core_pingpong", "ftl_waf", "memcpy_floor", "tcp_pingpong",
+                                  "kv_threads"])
 def test_bench_helpers_take_help(prog, env):
     path = build_dir() / "tools" / "bench" / prog
     if not path.exists():

@@ -54,10 +54,12 @@ def test_append_write_and_report(unvme):
     r = unvme.run("read", dev, "-s", ZONE_BLOCKS - 1, "-c", 1)
     assert r.rc == 1 and "Zone Boundary Error" in r.err, r
 
+    # the device outlives the tool runs (its device process); stopping it is a power cycle:
+    # the opened zone comes back closed
+    unvme.ok("serve", dev, "--stop", "-q")
     doc = zones(unvme, dev)
     assert doc["nr_zones"] == 16
     z1 = doc["zone_list"][1]
-    # every tool run is a power cycle of the emulated device: the opened zone comes back closed
     assert z1 == {"slba": ZONE_BLOCKS, "wp": ZONE_BLOCKS + 4, "cap": CAP_BLOCKS,
                   "state": "CLOSED", "type": 2, "attrs": 0, "attrs_info": 0}
     # reporting options and partial reports
@@ -116,12 +118,15 @@ def test_zones_survive_restart(unvme):
     unvme.ok("zns", "zone-append", dev, "-s", 0, "--pattern", "0x5a", "-c", 2)
     unvme.ok("zns", "finish-zone", dev, "-s", ZONE_BLOCKS)
     unvme.ok("zns", "open-zone", dev, "-s", 2 * ZONE_BLOCKS)
+    # a power cycle (the device process stopped, the next open starts one): opened zones come
+    # back closed (or empty)
+    unvme.ok("serve", dev, "--stop", "-q")
     doc = zones(unvme, dev, "-d", 3)["zone_list"]
-    # a new process is a power cycle: opened zones come back closed (or empty)
     assert [z["state"] for z in doc] == ["CLOSED", "FULL", "EMPTY"]
     assert doc[0]["wp"] == 3
     assert hex_data(unvme.ok("read", dev, "-s", 0, "-c", 2, "-o", "json").json()) == b"\x5a" * 12288
     # a different zone geometry on the same file is refused, naming the problem
+    unvme.ok("serve", dev, "--stop", "-q")
     path = unvme.tmp / "keep.img"
     r = unvme.run("zns", "report-zones", f"emu://keep?ns=zns,zone=2M:16M:4096:{path}")
     assert r.rc == 3 and "zone" in r.err, r

@@ -76,6 +76,7 @@ struct unvme_qpair {
 	uint8_t phase;
 	uint8_t poll_depth;     /* > 1: a poll from a completion callback of this queue pair */
 	uint32_t poll_count;
+	uint32_t idle_polls;         /* outermost polls in a row that found nothing (the poller's) */
 	/* Split queues: either side may ring, one at a time, so the doorbell never goes back. */
 	atomic_flag ring_lock;
 	uint16_t rung_tail;     /* under ring_lock */

@@ -424,6 +424,15 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 	int rc = (int)n;
 	/* Timeouts and recovery belong to the outermost poll, not to one inside a callback. */
 	if (qp->poll_depth == 1) {
+		/* A poller that keeps finding nothing gives the CPU away now and then
+		 * (lib/common/backoff.h): what it waits for (a device thread, the submitter of a
+		 * split queue, another process's device) may need this very CPU when threads
+		 * outnumber CPUs, and an application's poll loop need not know. */
+		if (n) {
+			qp->idle_polls = 0;
+		} else if (unlikely(++qp->idle_polls % BACKOFF_YIELD_EVERY == 0)) {
+			sched_yield();
+		}
 		/* a fabrics transport times its commands out itself (a command that outlives its
 		 * timeout ends the connection; Abort and Delete SQ do not reach a fabric's lost
 		 * command) */

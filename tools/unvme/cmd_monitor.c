@@ -222,7 +222,27 @@ void cli_monitor_stop(void)
 	finish();
 }
 
+static int run_monitor(struct cli_args *a);
+
 int cmd_monitor(struct cli_args *a)
+{
+	if (a->background)
+		return run_monitor(a);
+	/* in the foreground a signal ends it, also one that comes while the devices open (a
+	 * device process may be starting): the loop sees it at once */
+	struct sigaction sa = { 0 }, old_int, old_term;
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	mon_signalled = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	int rc = run_monitor(a);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return rc;
+}
+
+static int run_monitor(struct cli_args *a)
 {
 	if (mon.background)
 		return cli_fail(a->cmd, EXIT_USAGE, "a monitor already runs in the background of this "
@@ -268,15 +288,7 @@ int cmd_monitor(struct cli_args *a)
 		mon.background = true;
 		return EXIT_OK;
 	}
-	struct sigaction sa = { 0 }, old_int, old_term;
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	mon_signalled = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
 	loop();
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
 	finish();
 	return EXIT_OK;
 }

@@ -166,7 +166,7 @@ def test_two_kv_sdk_processes_with_the_same_core_mask(unvme, tmp_path):
     the device while kv_db_bench's KV SDK fills it."""
     dev = "emu://mp9?ns=kv:1G"
     app = subprocess.Popen([str(KV_DB_BENCH), f"--device={dev}", "--benchmarks=fillrandom,readrandom",
-                            "--num=300000"], env=unvme.env, stdout=subprocess.PIPE,
+                            "--num=30000"], env=unvme.env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
     wait_served(unvme, dev, app)
     val = tmp_path / "v.bin"
@@ -189,9 +189,12 @@ def test_first_opener_ends_during_another_programs_writes(unvme, tmp_path, how):
     dev = f"emu://firstend{how}?ns=kv:256M::{tmp_path / 'kv.img'}"
     first = start(unvme, "monitor", dev)
     wait_served(unvme, dev, first)
-    n = 20000
+    n = 10000
     writer = start(unvme, "-w", "-n", n, "-d", dev, prog=KV_PERF)
-    time.sleep(0.5)
+    deadline = time.monotonic() + 120  # a hang guard
+    while status(unvme, dev)["clients"] < 2 and time.monotonic() < deadline:
+        assert writer.poll() is None, finish(writer)
+        time.sleep(0.01)
     assert writer.poll() is None, "the writer finished before the first opener ended"
     first.send_signal(signal.SIGKILL if how == "killed" else signal.SIGINT)
     finish(first)

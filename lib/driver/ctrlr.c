@@ -271,9 +271,13 @@ int ctrlr_set_num_queues(struct unvme_ctrlr *c)
 		want = 65535;
 	uint32_t dw0 = ((want - 1) << 16) | (want - 1);
 	/* The kernel (or nobody, for a file) owns the controller's queues: a message-based
-	 * transport's queue pairs are its own rings, as many as asked for. */
-	int rc = c->ops->msg ? 0
-			     : unvme_set_features(c, NVME_FEAT_NUM_QUEUES, 0, dw0, false, &dw0);
+	 * transport's queue pairs are its own rings, as many as asked for. A client's come out
+	 * of the grant its server got (mp.h): it asks the controller nothing. */
+	int rc = 0;
+	if (c->queue_grant)
+		dw0 = ((c->queue_grant - 1) << 16) | (c->queue_grant - 1);
+	else if (!c->ops->msg)
+		rc = unvme_set_features(c, NVME_FEAT_NUM_QUEUES, 0, dw0, false, &dw0);
 	if (rc)
 		return rc > 0 ? unvme_fail(-EIO, "%s: Set Features (Number of Queues) failed: %s",
 					   c->devid, unvme_status_str(rc, 0))
@@ -352,6 +356,12 @@ UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts 
 	if (rc) {
 		ctrlr_free(c);
 		return rc;
+	}
+	if (c->opts.admin_queue_depth == 1) {
+		/* (checked here too: a client of another process makes no admin queue of its own) */
+		ctrlr_free(c);
+		return unvme_fail(-EINVAL, "%s: admin queue depth 1: a queue needs at least 2 "
+				  "entries (one always stays empty)", devid);
 	}
 	pthread_mutex_lock(&open_lock);
 	for (struct unvme_ctrlr *o = open_ctrlrs; o; o = o->open_next) {

@@ -165,6 +165,7 @@ struct unvme_ctrlr {
 	 * server for the others. */
 	int mp_fd;
 	struct mp_server *mp;
+	uint32_t queue_grant;        /* a client: the I/O queues its server's controller granted */
 	/* A part of the driver that wraps the controller (the multi-process server) hears of
 	 * its lifecycle here instead of being called by name (ctrlr_life). */
 	void (*life_hook)(struct unvme_ctrlr *c, enum ctrlr_life ev, int status, void *arg);

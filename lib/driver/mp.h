@@ -90,6 +90,8 @@ struct mp_rep {
 			uint64_t wake_off;  /* of the window's wake word in the mapping, or MP_NO_WAKE */
 			uint32_t flags;
 			uint32_t epoch;     /* of the card in the slot (notices carry theirs) */
+			uint32_t queues;    /* the I/O queues the controller granted (for every client) */
+			uint32_t rsvd;
 		} hello;
 		uint64_t reg;
 		struct nvme_cqe cpl;

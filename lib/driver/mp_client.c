@@ -172,6 +172,7 @@ static int refresh_window(struct mp_cli *s)
 	if (rc == 0) {
 		c->cap = rep.hello.cap;
 		c->vs = rep.hello.vs;
+		c->queue_grant = rep.hello.queues ? rep.hello.queues : 1;
 	}
 	return rc;
 }
@@ -329,6 +330,7 @@ static int cli_attach(struct unvme_ctrlr *c, const char *address)
 		c->ops = &unvme_transport_mp_client; /* the same functions, by name for people */
 	c->cap = rep.hello.cap;
 	c->vs = rep.hello.vs;
+	c->queue_grant = rep.hello.queues ? rep.hello.queues : 1;
 	c->dstrd = NVME_CAP_DSTRD(c->cap);
 	c->page_size = 4096u << NVME_CAP_MPSMIN(c->cap);
 	if (s->device_process)

@@ -112,6 +112,7 @@ static void do_hello(struct mp_server *mp, struct mp_session *s, const struct mp
 	rep->hello.pid = (int32_t)getpid();
 	rep->hello.flags = mp->device_process ? MP_HELLO_DEVICE_PROCESS : 0;
 	rep->hello.epoch = mp->card_epoch;
+	rep->hello.queues = c->max_io_queues;
 	rep->rc = 0;
 }
 
@@ -133,6 +134,7 @@ static void do_window(struct mp_server *mp, struct mp_rep *rep, int *out, unsign
 	rep->hello.vs = c->vs;
 	rep->hello.pid = (int32_t)getpid();
 	rep->hello.epoch = mp->card_epoch;
+	rep->hello.queues = c->max_io_queues;
 	rep->rc = 0;
 }
 
@@ -148,8 +150,18 @@ static void do_reg_read(struct mp_server *mp, const struct mp_req *rq, struct mp
 	rep->rc = 0;
 }
 
-/* Abort and Delete I/O SQ/CQ name a queue: it must be the client's. Number of Queues is
- * answered with the grant the server got (once, for every process). 1 when answered here. */
+/* A status the controller would have completed the command with. */
+static void status(struct mp_rep *rep, uint8_t sct, uint8_t sc)
+{
+	rep->cpl.status = NVME_CQE_STATUS(sct, sc) | (uint16_t)(1u << 15); /* DNR */
+	rep->rc = NVME_STATUS(sct, sc);
+}
+
+/* Abort and Delete I/O SQ/CQ name a queue: another client's is answered as a queue the
+ * controller does not have (Abort: not aborted; Delete: Invalid Queue Identifier), without
+ * the device, so a client neither touches nor learns of another's queues. Number of Queues
+ * is the server's, set once for every client: answered as the controller would answer it
+ * with I/O queues in use (Base 2.0 5.27.1.5), or with the grant. 1 when answered here. */
 static int admin_owned(struct mp_server *mp, struct mp_session *s, const struct nvme_sqe *cmd,
 		       struct mp_rep *rep)
 {
@@ -157,36 +169,36 @@ static int admin_owned(struct mp_server *mp, struct mp_session *s, const struct 
 	uint32_t qid = cmd->cdw10 & 0xffffu;
 	switch (cmd->opc) {
 	case NVME_ADM_ABORT:
-		if (!owned_queue(s, qid)) {
-			fail(rep, -EPERM, "%s: Abort of a command on queue %u, which is not this "
-			     "process's", c->devid, qid);
-			return 1;
-		}
-		return 0;
+		if (owned_queue(s, qid))
+			return 0;
+		rep->cpl.dw0 = 1; /* not aborted: no such command */
+		rep->rc = 0;
+		return 1;
 	case NVME_ADM_DELETE_SQ:
 	case NVME_ADM_DELETE_CQ:
-		if (!owned_queue(s, qid)) {
-			fail(rep, -EPERM, "%s: Delete I/O queue %u, which is not this process's",
-			     c->devid, qid);
-			return 1;
-		}
-		return 0;
-	case NVME_ADM_SET_FEATURES:
-		if ((cmd->cdw10 & 0xffu) == NVME_FEAT_NUM_QUEUES) {
-			/* checked as the controller checks it (Base 2.0 5.27.1.5: 65535 is Invalid
-			 * Field), then answered with the grant */
-			if ((cmd->cdw11 & 0xffffu) == 0xffffu || (cmd->cdw11 >> 16) == 0xffffu) {
-				rep->cpl.status = NVME_CQE_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD) |
-						  (uint16_t)(1u << 15); /* DNR */
-				rep->rc = NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD);
-				return 1;
-			}
+		if (owned_queue(s, qid))
+			return 0;
+		status(rep, NVME_SCT_CMD, NVME_SC_INVALID_QID);
+		return 1;
+	case NVME_ADM_SET_FEATURES: {
+		if ((cmd->cdw10 & 0xffu) != NVME_FEAT_NUM_QUEUES)
+			return 0;
+		bool in_use = false;
+		ctrlr_lock_qps(c);
+		for (uint32_t q = 1; q <= c->max_io_queues && !in_use; q++)
+			in_use = c->qid_used[q] != 0;
+		ctrlr_unlock_qps(c);
+		if (in_use)
+			status(rep, NVME_SCT_GENERIC, NVME_SC_CMD_SEQ_ERROR);
+		else if ((cmd->cdw11 & 0xffffu) == 0xffffu || (cmd->cdw11 >> 16) == 0xffffu)
+			status(rep, NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD);
+		else {
 			uint32_t n = c->max_io_queues ? c->max_io_queues - 1 : 0;
 			rep->cpl.dw0 = (n << 16) | n;
 			rep->rc = 0;
-			return 1;
 		}
-		return 0;
+		return 1;
+	}
 	default:
 		return 0;
 	}

@@ -125,6 +125,17 @@ static void end_all_sessions(struct mp_server *mp, const char *why)
 			session_end(mp, &mp->sessions[i], why);
 }
 
+/* Closes a connection that was answered without being served: what it sent meanwhile is
+ * read first (closing with it unread would make the peer's next read an error instead of
+ * the answer). */
+static void drain_and_close(int fd)
+{
+	char buf[sizeof(struct mp_req)];
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	close(fd);
+}
+
 /* A new connection: served when its process is of this user (or root); otherwise it is told
  * why, the refusal is logged, and it is closed. */
 static void accept_session(struct mp_server *mp)
@@ -142,7 +153,7 @@ static void accept_session(struct mp_server *mp)
 			 "not use it (only the same user or root may)", mp->c->devid,
 			 (unsigned)geteuid(), (int)pid, (unsigned)uid);
 		(void)mp_send(fd, &rep, sizeof(rep), NULL, 0);
-		close(fd);
+		drain_and_close(fd);
 		if (mp->refused++ < 10 || mp->refused % 1000 == 0)
 			fprintf(stderr, "unvme: %s: refused a connection from process %d of user %u "
 				"(%u refused so far): only user %u or root may share the device\n",
@@ -165,7 +176,7 @@ static void accept_session(struct mp_server *mp)
 	snprintf(rep.msg, sizeof(rep.msg), "%s: already %d processes share the device",
 		 mp->c->devid, MP_MAX_SESSIONS);
 	(void)mp_send(fd, &rep, sizeof(rep), NULL, 0);
-	close(fd);
+	drain_and_close(fd);
 }
 
 /* One request of s; false when the session is to end. */

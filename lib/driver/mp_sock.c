@@ -94,6 +94,14 @@ ssize_t mp_recv(int sock, void *buf, size_t len, int *fds, unsigned maxfds, int 
 	do
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == ECONNRESET) {
+		/* the peer closed with something of ours unread: the error comes first, what it
+		 * sent before closing (a refusal's reason) may still be queued behind it */
+		mh.msg_controllen = sizeof(u.buf);
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == ECONNRESET))
+			return 0;
+	}
 	if (n < 0)
 		return errno == EAGAIN ? -ETIMEDOUT : -errno;
 	unsigned got = 0;

@@ -126,6 +126,31 @@ static void idle_arg(char *out, size_t len)
 	snprintf(out, len, "%lums", ms);
 }
 
+/* Everything from fd until its end, at most len - 1 bytes kept (the last ones), with a
+ * deadline. */
+static size_t read_all(int fd, char *buf, size_t len, uint64_t deadline)
+{
+	size_t got = 0;
+	for (;;) {
+		uint64_t now = mono_ms_coarse();
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) == 0)
+			break;
+		ssize_t n = read(fd, buf + got, len - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (got == len - 1)
+			got = 0; /* keep reading to its end; the last words say why */
+	}
+	buf[got] = '\0';
+	while (got && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
+		buf[--got] = '\0';
+	return got;
+}
+
 int mp_spawn(const char *address)
 {
 	char prog[PATH_MAX];
@@ -134,10 +159,36 @@ int mp_spawn(const char *address)
 		return rc;
 	char idle[32];
 	idle_arg(idle, sizeof(idle));
-	int pipefd[2];
+	/* its stderr (what a person would read) and, on fd 3, its status: "OK", or "ERR errno
+	 * message" (UNVME_SERVE_STATUS_FD, cmd_serve.c) */
+	int pipefd[2], st_pipe[2];
 	if (pipe2(pipefd, O_CLOEXEC) != 0)
 		return unvme_fail(-errno, "%s: no pipe to start its device process: %s", address,
 				  strerror(errno));
+	if (pipe2(st_pipe, O_CLOEXEC) != 0) {
+		int e = errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return unvme_fail(-e, "%s: no pipe to start its device process: %s", address,
+				  strerror(e));
+	}
+	size_t nenv = 0;
+	while (environ[nenv])
+		nenv++;
+	char **envp = calloc(nenv + 2, sizeof(*envp));
+	if (!envp) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		close(st_pipe[0]);
+		close(st_pipe[1]);
+		return -ENOMEM;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < nenv; i++)
+		if (strncmp(environ[i], "UNVME_SERVE_STATUS_FD=", 22) != 0)
+			envp[k++] = environ[i];
+	envp[k++] = "UNVME_SERVE_STATUS_FD=3";
+	envp[k] = NULL;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	posix_spawn_file_actions_init(&fa);
@@ -145,7 +196,8 @@ int mp_spawn(const char *address)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3); /* nothing of this process's but those */
+	posix_spawn_file_actions_adddup2(&fa, st_pipe[1], 3);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 4); /* nothing of this process's but those */
 	sigset_t none, all;
 	sigemptyset(&none);
 	sigfillset(&all);
@@ -154,43 +206,39 @@ int mp_spawn(const char *address)
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 	char *argv[] = { prog, "serve", "--detach", "--quiet", "--idle", idle, (char *)address, NULL };
 	pid_t pid;
-	rc = posix_spawn(&pid, prog, &fa, &at, argv, environ);
+	rc = posix_spawn(&pid, prog, &fa, &at, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
+	free(envp);
 	close(pipefd[1]);
+	close(st_pipe[1]);
 	if (rc) {
 		close(pipefd[0]);
+		close(st_pipe[0]);
 		return unvme_fail(-rc, "%s: cannot start its device process (%s): %s", address, prog,
 				  strerror(rc));
 	}
-	/* what it says until it has detached (nothing when it serves) */
-	char msg[1024];
-	size_t got = 0;
+	/* what it says until it has detached (nothing on stderr when it serves) */
 	uint64_t deadline = mono_ms_coarse() + START_TIMEOUT_MS;
-	for (;;) {
-		uint64_t now = mono_ms_coarse();
-		struct pollfd p = { .fd = pipefd[0], .events = POLLIN };
-		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) == 0)
-			break;
-		ssize_t n = read(pipefd[0], msg + got, sizeof(msg) - 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if (got == sizeof(msg) - 1)
-			got = 0; /* keep reading to its end; the last words say why */
-	}
+	char msg[1024], status[1024];
+	size_t got = read_all(pipefd[0], msg, sizeof(msg), deadline);
+	read_all(st_pipe[0], status, sizeof(status), deadline);
 	close(pipefd[0]);
-	msg[got] = '\0';
-	while (got && (msg[got - 1] == '\n' || msg[got - 1] == ' '))
-		msg[--got] = '\0';
+	close(st_pipe[0]);
 	int st = 0;
 	pid_t w;
 	do
 		w = waitpid(pid, &st, 0);
 	while (w < 0 && errno == EINTR);
-	bool ok = w == pid ? WIFEXITED(st) && WEXITSTATUS(st) == 0 : got == 0;
+	int err;
+	char *why;
+	if (strncmp(status, "ERR ", 4) == 0 && (err = (int)strtol(status + 4, &why, 10)) > 0) {
+		while (*why == ' ')
+			why++;
+		return unvme_fail(-err, "%s", why); /* the device's own error, as if opened here */
+	}
+	bool ok = strcmp(status, "OK") == 0 ||
+		  (w == pid ? WIFEXITED(st) && WEXITSTATUS(st) == 0 : got == 0);
 	if (ok)
 		return 0;
 	return unvme_fail(-EIO, "%s: its device process could not start: %s", address,

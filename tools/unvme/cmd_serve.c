@@ -65,9 +65,22 @@ struct ready_pipe {
 	const char *devid;
 };
 
+static int report_fd = -1; /* a detached device process's status for the library */
+
+static void report(const char *text)
+{
+	if (report_fd < 0)
+		return;
+	if (write(report_fd, text, strlen(text)) < 0)
+		(void)0;
+	close(report_fd);
+	report_fd = -1;
+}
+
 static void on_ready(void *arg, int pid)
 {
 	struct ready_pipe *r = arg;
+	report("OK");
 	if (r->fd >= 0) {
 		if (write(r->fd, "OK", 2) != 2)
 			(void)0;
@@ -131,6 +144,12 @@ static int serve_detached(struct cli_args *a, const char *devid, uint32_t idle_m
 	}
 	/* the device process: a session of its own, no parent to wait for it */
 	close(p[0]);
+	report_fd = -1;
+	const char *st = getenv("UNVME_SERVE_STATUS_FD");
+	if (st && *st) {
+		report_fd = atoi(st); /* the library that started it: "OK" or "ERR errno why" */
+		unsetenv("UNVME_SERVE_STATUS_FD");
+	}
 	setsid();
 	signal(SIGHUP, SIG_IGN);
 	become_daemon();
@@ -138,6 +157,16 @@ static int serve_detached(struct cli_args *a, const char *devid, uint32_t idle_m
 	struct unvme_serve_opts o = { .idle_ms = idle_ms, .stop = &stop_signal, .ready = on_ready,
 				      .arg = &r, .log_to_run_dir = true };
 	int rc = unvme_serve(devid, &o);
+	if (report_fd >= 0) {
+		char st_msg[1100];
+		if (rc == -EALREADY)
+			snprintf(st_msg, sizeof(st_msg), "OK"); /* served: what was asked for */
+		else
+			snprintf(st_msg, sizeof(st_msg), "ERR %d %s", -rc, unvme_errmsg()[0]
+									   ? unvme_errmsg()
+									   : strerror(-rc));
+		report(st_msg);
+	}
 	if (r.fd >= 0) {
 		/* it never served: the parent says why */
 		char msg[1024];
@@ -196,6 +225,8 @@ int cmd_serve(struct cli_args *a)
 						    (a->serve_detach || a->serve_idle)))
 		return cli_fail(a->cmd, EXIT_USAGE, "--stop and --status go alone (without --detach "
 				"or --idle)");
+	if (!a->serve_detach && getenv("UNVME_SERVE_STATUS_FD"))
+		unsetenv("UNVME_SERVE_STATUS_FD"); /* (only a detached one reports so) */
 	if (a->serve_stop) {
 		int rc = unvme_serve_stop(devid, 0);
 		if (rc == -ESRCH) {

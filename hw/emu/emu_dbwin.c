@@ -80,8 +80,7 @@ static void *watch_main(void *arg)
 					cpu_relax();
 			continue;
 		}
-		atomic_store_explicit(w->wake, 1, memory_order_relaxed);
-		atomic_thread_fence(memory_order_seq_cst); /* the announcement before the look */
+		futex_announce(w->wake); /* before the last look */
 		if (emu_dbwin_scan(c) || atomic_load_explicit(&w->stop, memory_order_acquire)) {
 			atomic_store_explicit(w->wake, 0, memory_order_relaxed);
 			idle_since = 0;

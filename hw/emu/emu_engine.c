@@ -111,8 +111,7 @@ static void engine_sleep(struct emu_engine *e, uint64_t ns)
 	}
 	if (windows && !shared && ns > WINDOW_SLEEP_NS)
 		ns = WINDOW_SLEEP_NS;
-	atomic_store_explicit(word, 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
+	futex_announce(word);
 	uint32_t work = 0;
 	uint64_t next_due = UINT64_MAX;
 	for (uint32_t i = 0; i < e->nr_devs; i++)

@@ -2,10 +2,10 @@
 /*
  * Sleeping on a 32-bit word until another thread (or, for a word in shared memory, another
  * process) says there is work: the wait of a poller that found nothing for a while
- * (internal). A waiter announces itself in the word, checks for work once more and then
- * sleeps while the word still says so; a producer that finds the announcement clears it and
- * wakes. Nothing is lost between the check and the sleep: the kernel compares the word
- * before sleeping.
+ * (internal). A waiter announces itself in the word (futex_announce), checks for work once
+ * more and then sleeps while the word still says so; a producer that finds the announcement
+ * clears it and wakes (futex_kick). Nothing is lost between the check and the sleep: the
+ * kernel compares the word before sleeping.
  */
 #ifndef UNVME_COMMON_FUTEX_H
 #define UNVME_COMMON_FUTEX_H
@@ -37,13 +37,20 @@ static inline void futex_wake_word(_Atomic uint32_t *word, int n, bool shared)
 		NULL, 0);
 }
 
+/* The poller's side: announces that it is about to sleep (the word is 1). An exchange, not a
+ * store: with futex_kick's it orders the announcement against the producers' work (one of
+ * the two exchanges comes first; the other then sees its side), with no fence. Look for work
+ * once more after it, then sleep with futex_wait_word(word, 1, ...). */
+static inline void futex_announce(_Atomic uint32_t *word)
+{
+	(void)atomic_exchange_explicit(word, 1, memory_order_acq_rel);
+}
+
 /* The producer's side: after making work visible, wakes the poller if it announced that it
- * sleeps (the word is 1), once however many producers find it so. */
+ * sleeps, once however many producers find it so. */
 static inline void futex_kick(_Atomic uint32_t *word, bool shared)
 {
-	atomic_thread_fence(memory_order_seq_cst); /* the work before the look at the word */
-	if (atomic_load_explicit(word, memory_order_relaxed) &&
-	    atomic_exchange_explicit(word, 0, memory_order_relaxed))
+	if (atomic_exchange_explicit(word, 0, memory_order_acq_rel))
 		futex_wake_word(word, 1, shared);
 }
 

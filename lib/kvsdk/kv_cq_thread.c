@@ -100,8 +100,7 @@ static void wake(struct kv_cq_thread *t, bool *resting)
  * comes before the last look for work: a submission either sees it or is seen. */
 static void sleep_until_kicked(struct kv_cq_thread *t, uint32_t max_us)
 {
-	atomic_store_explicit(&t->sleeping, 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
+	futex_announce(&t->sleeping);
 	if (!in_flight(t) && !atomic_load_explicit(&t->stop, memory_order_acquire))
 		futex_wait_word(&t->sleeping, 1, (uint64_t)(max_us ? max_us : 1) * 1000u, false);
 	atomic_store_explicit(&t->sleeping, 0, memory_order_relaxed);

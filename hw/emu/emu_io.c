@@ -9,6 +9,8 @@
  * fetched only when its completion is sure to fit: with the CQ full the SQ stops (4.1: the
  * controller does not post to a full CQ) and resumes when the host moves the CQ head.
  */
+#include <string.h>
+
 #include "emu_ctrl.h"
 
 #define NSID_ALL 0xffffffffu
@@ -35,7 +37,7 @@ static void flush_all(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_s
 	for (uint32_t i = 0; i < c->nr_ns && !r->status; i++) {
 		struct nvme_sqe one = *cmd;
 		one.nsid = i + 1;
-		struct emu_io_ctx io = { .ctrl = c, .stats = &sq->stats };
+		struct emu_io_ctx io = { .ctrl = c, .iommu = &c->iommu, .stats = &sq->stats };
 		r->status = emu_ns_execute(c->ns[i], &one, &io);
 	}
 }
@@ -58,7 +60,7 @@ static struct emu_ns *kv_vendor_target(const struct emu_ctrl *c, uint8_t opc)
 static void ns_run(struct emu_ctrl *c, struct emu_sq *sq, struct emu_ns *ns,
 		   const struct nvme_sqe *cmd, struct emu_result *r)
 {
-	struct emu_io_ctx io = { .ctrl = c, .stats = &sq->stats };
+	struct emu_io_ctx io = { .ctrl = c, .iommu = &c->iommu, .stats = &sq->stats };
 	r->status = emu_ns_execute(ns, cmd, &io);
 	r->dw0 = io.dw0;
 	r->dw1 = io.dw1;
@@ -68,57 +70,114 @@ static void ns_run(struct emu_ctrl *c, struct emu_sq *sq, struct emu_ns *ns,
 	}
 }
 
-static inline void io_execute(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe *cmd)
+/* The completion of a command: now, or when the latency model says (thread mode). */
+static void io_post(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe *cmd,
+		    struct emu_result *r)
+{
+	if (c->lat.enabled)
+		emu_latency_submit(c, sq, cmd, r);
+	else
+		emu_complete(c, sq, cmd->cid, r, cmd->nsid);
+}
+
+/* After a namespace executed a command, unless it simply succeeded inline: the error log's
+ * fields, a vendor KV command that went to an NVM namespace, the completion. */
+static void io_finish(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe *cmd,
+		      struct emu_ns *ns, const struct emu_io_ctx *io, uint16_t st)
+{
+	struct emu_result r = { .status = st, .dw0 = io->dw0, .dw1 = io->dw1,
+				.param_loc = EMU_PLOC_NONE };
+	if (st != 0) {
+		r.lba = io->err_lba;
+		r.param_loc = param_loc_for(st);
+		/* a vendor KV command whose keyspace NSID names an NVM namespace */
+		struct emu_ns *kv;
+		if (st == EMU_ST_INVALID_OPCODE && emu_ns_csi(ns) != NVME_CSI_KV &&
+		    (kv = kv_vendor_target(c, cmd->opc)) != NULL) {
+			r = (struct emu_result){ .param_loc = EMU_PLOC_NONE };
+			ns_run(c, sq, kv, cmd, &r);
+		}
+	}
+	io_post(c, sq, cmd, &r);
+}
+
+/* Everything but a plain command to an active namespace: injected faults, bad flags, NSIDs
+ * that name no namespace. */
+static void io_execute_slow(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe *cmd,
+			    struct emu_ns *ns, bool faults)
 {
 	struct emu_result r = { .param_loc = EMU_PLOC_NONE };
-	uint32_t nsid = cmd->nsid;
-	struct emu_ns *ns = nsid - 1u < EMU_MAX_NS ? c->ns[nsid - 1u] : NULL;
-
-	if (__builtin_expect(atomic_load_explicit(&c->faults, memory_order_relaxed) != 0, 0)) {
+	if (faults) {
 		switch (emu_fault_apply(c, sq, cmd, &r)) {
 		case EMU_FAULT_DROPPED:
 			return;
 		case EMU_FAULT_FAILED:
-			goto complete;
+			io_post(c, sq, cmd, &r);
+			return;
 		case EMU_FAULT_NONE:
 			break;
 		}
 	}
-	if (__builtin_expect(cmd->flags != 0, 0)) {
+	if (cmd->flags != 0) {
 		/* fused operations (Identify FUSES = 0) and SGLs (SGLS = 0) are not supported;
 		 * bits 5:2 are reserved */
 		r.status = EMU_ST_INVALID_FIELD;
 		r.param_loc = EMU_PLOC_FLAGS;
-	} else if (__builtin_expect(ns != NULL, 1)) {
-		struct emu_io_ctx io = { .ctrl = c, .stats = &sq->stats };
-		r.status = emu_ns_execute(ns, cmd, &io);
-		r.dw0 = io.dw0;
-		r.dw1 = io.dw1;
-		if (__builtin_expect(r.status != 0, 0)) {
-			r.lba = io.err_lba;
-			r.param_loc = param_loc_for(r.status);
-			/* a vendor KV command whose keyspace NSID names an NVM namespace */
-			struct emu_ns *kv;
-			if (r.status == EMU_ST_INVALID_OPCODE && emu_ns_csi(ns) != NVME_CSI_KV &&
-			    (kv = kv_vendor_target(c, cmd->opc)) != NULL) {
-				r = (struct emu_result){ .param_loc = EMU_PLOC_NONE };
-				ns_run(c, sq, kv, cmd, &r);
-			}
-		}
+	} else if (ns != NULL) {
+		struct emu_io_ctx io = { .ctrl = c, .iommu = &c->iommu, .stats = &sq->stats };
+		uint16_t st = emu_ns_execute(ns, cmd, &io);
+		io_finish(c, sq, cmd, ns, &io, st);
+		return;
 	} else if ((ns = kv_vendor_target(c, cmd->opc)) != NULL) {
 		ns_run(c, sq, ns, cmd, &r);
-	} else if (nsid == NSID_ALL && cmd->opc == NVME_CMD_FLUSH) {
+	} else if (cmd->nsid == NSID_ALL && cmd->opc == NVME_CMD_FLUSH) {
 		flush_all(c, sq, cmd, &r);
 	} else {
 		/* NSID 0, an inactive NSID or the broadcast value for anything but Flush */
 		r.status = EMU_ST_INVALID_NS;
 		r.param_loc = EMU_PLOC_NSID;
 	}
-complete:
-	if (c->lat.enabled)
-		emu_latency_submit(c, sq, cmd, &r);
-	else
-		emu_complete(c, sq, cmd->cid, &r, nsid);
+	io_post(c, sq, cmd, &r);
+}
+
+static inline void io_execute(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe *cmd)
+{
+	uint32_t nsid = cmd->nsid;
+	struct emu_ns *ns = nsid - 1u < EMU_MAX_NS ? c->ns[nsid - 1u] : NULL;
+	bool faults = atomic_load_explicit(&c->faults, memory_order_relaxed) != 0;
+
+	/* The I/O path: an active namespace, no injected faults, no latency model, and a
+	 * command that succeeds: its completion goes out with nothing else to record. */
+	if (__builtin_expect(!faults && cmd->flags == 0 && ns != NULL, 1)) {
+		struct emu_io_ctx io = { .ctrl = c, .iommu = &c->iommu, .stats = &sq->stats };
+		uint16_t st = emu_ns_execute(ns, cmd, &io);
+		if (__builtin_expect(st == 0 && !c->lat.enabled, 1)) {
+			struct emu_cq *cq = sq->cq;
+			if (cq->locked)
+				emu_spin_lock(&cq->lock);
+			emu_cq_write(cq, io.dw0, io.dw1, (uint16_t)sq->head, sq->qid, cmd->cid, 0);
+			if (cq->locked)
+				emu_spin_unlock(&cq->lock);
+			return;
+		}
+		io_finish(c, sq, cmd, ns, &io, st);
+		return;
+	}
+	io_execute_slow(c, sq, cmd, ns, faults);
+}
+
+/* An SQE read as eight 8-byte loads, as the driver writes it (lib/driver/qpair_submit.h): in
+ * inline mode the entry was written a moment ago on this core, and loads that match the
+ * stores' width are served from the store buffer. */
+static inline struct nvme_sqe sqe_fetch(const struct nvme_sqe *slot)
+{
+	const volatile uint64_t *s = (const volatile uint64_t *)slot;
+	uint64_t q[8];
+	for (int i = 0; i < 8; i++)
+		q[i] = s[i];
+	struct nvme_sqe cmd;
+	memcpy(&cmd, q, sizeof(cmd));
+	return cmd;
 }
 
 uint32_t emu_sq_run(struct emu_ctrl *c, struct emu_sq *sq, uint32_t budget)
@@ -154,7 +213,7 @@ uint32_t emu_sq_run(struct emu_ctrl *c, struct emu_sq *sq, uint32_t budget)
 		for (uint32_t i = 0; i < n; i++) {
 			/* copy the entry: the namespace must see one consistent command even if the
 			 * host scribbles on the slot meanwhile */
-			struct nvme_sqe cmd = sq->ring[head];
+			struct nvme_sqe cmd = sqe_fetch(&sq->ring[head]);
 			head = head + 1 == size ? 0 : head + 1;
 			sq->head = head;
 			if (__builtin_expect(sq->nr_aborts != 0, 0) && emu_abort_check_fetched(c, sq, cmd.cid))

@@ -15,6 +15,8 @@
 #include "progress.h"
 #include "tsc.h"
 
+#define PERF_MIN_RING 64u /* queue entries at least, where the device allows */
+
 #define PERF_IO_TIMEOUT_MS 30000
 
 volatile sig_atomic_t perf_interrupted;
@@ -331,7 +333,14 @@ static int build_threads(struct cli_args *a, struct perf_config *cfg, struct per
 			for (unsigned k = 0; k < cfg->ntargets; k++)
 				if (cfg->targets[k].ctrlr == ci)
 					q->targets[q->ntargets++] = k;
-			struct unvme_qpair_opts qo = { .depth = cfg->qd + 1, .timeout_ms = PERF_IO_TIMEOUT_MS };
+			/* at least 64 entries where the device allows: with room in the CQ the
+			 * driver writes its head doorbell only every few polls at low queue depths */
+			uint32_t entries = NVME_CAP_MQES(unvme_ctrlr_cap(cfg->ctrlrs[ci])) + 1;
+			uint32_t depth = cfg->qd + 1;
+			if (depth < PERF_MIN_RING)
+				depth = entries < PERF_MIN_RING ? (entries > depth ? entries : depth)
+								: PERF_MIN_RING;
+			struct unvme_qpair_opts qo = { .depth = depth, .timeout_ms = PERF_IO_TIMEOUT_MS };
 			int rc = unvme_qpair_create(cfg->ctrlrs[ci], &qo, &q->qp);
 			if (rc) {
 				q->qp = NULL;

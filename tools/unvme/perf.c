@@ -502,6 +502,8 @@ int cmd_perf(struct cli_args *a)
 			goto out;
 	}
 
+	/* no verification, zones, hot-plug or read/write mix: the worker's short path */
+	cfg->plain = !cfg->verify && !cfg->zoned && !cfg->hotplug && !cfg->mixed;
 	struct perf_thread *threads = NULL;
 	rc = build_threads(a, cfg, &threads);
 	if (rc)

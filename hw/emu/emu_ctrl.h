@@ -144,6 +144,8 @@ struct emu_sq {
 	uint8_t          nr_aborts;
 	_Atomic uint32_t busy;       /* the fetch lock, see the top of this file */
 	struct emu_io_stats stats;   /* summed into SMART */
+	struct emu_iommu_tlb tlb;    /* the fetch loop's last IOMMU region (emu_iommu.h) ... */
+	uint32_t tlb_gen;            /* ... valid while the IOMMU's gen is this */
 	struct emu_pending_abort aborts[EMU_ACL + 1];
 	/* Read by the host's doorbell writes on any thread and written only when the queue is
 	 * created or deleted or stops on a full CQ: a line apart from the fetch state above, which

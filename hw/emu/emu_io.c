@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "emu_ctrl.h"
+#include "hw/emu/ns/nvm_fast.h"
 
 #define NSID_ALL 0xffffffffu
 
@@ -70,6 +71,17 @@ static void ns_run(struct emu_ctrl *c, struct emu_sq *sq, struct emu_ns *ns,
 	}
 }
 
+/* The completion of a command that succeeded with DW0 and DW1 0, with nothing to record. */
+static inline void emu_post_ok(struct emu_sq *sq, uint16_t cid)
+{
+	struct emu_cq *cq = sq->cq;
+	if (cq->locked)
+		emu_spin_lock(&cq->lock);
+	emu_cq_write(cq, 0, 0, (uint16_t)sq->head, sq->qid, cid, 0);
+	if (cq->locked)
+		emu_spin_unlock(&cq->lock);
+}
+
 /* The completion of a command: now, or when the latency model says (thread mode). */
 static void io_post(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe *cmd,
 		    struct emu_result *r)
@@ -99,6 +111,17 @@ static void io_finish(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_s
 		}
 	}
 	io_post(c, sq, cmd, &r);
+}
+
+/* The completion of a Read or Write that failed on the inline path (a media error): its
+ * opcode, CID and NSID are in the first word of the entry. */
+static __attribute__((noinline)) void inline_failed(struct emu_ctrl *c, struct emu_sq *sq,
+						    uint64_t w0, struct emu_ns *ns,
+						    const struct emu_io_ctx *io, uint16_t st)
+{
+	struct nvme_sqe cmd = { .opc = (uint8_t)w0, .cid = (uint16_t)(w0 >> 16),
+				.nsid = (uint32_t)(w0 >> 32) };
+	io_finish(c, sq, &cmd, ns, io, st);
 }
 
 /* Everything but a plain command to an active namespace: injected faults, bad flags, NSIDs
@@ -151,13 +174,8 @@ static inline void io_execute(struct emu_ctrl *c, struct emu_sq *sq, const struc
 	if (__builtin_expect(!faults && cmd->flags == 0 && ns != NULL, 1)) {
 		struct emu_io_ctx io = { .ctrl = c, .iommu = &c->iommu, .stats = &sq->stats };
 		uint16_t st = emu_ns_execute(ns, cmd, &io);
-		if (__builtin_expect(st == 0 && !c->lat.enabled, 1)) {
-			struct emu_cq *cq = sq->cq;
-			if (cq->locked)
-				emu_spin_lock(&cq->lock);
-			emu_cq_write(cq, io.dw0, io.dw1, (uint16_t)sq->head, sq->qid, cmd->cid, 0);
-			if (cq->locked)
-				emu_spin_unlock(&cq->lock);
+		if (__builtin_expect(st == 0 && io.dw0 == 0 && io.dw1 == 0 && !c->lat.enabled, 1)) {
+			emu_post_ok(sq, cmd->cid);
 			return;
 		}
 		io_finish(c, sq, cmd, ns, &io, st);
@@ -180,6 +198,18 @@ static inline struct nvme_sqe sqe_fetch(const struct nvme_sqe *slot)
 	return cmd;
 }
 
+/* A fetched command that is not a plain Read or Write (or one the inline path left): a copy
+ * of the whole entry, so that the command executed is one consistent command even if the host
+ * scribbles on the slot meanwhile. Out of line: the fetch loop keeps its registers. */
+static __attribute__((noinline)) void run_general(struct emu_ctrl *c, struct emu_sq *sq,
+						  const struct nvme_sqe *slot)
+{
+	struct nvme_sqe cmd = sqe_fetch(slot);
+	if (__builtin_expect(sq->nr_aborts != 0, 0) && emu_abort_check_fetched(c, sq, cmd.cid))
+		return;
+	io_execute(c, sq, &cmd);
+}
+
 uint32_t emu_sq_run(struct emu_ctrl *c, struct emu_sq *sq, uint32_t budget)
 {
 	struct emu_cq *cq = sq->cq;
@@ -188,6 +218,14 @@ uint32_t emu_sq_run(struct emu_ctrl *c, struct emu_sq *sq, uint32_t budget)
 
 	if (atomic_load_explicit(&sq->blocked, memory_order_relaxed))
 		atomic_store_explicit(&sq->blocked, 0, memory_order_relaxed);
+	/* the context of the Reads and Writes run inline (their dw0 and dw1 stay 0) */
+	uint32_t gen = atomic_load_explicit(&c->iommu.gen, memory_order_acquire);
+	if (__builtin_expect(sq->tlb_gen != gen, 0)) {
+		sq->tlb.len = 0;
+		sq->tlb_gen = gen;
+	}
+	struct emu_io_ctx io = { .ctrl = c, .iommu = &c->iommu, .tlb = &sq->tlb, .stats = &sq->stats };
+	struct emu_xfer x;
 	while (done < budget) {
 		uint32_t tail = atomic_load_explicit(&sq->tail_db, memory_order_acquire);
 		if (__builtin_expect(tail >= size, 0))
@@ -210,15 +248,34 @@ uint32_t emu_sq_run(struct emu_ctrl *c, struct emu_sq *sq, uint32_t budget)
 				break;
 			atomic_store_explicit(&sq->blocked, 0, memory_order_relaxed);
 		}
+		/* Plain Reads and Writes of this batch run inline unless the device has injected
+		 * faults, a latency model or aborts waiting (looked at once per batch: all three
+		 * change only under the controller lock, between commands) */
+		bool plain = !atomic_load_explicit(&c->faults, memory_order_relaxed) &&
+			     !c->lat.enabled && sq->nr_aborts == 0;
 		for (uint32_t i = 0; i < n; i++) {
-			/* copy the entry: the namespace must see one consistent command even if the
-			 * host scribbles on the slot meanwhile */
-			struct nvme_sqe cmd = sqe_fetch(&sq->ring[head]);
+			const struct nvme_sqe *slot = &sq->ring[head];
 			head = head + 1 == size ? 0 : head + 1;
 			sq->head = head;
-			if (__builtin_expect(sq->nr_aborts != 0, 0) && emu_abort_check_fetched(c, sq, cmd.cid))
+			/* A plain Read or Write runs on the words it needs, each read once (8-byte
+			 * loads, as the driver writes them: lib/driver/qpair_submit.h): OPC, FUSE,
+			 * PSDT, CID, NSID | PRP1 | SLBA | CDW12. */
+			const volatile uint64_t *w = (const volatile uint64_t *)slot;
+			uint64_t w0 = w[0];
+			uint32_t nsid = (uint32_t)(w0 >> 32);
+			struct emu_ns *ns;
+			uint16_t st;
+			if (__builtin_expect(plain && ((w0 >> 8) & 0xffu) == 0 && nsid - 1u < EMU_MAX_NS, 1) &&
+			    (ns = c->ns[nsid - 1u]) != NULL &&
+			    emu_nvm_rw_inline(ns, (uint8_t)w0, w[3], w[5], (uint32_t)w[6], &io, &x, &st)) {
+				if (__builtin_expect(st == 0, 1)) {
+					emu_post_ok(sq, (uint16_t)(w0 >> 16));
+				} else {
+					inline_failed(c, sq, w0, ns, &io, st);
+				}
 				continue;
-			io_execute(c, sq, &cmd);
+			}
+			run_general(c, sq, slot);
 		}
 		done += n;
 	}

@@ -120,11 +120,18 @@ static inline int qpair_submit_rw(struct unvme_qpair *qp, uint8_t opc, uint32_t 
 	uint16_t cid = claim_req(qp);
 	if (unlikely(cid == REQ_NONE))
 		return -EAGAIN;
-	/* the entry as eight 8-byte words (the host is little-endian, spec.h): OPC, FUSE/PSDT 0,
-	 * CID, NSID | CDW2-3 | MPTR | PRP1 | PRP2 | CDW10-11 SLBA | CDW12 NLB, CDW13 | CDW14-15 */
-	uint64_t q[8] = { opc | (uint64_t)cid << 16 | (uint64_t)nsid << 32, 0, 0, iova,
-			  len > first ? iova + first : 0, slba, nlb - 1u, 0 };
-	sqe_put(&qp->sq[qp->sq_tail], q);
+	/* the entry as eight 8-byte words (see sqe_put; the host is little-endian, spec.h): OPC,
+	 * FUSE/PSDT 0, CID, NSID | CDW2-3 | MPTR | PRP1 | PRP2 | CDW10-11 SLBA | CDW12 NLB, CDW13 |
+	 * CDW14-15 */
+	volatile uint64_t *d = (volatile uint64_t *)&qp->sq[qp->sq_tail];
+	d[0] = opc | (uint64_t)cid << 16 | (uint64_t)nsid << 32;
+	d[1] = 0;
+	d[2] = 0;
+	d[3] = iova;
+	d[4] = len > first ? iova + first : 0;
+	d[5] = slba;
+	d[6] = nlb - 1u;
+	d[7] = 0;
 	queue_sqe(qp, cid, opc, cb, arg);
 	return 0;
 general:;

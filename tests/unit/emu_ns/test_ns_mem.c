@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The memory backend's promise about memory: a namespace costs only the pages written, and
- * deallocation (Dataset Management AD, Write Zeroes) gives whole pages back; Identify
- * Namespace NUSE counts the blocks written and not given back, in whole pages.
+ * The memory backend's promises about memory: a namespace that fits (a quarter of the memory
+ * available) exists in full from its creation, as a device's DRAM does, and keeps it; a larger
+ * one is thin: it costs only the pages written, and deallocation (Dataset Management AD, Write
+ * Zeroes) gives whole pages back. Either way deallocated blocks read as zeroes, and Identify
+ * Namespace NUSE counts the blocks written and not deallocated, in whole 4 KiB pages.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,10 +31,13 @@ static long long rss_bytes(void)
 	return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
 }
 
+/* A namespace far larger than the machine: thin. */
+#define THIN_NS (16ull << 40)
+
 static void test_pages_come_and_go(void)
 {
 	struct ns_fixture f;
-	REQUIRE(ns_fixture_open(&f, EMU_NS_MEM, 1024ull * MiB, 4096) == 0);
+	REQUIRE(ns_fixture_open(&f, EMU_NS_MEM, THIN_NS, 4096) == 0);
 	const uint32_t chunk = 512; /* blocks of 4 KiB: 2 MiB per command */
 	uint8_t *b = ns_test_alloc(2 * MiB);
 	ns_test_pattern(b, 2 * MiB, 70);
@@ -82,6 +87,45 @@ static void test_pages_come_and_go(void)
 	ns_fixture_close(&f);
 }
 
+/* A small namespace is all there at creation and stays: nothing is faulted in by a write,
+ * nothing given back by deallocation, which writes zeroes. */
+static void test_memory_exists_from_creation(void)
+{
+	long long base = rss_bytes();
+	REQUIRE(base > 0);
+	struct ns_fixture f;
+	REQUIRE(ns_fixture_open(&f, EMU_NS_MEM, 64ull * MiB, 4096) == 0);
+	long long created = rss_bytes();
+	CHECK(created - base >= 64 * MiB);
+
+	const uint32_t chunk = 512; /* 2 MiB per command */
+	uint8_t *b = ns_test_alloc(2 * MiB);
+	xfer_double_set_seg_size(4096);
+	ns_test_pattern(b, 2 * MiB, 72);
+	for (uint64_t lba = 0; lba < 16384; lba += chunk)
+		CHECK_EQ(ns_write(f.ns, lba, chunk, b), 0);
+	long long written = rss_bytes();
+	CHECK(written - created < 8 * MiB); /* the test's own buffers at most */
+
+	/* deallocation zeroes the blocks and keeps the memory */
+	struct nvme_sqe c = ns_cmd(NVME_CMD_WRITE_ZEROES, 0, 512, NULL);
+	CHECK_EQ(ns_exec(f.ns, &c, NULL, NULL), 0);
+	CHECK(rss_bytes() >= written - 1 * MiB);
+	CHECK_EQ(ns_read(f.ns, 0, chunk, b), 0);
+	CHECK(ns_test_all_zero(b, 2 * MiB));
+	CHECK_EQ(ns_read(f.ns, chunk, chunk, b), 0);
+	uint8_t *want = ns_test_alloc(2 * MiB);
+	ns_test_pattern(want, 2 * MiB, 72);
+	CHECK(memcmp(b, want, 2 * MiB) == 0);
+	printf("     (resident: +%lld MiB at creation, +%lld MiB after 64 MiB of writes)\n",
+	       (created - base) / MiB, (written - created) / MiB);
+
+	xfer_double_set_seg_size(0);
+	free(want);
+	free(b);
+	ns_fixture_close(&f);
+}
+
 static uint64_t nuse(struct emu_ns *ns)
 {
 	struct nvme_id_ns id;
@@ -125,4 +169,5 @@ static void test_utilization(void)
 	ns_fixture_close(&f);
 }
 
-TEST_MAIN(TEST(test_pages_come_and_go), TEST(test_utilization))
+TEST_MAIN(TEST(test_pages_come_and_go), TEST(test_memory_exists_from_creation),
+	  TEST(test_utilization))

@@ -210,6 +210,25 @@ static __attribute__((noinline)) void run_general(struct emu_ctrl *c, struct emu
 	io_execute(c, sq, &cmd);
 }
 
+/* How many commands ahead the fetch loop loads a flat namespace's data. */
+#define PREFETCH 4u
+
+/* Starts loading the data of the command k entries after head, when it is a plain Read or
+ * Write of ns (a hint: the command itself is checked when its turn comes). */
+static inline void prefetch_cmd(const struct emu_ctrl *c, const struct emu_sq *sq,
+				const struct emu_ns *ns, const uint8_t *flat, unsigned shift,
+				uint32_t head, uint32_t k, uint32_t size)
+{
+	uint32_t at = head + k;
+	if (at >= size)
+		at -= size;
+	const volatile uint64_t *w = (const volatile uint64_t *)&sq->ring[at];
+	uint64_t w0 = w[0];
+	uint32_t nsid = (uint32_t)(w0 >> 32);
+	if (nsid - 1u < EMU_MAX_NS && c->ns[nsid - 1u] == ns && !(w0 & 0xff00u))
+		emu_nvm_prefetch(ns->be, flat, shift, (uint8_t)w0, w[5], (uint32_t)w[6]);
+}
+
 uint32_t emu_sq_run(struct emu_ctrl *c, struct emu_sq *sq, uint32_t budget)
 {
 	struct emu_cq *cq = sq->cq;
@@ -253,7 +272,25 @@ uint32_t emu_sq_run(struct emu_ctrl *c, struct emu_sq *sq, uint32_t budget)
 		 * change only under the controller lock, between commands) */
 		bool plain = !atomic_load_explicit(&c->faults, memory_order_relaxed) &&
 			     !c->lat.enabled && sq->nr_aborts == 0;
+		/* With more than one command fetched and the first one's namespace flat in
+		 * memory, the data of the command PREFETCH places ahead starts loading while this
+		 * one runs (nvm_fast.h): a device's DMA engine keeps several transfers in flight */
+		const struct emu_ns *pf_ns = NULL;
+		const uint8_t *pf_flat = NULL;
+		unsigned pf_shift = 0;
+		if (n > 1 && plain) {
+			uint64_t w0 = ((const volatile uint64_t *)&sq->ring[head])[0];
+			uint32_t nsid = (uint32_t)(w0 >> 32);
+			if (nsid - 1u < EMU_MAX_NS && (pf_ns = c->ns[nsid - 1u]) != NULL &&
+			    (pf_flat = emu_nvm_flat(pf_ns, &pf_shift)) != NULL) {
+				/* the first commands' data now, the rest one command ahead each */
+				for (uint32_t j = 0; j < PREFETCH && j < n; j++)
+					prefetch_cmd(c, sq, pf_ns, pf_flat, pf_shift, head, j, size);
+			}
+		}
 		for (uint32_t i = 0; i < n; i++) {
+			if (pf_flat && i + PREFETCH < n)
+				prefetch_cmd(c, sq, pf_ns, pf_flat, pf_shift, head, PREFETCH, size);
 			const struct nvme_sqe *slot = &sq->ring[head];
 			head = head + 1 == size ? 0 : head + 1;
 			sq->head = head;

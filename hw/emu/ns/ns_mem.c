@@ -307,6 +307,7 @@ int emu_ns_mem_open(uint64_t capacity, struct emu_ns_backend **out, char *err, s
 	m->written = p;
 	m->base.ops = &mem_ops;
 	m->base.capacity = capacity;
+	m->base.flat = m->data;
 	*out = &m->base;
 	return 0;
 }

@@ -192,4 +192,40 @@ NVM_INLINE bool emu_nvm_rw_inline(struct emu_ns *ns, uint8_t opc, uint64_t prp1,
 	return true;
 }
 
+/* The namespace's memory when its blocks lie in one flat mapping and it is plain NVM, else
+ * NULL; *shift its LBA shift. */
+NVM_INLINE const uint8_t *emu_nvm_flat(const struct emu_ns *ns, unsigned *shift)
+{
+	uint32_t geom = atomic_load_explicit(&ns->geom, memory_order_relaxed);
+	if (!ns->be || (geom & (EMU_NS_FORMATTING | EMU_NS_KV_GEOM | EMU_NS_ZONED_GEOM)))
+		return NULL;
+	*shift = geom & EMU_NS_GEOM_SHIFT_MASK;
+	return ns->be->flat;
+}
+
+/*
+ * Starts loading the data of a Read (or the lines a Write will fill) of a flat namespace
+ * from its SQE words (OPC in w0, SLBA, CDW12), ahead of the command's turn: the first 512
+ * bytes, whose misses then overlap the commands run meanwhile (the core's streamer follows a
+ * 4 KiB block from there). Only a hint: nothing is checked but that it lies in the namespace.
+ */
+NVM_INLINE void emu_nvm_prefetch(const struct emu_ns_backend *be, const uint8_t *flat,
+				 unsigned shift, uint8_t opc, uint64_t slba, uint32_t cdw12)
+{
+	uint64_t off = slba << shift;
+	uint64_t len = (uint64_t)((cdw12 & 0xffffu) + 1) << shift;
+	if (off >= be->capacity || len > be->capacity - off)
+		return;
+	const uint8_t *p = flat + off;
+	if (len > 512)
+		len = 512;
+	if (opc == NVME_CMD_READ) {
+		for (uint64_t i = 0; i < len; i += 64)
+			__builtin_prefetch(p + i, 0, 3);
+	} else if (opc == NVME_CMD_WRITE) {
+		for (uint64_t i = 0; i < len; i += 64)
+			__builtin_prefetch(p + i, 1, 3);
+	}
+}
+
 #endif

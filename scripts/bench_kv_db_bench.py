@@ -31,7 +31,7 @@ BENCHMARKS = ("fillseq", "fillrandom", "overwrite", "readrandom", "readseq", "re
               "deleterandom")
 # each part runs in a fresh process on both sides
 PARTS = (BENCHMARKS[:1], BENCHMARKS[1:])
-DEVICE = "emu://kvdbbench?ns=kv:2G"
+DEVICE = f"emu://kvdbbench?ns=kv:{'256M' if bc.QUICK else '2G'}"
 # 4 KiB values: fills against db_bench's fillrandom, readrandom against its readrandom
 TARGETS = {"fillseq": ("fillrandom", 3.0), "fillrandom": ("fillrandom", 3.0),
            "readrandom": ("readrandom", 10.0)}

@@ -42,12 +42,15 @@ def component(fl):
 
 def self_costs(out_file):
     """{component: instructions} from callgrind_annotate's per-function self costs."""
-    p = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", out_file],
-                       capture_output=True, text=True, check=True)
-    total, by = 0, {}
+    p = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", "--auto=no",
+                        out_file], capture_output=True, text=True, check=True)
+    total, by, listing = 0, {}, False
     for line in p.stdout.splitlines():
+        if "file:function" in line:
+            listing = True  # the per-function list starts after this header
+            continue
         m = re.match(r"^\s*([\d,]+)\s+\([\s\d.]+%\)\s+(.*)$", line)
-        if not m or "PROGRAM TOTALS" in line:
+        if not listing or not m or "PROGRAM TOTALS" in line:
             continue
         n = int(m.group(1).replace(",", ""))
         c = component(m.group(2))

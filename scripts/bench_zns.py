@@ -161,8 +161,9 @@ def kv_compare(short):
     ssd, zns, rdb = [], [], []
     for i in range(1 if short else ROUNDS):
         seed = ["-g", str(i + 1)]
-        ssd.append(kv_perf("emu://kvssd?ns=kv:2G", keys, 4096, same_order + seed))
-        zns.append(kv_perf("hostkv://emu://kvz?ns=zns,zone=16M:2G:4096?op=30", keys, 4096,
+        size = "512M" if short else "2G"
+        ssd.append(kv_perf(f"emu://kvssd?ns=kv:{size}", keys, 4096, same_order + seed))
+        zns.append(kv_perf(f"hostkv://emu://kvz?ns=zns,zone=16M:{size}:4096?op=30", keys, 4096,
                            same_order + seed))
         rdb.append(rocksdb(keys, 4096))
     return {"keys": keys, "value": 4096, "kv_ssd": medians(ssd), "hostkv_zns": medians(zns),
@@ -173,14 +174,15 @@ def kv_compare(short):
 def lightnvm_table(short):
     n = 200 if short else 1000
     secs = 1 if short else 3
-    blk = perf("ftl://emu://lb?ns=zns,zone=16M:2G:4096?op=30&format=1", "write", secs, qd=1)
+    size = "512M" if short else "2G"
+    blk = perf(f"ftl://emu://lb?ns=zns,zone=16M:{size}:4096?op=30&format=1", "write", secs, qd=1)
     # 1 MiB writes through perf: the block size is the value size
-    out = run([UNVME, "perf", "ftl://emu://lb2?ns=zns,zone=16M:2G:4096?op=30&format=1", "-w",
+    out = run([UNVME, "perf", f"ftl://emu://lb2?ns=zns,zone=16M:{size}:4096?op=30&format=1", "-w",
                "write", "-b", "1M", "-q", 1, "-t", secs, "-c", 0, "-o", "json"])
     j = json.loads(out)
     block = {"mb_s": j["total"]["mib_per_s"], "mean_us": j["total"]["latency_us"]["avg"],
              "p99_us": j["total"]["latency_us"]["p99"]}
-    kv = kv_perf("hostkv://emu://lk?ns=zns,zone=16M:2G:4096?op=30", n, 1 << 20)
+    kv = kv_perf(f"hostkv://emu://lk?ns=zns,zone=16M:{size}:4096?op=30", n, 1 << 20)
     st = kv.get("store", {})
     return {"block_1m": block, "kv_1m": {"mb_s": st.get("mb_s"), "mean_us": st.get("mean_us"),
                                           "ops": st.get("ops")}, "block_4k_qd1": blk}

@@ -33,7 +33,7 @@ static const char *op_name(enum kv_op op)
 	case KV_OP_DELETE: return "delete";
 	case KV_OP_EXIST: return "exist";
 	case KV_OP_ITER_READ: return "iterate read";
-	case KV_OP_RAW: return "iterate request";
+	case KV_OP_RAW: return "iterate request or raw command";
 	}
 	return "?";
 }
@@ -111,6 +111,12 @@ static void apply_result(struct kv_req *req)
 		req->dw0 = n; /* what the callback receives as result */
 		break;
 	}
+	case KV_OP_RAW:
+		/* kv_nvme_submit_raw_cmd: the buffer as the device left it (the data direction
+		 * of a raw command is its own business); iterate requests carry no data */
+		if (req->data && kv->value.value)
+			memcpy(kv->value.value, req->data, req->data_len);
+		break;
 	default:
 		break;
 	}
@@ -368,7 +374,13 @@ static void discard(struct kv_req *req)
 
 int kv_submit_sync(struct kv_req *req, uint32_t *dw0)
 {
-	struct kv_queue *q = kv_pick_queue(req->dev, true);
+	return kv_submit_sync_on(NULL, req, dw0);
+}
+
+int kv_submit_sync_on(struct kv_queue *q, struct kv_req *req, uint32_t *dw0)
+{
+	if (!q)
+		q = kv_pick_queue(req->dev, true);
 	int result;
 	req->async = false;
 	atomic_init(&req->done, false);
@@ -400,18 +412,28 @@ int kv_submit_sync(struct kv_req *req, uint32_t *dw0)
 		result = in_slot->result;
 		if (dw0)
 			*dw0 = in_slot->dw0;
+		if (in_slot->status_out)
+			*in_slot->status_out = in_slot->status;
 		atomic_store_explicit(&in_slot->slot->busy, false, memory_order_release);
 		return result;
 	}
 	if (dw0)
 		*dw0 = req->dw0;
+	if (req->status_out)
+		*req->status_out = req->status;
 	free(req);
 	return result;
 }
 
 int kv_submit_async(struct kv_req *req)
 {
-	struct kv_queue *q = kv_pick_queue(req->dev, false);
+	return kv_submit_async_on(NULL, req);
+}
+
+int kv_submit_async_on(struct kv_queue *q, struct kv_req *req)
+{
+	if (!q)
+		q = kv_pick_queue(req->dev, false);
 	atomic_init(&req->done, false);
 	if (!q->sync) {
 		req->async = true;

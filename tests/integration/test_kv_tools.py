@@ -442,3 +442,82 @@ def test_original_scripts_kv_perf_command_lines(tool, orig_dir):
     assert "[WRITE]:[READ]:[DEL] = 200:0:200" in lines
     assert any(len(l.split(":")) == 3 and l.startswith("OPS/sec: ") for l in lines)
     assert "[DEL] Total Key Size: 3200" in lines
+
+
+# ---- sdk_perf and sdk_perf_async: the original's defaults and shipped configurations ----
+
+# io/kv_sdk_sync_config.json, io/kv_sdk_async_config.json (v20.05: a block SSD at
+# 0000:0a:00.0; before it a KV SSD at 0000:02:00.0), io/kv_sdk_simple_config.json
+ORIG_SDK_CONFIGS = {
+    "kv_sdk_sync_config.json": {
+        "cache": "off", "cache_algorithm": "radix", "cache_reclaim_policy": "lru",
+        "slab_size": 44, "slab_alloc_policy": "huge", "ssd_type": "kv", "log_level": 0,
+        "log_file": "/tmp/kvsdk.log", "device_description": [
+            {"dev_id": "0000:02:00.0", "core_mask": 1, "sync_mask": 1, "cq_thread_mask": 2,
+             "queue_depth": 64}]},
+    "kv_sdk_async_config.json": {
+        "cache": "off", "cache_algorithm": "radix", "cache_reclaim_policy": "lru",
+        "slab_size": 44, "slab_alloc_policy": "huge", "submit_retry_interval": 1,
+        "ssd_type": "lba", "log_level": 0, "log_file": "/tmp/kvsdk.log", "device_description": [
+            {"dev_id": "0000:0a:00.0", "core_mask": 1, "sync_mask": 0, "cq_thread_mask": 2,
+             "queue_depth": 128}]},
+    "kv_sdk_async_config_kv.json": {
+        "cache": "off", "cache_algorithm": "radix", "cache_reclaim_policy": "lru",
+        "slab_size": 24, "polling_interval": 1, "slab_alloc_policy": "huge", "ssd_type": "kv",
+        "log_level": 0, "log_file": "/tmp/kvsdk.log", "device_description": [
+            {"dev_id": "0000:02:00.0", "core_mask": 1, "sync_mask": 0, "cq_thread_mask": 2,
+             "queue_depth": 128}]},
+    "kv_sdk_simple_config.json": {"device_description": [{"dev_id": "0000:02:00.0"}]},
+}
+# the PCI addresses they name, as emulated devices (docs/devices.md, aliases)
+ORIG_ALIASES = "0000:02:00.0=emu://kv?ns=kv:1G;0000:0a:00.0=emu://lba?ns=mem:2G"
+
+
+@pytest.fixture
+def io_dir(tmp_path):
+    d = tmp_path / "io"
+    d.mkdir()
+    for name, cfg in ORIG_SDK_CONFIGS.items():
+        (d / name).write_text(json.dumps(cfg))
+    return d
+
+
+def test_sdk_perf_without_arguments_reads_the_originals_files(tool, io_dir):
+    """As the original: sdk_perf reads ./kv_sdk_sync_config.json and sdk_perf_async
+    ./kv_sdk_async_config.json (v20.05's: a block SSD, 0000:0a:00.0; every store used to
+    fail with KV_ERR_DD_INVALID_PARAM, its KV keys taken for LBAs out of range)."""
+    for prog, cfg, ssd in (("sdk_perf", "kv_sdk_sync_config.json", "kv"),
+                           ("sdk_perf_async", "kv_sdk_async_config.json", "lba")):
+        p = tool.run(prog, "-o", "json", cwd=io_dir, devices=ORIG_ALIASES)
+        assert p.returncode == 0, (prog, p.stderr)
+        j = json.loads(p.stdout)
+        assert j["device"] == f"./{cfg}" and j["ssd_type"] == ssd and j["verified"] is True
+        assert j["pairs"] == 100000
+        for ph in j["phases"]:
+            check_phase(ph, 100000)
+    assert j["queue_depth"] == 127 and j["key_size"] == 8  # the file's queue, LBA keys
+
+
+def test_sdk_perf_every_shipped_configuration(tool, io_dir, tmp_path):
+    for prog in ("sdk_perf", "sdk_perf_async"):
+        for name in ORIG_SDK_CONFIGS:
+            p = tool.run(prog, "-n", 500, "-j", name, "-o", "json", cwd=io_dir,
+                         devices=ORIG_ALIASES)
+            assert p.returncode == 0, (prog, name, p.stderr)
+            assert json.loads(p.stdout)["verified"] is True
+    for prog in ("sdk_iterate", "sdk_iterate_async"):
+        for name in ("kv_sdk_sync_config.json", "kv_sdk_async_config_kv.json"):
+            tool.ok(prog, "-n", 500, "-j", name, cwd=io_dir, devices=ORIG_ALIASES)
+        p = tool.run(prog, "-n", 10, "-j", "kv_sdk_async_config.json", cwd=io_dir,
+                     devices=ORIG_ALIASES)
+        assert p.returncode == 2 and "iterators need a KV SSD" in p.stderr
+    # without the files, or with -d, the built-in emulated device
+    p = tool.ok("sdk_perf", "-n", 100, cwd=tmp_path)
+    assert "on emu://sdkperf?ns=kv:1G" in p.stdout
+    p = tool.ok("sdk_perf", "-n", 100, "-d", MEM_KV, cwd=io_dir)
+    assert f"on {MEM_KV}" in p.stdout
+    p = tool.run("sdk_perf", "-d", MEM_KV, "-j", "kv_sdk_sync_config.json", cwd=io_dir)
+    assert p.returncode == 2 and "choose one" in p.stderr
+    p = tool.run("sdk_perf_async", "-n", 10, "-v", 1000, "-j", "kv_sdk_async_config.json",
+                 cwd=io_dir, devices=ORIG_ALIASES)
+    assert p.returncode == 2 and "sector size" in p.stderr

@@ -186,7 +186,8 @@ int kv_iterate_read_on(uint64_t handle, kv_iterate *it, bool async, int qid, con
 		rc = KV_ERR_SLAB_ALLOC_FAILURE;
 		goto out;
 	}
-	if (s->cache && atomic_load(&d->iter_type[it->iterator]) != KV_KEY_ITERATE)
+	uint8_t type = atomic_load(&d->iter_type[it->iterator]);
+	if (s->cache && type != KV_KEY_ITERATE && type != KV_KEY_ITERATE_WITH_RETRIEVE)
 		kv_cache_clear(s->cache); /* a delete iterator (or one unknown to us) removes keys */
 	kv_cmd_build(req);
 	if (async) {

@@ -86,8 +86,23 @@ static void apply_result(struct kv_req *req)
 			kv_cache_invalidate(cache, kv->keyspace_id, kv->key.key, kv->key.length);
 		break;
 	case KV_OP_ITER_READ: {
-		if (cache && atomic_load(&req->dev->iter_type[req->iterator]) != KV_KEY_ITERATE)
+		uint8_t type = atomic_load(&req->dev->iter_type[req->iterator]);
+		if (cache && type != KV_KEY_ITERATE && type != KV_KEY_ITERATE_WITH_RETRIEVE)
 			kv_cache_clear(cache);
+		if (type == KV_KEY_ITERATE_WITH_RETRIEVE) {
+			/* one pair: the key at byte 0, the value from byte 512; DW0 = key length
+			 * << 24 | value bytes (the original's decoding for such iterators) */
+			uint32_t klen = req->dw0 >> 24, vlen = req->dw0 & 0xffffffu;
+			uint32_t n = klen ? NVME_KVV_ITER_VALUE_OFFSET + vlen : 0;
+			if ((!ok && req->result != KV_ERR_ITERATE_READ_EOF) ||
+			    n > KV_ITERATE_READ_BUFFER_SIZE || klen > KV_MAX_KEY_LEN)
+				n = vlen = klen = 0;
+			memcpy(kv->value.value, req->data, n);
+			kv->key.length = (uint16_t)klen;
+			kv->value.length = vlen;
+			kv->value.actual_value_size = vlen;
+			break;
+		}
 		/* key-only iterate: the keys are in the buffer, none in kv.key (the original's
 		 * samples count keys from the buffer when key.length is 0) */
 		kv->key.length = 0;

@@ -241,6 +241,58 @@ static void test_iterate_reads_on_named_queues(void)
 	unpin();
 }
 
+/* KV_KEY_ITERATE_WITH_RETRIEVE (the original kv_nvme's open-it -i 2): one pair per read, the
+ * key at byte 0, the value from byte 512, key.length and value.length set. */
+static void test_key_value_iterator(void)
+{
+	REQUIRE(pin(0));
+	uint64_t h = kv_test_init(KV_DEV, "kv", SYNC0, ", \"cache\": \"on\"");
+	REQUIRE(h != 0);
+	char key[16];
+	char val[700];
+	kv_pair kv;
+	for (int i = 0; i < 3; i++) {
+		snprintf(key, sizeof(key), "0000pair%07d", i);
+		memset(val, 'A' + i, sizeof(val));
+		kv_pair_init(&kv, key, 15, val, (uint32_t)(sizeof(val) - 100 * i));
+		REQUIRE(kv_nvme_write(h, 0, &kv) == KV_SUCCESS);
+	}
+	snprintf(key, sizeof(key), "1111other0000");
+	kv_pair_init(&kv, key, 13, val, 8);
+	REQUIRE(kv_store(h, &kv) == KV_SUCCESS);
+	uint32_t it_h = kv_nvme_iterate_open(h, 0, 0xffffffffu, 0x30303030u,
+					     KV_KEY_ITERATE_WITH_RETRIEVE);
+	REQUIRE(it_h >= 1 && it_h <= KV_MAX_ITERATE_HANDLE);
+	kv_iterate_handle_info info[KV_MAX_ITERATE_HANDLE];
+	CHECK_EQ(kv_iterate_info(h, info, KV_MAX_ITERATE_HANDLE), KV_SUCCESS);
+	CHECK_EQ(info[it_h - 1].type, KV_KEY_ITERATE_WITH_RETRIEVE);
+	kv_iterate it;
+	memset(&it, 0, sizeof(it));
+	it.iterator = it_h;
+	it.kv.value.value = malloc(KV_ITERATE_READ_BUFFER_SIZE);
+	int seen = 0, rc;
+	do {
+		it.kv.value.length = KV_ITERATE_READ_BUFFER_SIZE;
+		rc = kv_nvme_iterate_read(h, 0, &it);
+		if (it.kv.key.length == 0)
+			continue;
+		const char *b = it.kv.value.value;
+		CHECK_EQ(it.kv.key.length, 15);
+		CHECK(memcmp(b, "0000pair", 8) == 0);
+		int i = b[14] - '0';
+		CHECK_EQ(it.kv.value.length, 700 - 100 * i);
+		CHECK(b[512] == 'A' + i && b[512 + it.kv.value.length - 1] == 'A' + i);
+		seen |= 1 << i;
+	} while (rc == KV_SUCCESS);
+	CHECK_EQ(rc, KV_ERR_ITERATE_READ_EOF);
+	CHECK_EQ(seen, 7);
+	/* reads of a key-value iterator leave the cache alone; it stays right */
+	CHECK_EQ(kv_nvme_iterate_close(h, (uint8_t)it_h), KV_SUCCESS);
+	free(it.kv.value.value);
+	CHECK_EQ(kv_sdk_finalize(), KV_SUCCESS);
+	unpin();
+}
+
 static void test_cache_stays_coherent_across_both_apis(void)
 {
 	REQUIRE(pin(0));
@@ -473,6 +525,7 @@ static void test_calls_before_init(void)
 
 TEST_MAIN(TEST(test_calls_before_init), TEST(test_sync_queue_by_core_and_refusals),
 	  TEST(test_async_queue_callbacks), TEST(test_iterate_reads_on_named_queues),
-	  TEST(test_cache_stays_coherent_across_both_apis), TEST(test_raw_commands),
+	  TEST(test_key_value_iterator), TEST(test_cache_stays_coherent_across_both_apis),
+	  TEST(test_raw_commands),
 	  TEST(test_asynchronous_event_callback), TEST(test_queries_and_their_failure_values),
 	  TEST(test_trace_levels))

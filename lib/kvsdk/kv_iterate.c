@@ -187,6 +187,16 @@ int kv_iterate_read_on(uint64_t handle, kv_iterate *it, bool async, int qid, con
 		goto out;
 	}
 	uint8_t type = atomic_load(&d->iter_type[it->iterator]);
+	if (!type) {
+		/* opened by another process (or before a restart): the device's table says what
+		 * it is, which decides how its reads are decoded */
+		kv_iterate_handle_info info[KV_MAX_ITERATE_HANDLE];
+		if (kv_iterator_table(d, info, KV_MAX_ITERATE_HANDLE) == KV_SUCCESS &&
+		    info[it->iterator - 1].status == ITERATE_HANDLE_OPENED) {
+			type = info[it->iterator - 1].type;
+			atomic_store(&d->iter_type[it->iterator], type);
+		}
+	}
 	if (s->cache && type != KV_KEY_ITERATE && type != KV_KEY_ITERATE_WITH_RETRIEVE)
 		kv_cache_clear(s->cache); /* a delete iterator (or one unknown to us) removes keys */
 	kv_cmd_build(req);

@@ -5,14 +5,16 @@ its commands, option letters, defaults and messages. The namespace is a file, so
 command stores the next one finds; the iterator flow (open-it, read-it, close-it as separate
 commands) runs while another process holds the device, as it did with the original."""
 import json
+import os
 import re
+import shutil
 import struct
 import subprocess
 import zlib
 
 import pytest
 
-from conftest import TOOL, build_dir
+from conftest import REPO, TOOL, build_dir
 
 KV_NVME = build_dir() / "tools" / "kv_nvme" / "kv_nvme"
 DEV = "0000:02:00.0"
@@ -214,3 +216,37 @@ def test_bad_command_lines(kvn, args, needle):
 def test_unknown_device(kvn):
     p = kvn.run("get-log", "0000:0b:00.0", "-i", 2, "-l", 512)
     assert p.returncode == 3 and "0000:0b:00.0" in p.stderr
+
+
+COMMANDS = ["list", "id-ctrl", "list-ctrl", "get-log", "smart-log", "format", "fw-download",
+            "list-it", "reset", "write", "read", "delete", "exist", "open-it", "read-it",
+            "close-it"]
+
+
+@pytest.mark.skipif(not shutil.which("man"), reason="man is not installed")
+def test_man_page_lists_every_command_and_option(kvn):
+    page = build_dir() / "tools" / "kv_nvme" / "kv_nvme.1"
+    if not page.exists():
+        pytest.skip("man pages not built (scdoc missing)")
+    p = subprocess.run(["man", "-l", str(page)], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, MANWIDTH="200", MANPAGER="cat", PAGER="cat"))
+    text = re.sub(r".\x08", "", p.stdout)
+    for cmd in COMMANDS:
+        assert re.search(rf"^ +([\w-]+, )*{re.escape(cmd)}\b", text, re.M), cmd
+        helptext = kvn.ok(cmd, "--help").stdout
+        for short, long in re.findall(r"^  (?:-(\w), )?--([\w-]+)", helptext, re.M):
+            assert f"--{long}" in text, f"{cmd} --{long} not in kv_nvme(1)"
+
+
+def test_bash_completion_offers_commands_and_options(kvn):
+    script = REPO / "tools" / "kv_nvme" / "completion" / "kv_nvme.bash"
+
+    def complete(*words):
+        cmd = (f"source {script}; COMP_WORDS=({' '.join(words)}); COMP_CWORD={len(words) - 1};"
+               " _kv_nvme; printf '%s\\n' \"${COMPREPLY[@]}\"")
+        p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        return p.stdout.split()
+    assert set(complete(str(KV_NVME), "")) >= set(COMMANDS)
+    assert complete(str(KV_NVME), "open-it", "dev", "--b") == ["--bitmask"]
+    assert "--log-len" in complete(str(KV_NVME), "get-log", "dev", "--log")

@@ -362,12 +362,8 @@ def test_kv_perf_dump_of_retrieved_pairs(tool, tmp_path):
 # (script/test.sh: kv_perf -w, -r, -e, -b, -i with the default configuration), run on a
 # file-backed KV namespace aliased to their 0000:02:00.0 ----
 
-ORIG_DEFAULT_CONFIG = {
-    "cache": "off", "cache_algorithm": "radix", "cache_reclaim_policy": "lru", "slab_size": 24,
-    "slab_alloc_policy": "huge", "ssd_type": "kv", "driver": "udd", "log_level": 0,
-    "log_file": "/tmp/kvsdk.log",
-    "device_description": {"dev_id": "0000:02:00.0", "core_mask": 1, "sync_mask": 0,
-                           "cq_thread_mask": 1, "queue_depth": 64}}
+# the original's io/kv_perf_scripts/kv_perf_default_config.json
+from test_kv_original_idioms import KV_PERF_DEFAULT_CONFIG as ORIG_DEFAULT_CONFIG  # noqa: E402
 
 
 @pytest.fixture

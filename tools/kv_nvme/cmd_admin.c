@@ -54,6 +54,20 @@ static int output_format(const char *cmd, const char *fmt, int *out)
 	return -1;
 }
 
+/* The start of a command that needs nothing more than its options, its output format (when
+ * ofmt is not NULL) and the device: -1 to go on with *c open, or an exit code. */
+static int parse_and_open(const struct kvn_cmd *cmd, int argc, char **argv,
+			  const struct kvn_opt *opts, const char *const *ofmt, int *fmt,
+			  const char **dev, struct unvme_ctrlr **c)
+{
+	int rc = kvn_parse(cmd, argc, argv, opts, dev);
+	if (rc >= 0)
+		return rc;
+	if (ofmt && (rc = output_format(cmd->name, *ofmt, fmt)) >= 0)
+		return rc;
+	return open_ctrlr(cmd->name, *dev, c) ? KVT_EXIT_HOST : -1;
+}
+
 /* ---- list ---- */
 
 struct devs {
@@ -211,13 +225,10 @@ int kvn_id_ctrl(const struct kvn_cmd *cmd, int argc, char **argv)
 		{ "output-format", 'o', KVN_STR, &ofmt, "normal, json or binary", NULL },
 		{ 0 },
 	};
-	int fmt = 0, rc = kvn_parse(cmd, argc, argv, opts, &dev);
-	if (rc >= 0)
-		return rc;
-	if ((rc = output_format(cmd->name, ofmt, &fmt)) >= 0)
-		return rc;
+	int fmt = 0;
 	struct unvme_ctrlr *c;
-	if ((rc = open_ctrlr(cmd->name, dev, &c)))
+	int rc = parse_and_open(cmd, argc, argv, opts, &ofmt, &fmt, &dev, &c);
+	if (rc >= 0)
 		return rc;
 	struct nvme_id_ctrl *id = calloc(1, sizeof(*id));
 	int st = id ? unvme_identify(c, NVME_CNS_CTRL, 0, 0, id) : -ENOMEM;
@@ -238,11 +249,9 @@ int kvn_list_ctrl(const struct kvn_cmd *cmd, int argc, char **argv)
 		{ "namespace-id", 'n', KVN_U32, &nsid, "the controllers attached to this namespace", NULL },
 		{ 0 },
 	};
-	int rc = kvn_parse(cmd, argc, argv, opts, &dev);
-	if (rc >= 0)
-		return rc;
 	struct unvme_ctrlr *c;
-	if ((rc = open_ctrlr(cmd->name, dev, &c)))
+	int rc = parse_and_open(cmd, argc, argv, opts, NULL, NULL, &dev, &c);
+	if (rc >= 0)
 		return rc;
 	uint16_t *list = calloc(1, 4096);
 	int st = -ENOMEM;
@@ -308,13 +317,10 @@ int kvn_smart_log(const struct kvn_cmd *cmd, int argc, char **argv)
 		{ "raw-binary", 'b', KVN_STR, &raw, "write the log, in binary, to FILE", NULL },
 		{ 0 },
 	};
-	int fmt = 0, rc = kvn_parse(cmd, argc, argv, opts, &dev);
-	if (rc >= 0)
-		return rc;
-	if ((rc = output_format(cmd->name, ofmt, &fmt)) >= 0)
-		return rc;
+	int fmt = 0;
 	struct unvme_ctrlr *c;
-	if ((rc = open_ctrlr(cmd->name, dev, &c)))
+	int rc = parse_and_open(cmd, argc, argv, opts, &ofmt, &fmt, &dev, &c);
+	if (rc >= 0)
 		return rc;
 	struct nvme_smart_log log;
 	int st = unvme_get_log_page(c, NVME_LOG_SMART, nsid, &log, sizeof(log), 0);
@@ -481,11 +487,9 @@ int kvn_reset(const struct kvn_cmd *cmd, int argc, char **argv)
 {
 	const char *dev;
 	const struct kvn_opt opts[] = { { 0 } };
-	int rc = kvn_parse(cmd, argc, argv, opts, &dev);
-	if (rc >= 0)
-		return rc;
 	struct unvme_ctrlr *c;
-	if ((rc = open_ctrlr(cmd->name, dev, &c)))
+	int rc = parse_and_open(cmd, argc, argv, opts, NULL, NULL, &dev, &c);
+	if (rc >= 0)
 		return rc;
 	int st = unvme_ctrlr_reset(c);
 	rc = st ? status_exit(cmd->name, st) : KVT_EXIT_OK;

@@ -319,6 +319,14 @@ int kvn_open_it(const struct kvn_cmd *cmd, int argc, char **argv)
 	return rc;
 }
 
+/* An iterator command's -i: a usage error unless 1..16. */
+static int check_iterator(const char *cmd, uint8_t id)
+{
+	if (id >= 1 && id <= KV_MAX_ITERATE_HANDLE)
+		return -1;
+	return kvn_usage_error(cmd, "iterator_id must be given (1 ~ %d)", KV_MAX_ITERATE_HANDLE);
+}
+
 static void print_key(const uint8_t *key, uint32_t klen, void *arg)
 {
 	(void)arg;
@@ -377,11 +385,8 @@ int kvn_read_it(const struct kvn_cmd *cmd, int argc, char **argv)
 		{ 0 },
 	};
 	int rc = kvn_parse(cmd, argc, argv, opts, &dev);
-	if (rc >= 0)
+	if (rc >= 0 || (rc = check_iterator(cmd->name, id)) >= 0)
 		return rc;
-	if (id < 1 || id > KV_MAX_ITERATE_HANDLE)
-		return kvn_usage_error(cmd->name, "iterator_id must be given (1 ~ %d)",
-				       KV_MAX_ITERATE_HANDLE);
 	if (size != KV_SSD_MAX_ITERATE_READ_LEN)
 		return kvn_usage_error(cmd->name, "invalid iterate read length %u: a read is %d bytes",
 				       size, KV_SSD_MAX_ITERATE_READ_LEN);
@@ -446,11 +451,8 @@ int kvn_close_it(const struct kvn_cmd *cmd, int argc, char **argv)
 		{ 0 },
 	};
 	int rc = kvn_parse(cmd, argc, argv, opts, &dev);
-	if (rc >= 0)
+	if (rc >= 0 || (rc = check_iterator(cmd->name, id)) >= 0)
 		return rc;
-	if (id < 1 || id > KV_MAX_ITERATE_HANDLE)
-		return kvn_usage_error(cmd->name, "iterator_id must be given (1 ~ %d)",
-				       KV_MAX_ITERATE_HANDLE);
 	if (show)
 		printf("    iterator_id : %u\n", id);
 	struct session s;

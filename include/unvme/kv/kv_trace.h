@@ -16,13 +16,7 @@
 #include <stdio.h>
 #include <sys/time.h>
 
-#ifndef KV_API
-#if defined(UNVME_BUILDING_LIBRARY)
-#define KV_API __attribute__((visibility("default")))
-#else
-#define KV_API
-#endif
-#endif
+#include "spdk/env.h" /* KV_API */
 
 #ifdef __cplusplus
 extern "C" {

@@ -52,14 +52,6 @@
 #define KV_SSD_MIN_ITERATE_READ_LEN KV_ITERATE_READ_BUFFER_SIZE
 #endif
 
-#ifndef KV_API
-#if defined(UNVME_BUILDING_LIBRARY)
-#define KV_API __attribute__((visibility("default")))
-#else
-#define KV_API
-#endif
-#endif
-
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Docs are tests: every fenced block of README.md, docs/*.md and the man page sources runs
+here as the page shows it (commands, transcripts with their output, C and Python programs,
+configuration files loaded by the tool they configure), or carries a marker saying why it
+cannot run on this machine (doc_blocks.py has the marker language, doc_runner.py how a page
+runs). The blocks are read from the pages at test time, so a page cannot drift from what
+runs. `python3 tests/integration/doc_blocks.py --not-run` lists the blocks that are not run.
+"""
+import re
+import subprocess
+
+import pytest
+
+from conftest import TOOL, build_dir
+from doc_blocks import MarkerError, blocks, pages
+from doc_runner import output_matches, run_page, split_transcript
+
+def generated_sections(page):
+    """For an unvme man page source: the command sections the build writes into it."""
+    m = re.fullmatch(r"tools/unvme/man/unvme(?:-(\w+))?\.1\.scd", page)
+    if not m:
+        return None
+    group = m.group(1) or "unvme"
+    p = subprocess.run([str(TOOL), "--man-scdoc", group], capture_output=True, text=True,
+                       env={"UNVME_QUIET": "1"})
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+@pytest.mark.parametrize("page", pages())
+def test_page(page, tmp_path):
+    bs = blocks(page, generated_sections(page))
+    if not bs:
+        return  # a page without blocks has nothing to run
+    run_page(page, bs, build_dir(), tmp_path)
+
+
+def test_every_block_is_classified():
+    """Every block is run or says why not; markers parse (a typo is an error, not a skip)."""
+    for page in pages():
+        for b in blocks(page):
+            assert b.kind != "unclassified", f"{b.where}: ```{b.lang} block without a marker"
+
+
+def test_marker_errors_are_reported():
+    from doc_blocks import blocks_of_text
+    with pytest.raises(MarkerError, match="needs a reason"):
+        blocks_of_text("<!-- doc-test: not run: -->\n```\nx\n```\n", "p.md")
+    with pytest.raises(MarkerError, match="unknown doc-test directive"):
+        blocks_of_text("<!-- doc-test: nto run: because -->\n```\nx\n```\n", "p.md")
+    b = blocks_of_text("<!-- doc-test: not run: needs an NVMe SSD -->\n\n```sh\nx\n```\n",
+                       "p.md")[0]
+    assert b.kind == "not run" and b.marker["not run"] == "needs an NVMe SSD"
+
+
+def test_transcript_parsing_and_matching():
+    cmds = split_transcript("$ unvme batch x <<'EOF'\nread -s 0\nEOF\nout 1\n...\n$ echo $?\n1\n")
+    assert cmds == [("unvme batch x <<'EOF'\nread -s 0\nEOF\n", ["out 1", "..."]),
+                    ("echo $?\n", ["1"])]
+    # stdout and stderr interleave in any order that keeps each stream's own
+    assert output_matches(["a", "err", "b"], "a\nb\n", "err\n")
+    assert output_matches(["err", "a", "b"], "a\nb\n", "err\n")
+    assert not output_matches(["b", "a"], "a\nb\n", "")
+    # "..." alone: any lines; inside a line: any text
+    assert output_matches(["a", "...", "z"], "a\nb\nc\nz\n", "")
+    assert output_matches(["x ... y"], "x 12:00 y\n", "")
+    assert not output_matches(["a"], "a\nb\n", "")

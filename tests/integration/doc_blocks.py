@@ -9,7 +9,8 @@ one of:
 - a transcript: a block whose first line starts with "$ ": each "$ " line (with its
   here-document or backslash continuation) is a command, the lines after it until the next
   "$ " are its output, checked line by line ("..." alone stands for any lines, "..." inside
-  a line for any text); a command must exit 0 unless the next command is "echo $?";
+  a line for any text); a command that fails must show it: every line it wrote on stderr
+  is on the page, or the next command is "echo $?";
 - a C program (```c): compiled against the built library and run;
 - a Python program (```python): run with the python3 the page's shell has;
 - or what its marker says. A marker is an HTML comment on the line before the fence
@@ -25,6 +26,9 @@ one of:
                                            next block runs once TEXT is in its output, and it
                                            is stopped when the page is done
     <!-- doc-test: device ids -->          one device id per line (first word): each opened
+    <!-- doc-test: any order -->           a transcript whose output lines come in any
+                                           order (threads print as they go); a failing
+                                           command then needs a next "echo $?"
     <!-- doc-test: exit N -->              a C program that exits N
     <!-- doc-test: timeout S -->           seconds before the block counts as hung (60)
 
@@ -106,6 +110,8 @@ def parse_marker(body, where):
             out["background"] = m.group(1).strip().strip('"')
         elif part == "device ids":
             out["device ids"] = True
+        elif part == "any order":
+            out["any order"] = True
         elif re.fullmatch(r"exit \d+", part):
             out["exit"] = int(part.split()[1])
         elif re.fullmatch(r"timeout \d+", part):

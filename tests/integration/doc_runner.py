@@ -69,19 +69,39 @@ def split_transcript(text):
     return cmds
 
 
+def _squash(line):
+    """Runs of blanks are one blank: column widths are not what a page shows."""
+    return " ".join(line.split())
+
+
 def _line_re(pattern):
-    parts = [re.escape(p) for p in pattern.split("...")]
+    parts = [re.escape(p) for p in _squash(pattern).split("...")]
     return re.compile(".*".join(parts) + r"\Z")
 
 
 def _norm(text):
-    return [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    return [_squash(ln) for ln in text.splitlines() if ln.strip()]
 
 
-def output_matches(expected, out, err):
+def output_matches_any_order(expected, out, err):
+    """Each expected line matches a line of its own in any order (threads print as they go);
+    a line "..." allows lines the page does not show."""
+    pats = [_line_re(e.strip()) for e in expected if e.strip() and e.strip() != "..."]
+    extra_ok = any(e.strip() == "..." for e in expected)
+    lines = [ln.strip() for ln in _norm(out) + _norm(err)]
+    for p in pats:
+        hit = next((i for i, ln in enumerate(lines) if p.match(ln)), None)
+        if hit is None:
+            return False
+        del lines[hit]
+    return extra_ok or not lines
+
+
+def output_matches(expected, out, err, errors_shown=False):
     """Whether the expected lines are the program's output: stdout and stderr lines
     interleaved in any order that keeps each stream's own order (a terminal's order depends
-    on buffering). A line "..." matches any number of lines; "..." inside a line any text."""
+    on buffering). A line "..." matches any number of lines; "..." inside a line any text.
+    errors_shown: every stderr line must be matched by a line of its own, not by "..."."""
     exp = [ln.rstrip() for ln in expected if ln.strip()]
     res = [None if e.strip() == "..." else _line_re(e.strip()) for e in exp]
     out, err = [ln.strip() for ln in _norm(out)], [ln.strip() for ln in _norm(err)]
@@ -101,7 +121,7 @@ def output_matches(expected, out, err):
             stack.append((i + 1, j, k))
             if j < len(out):
                 stack.append((i, j + 1, k))
-            if k < len(err):
+            if k < len(err) and not errors_shown:
                 stack.append((i, j, k + 1))
             continue
         if j < len(out) and res[i].match(out[j]):
@@ -313,11 +333,18 @@ def run_transcript(pg: Page, b: Block):
     timeout = b.marker.get("timeout", DEFAULT_TIMEOUT)
     for n, (cmd, expected) in enumerate(cmds):
         rc, out, err = pg.run(cmd, strict=False, timeout=timeout)
+        # a failure is what the page shows when it shows its exit code (a next "echo $?") or
+        # every line of its stderr
         checked_next = n + 1 < len(cmds) and cmds[n + 1][0].strip() == "echo $?"
-        if rc != 0 and not checked_next:
-            raise DocFailure(_describe(b, f"'{cmd.strip()}' failed (a transcript shows a "
-                                          "failure with a following 'echo $?')", rc, out, err))
-        if not output_matches(expected, out, err):
+        if rc != 0 and not checked_next and not b.marker.get("any order") and not (
+                err.strip() and output_matches(expected, out, err, errors_shown=True)):
+            raise DocFailure(_describe(b, f"'{cmd.strip()}' failed, and the page shows neither "
+                                          "its error lines nor its exit code", rc, out, err))
+        if b.marker.get("any order"):
+            good = output_matches_any_order(expected, out, err)
+        else:
+            good = output_matches(expected, out, err)
+        if not good:
             raise DocFailure(_describe(b, f"the output of '{cmd.strip()}' is not what the page "
                                           "shows:\n" + "\n".join(expected) + "\n", rc, out, err))
 
@@ -354,11 +381,16 @@ def run_page(page, blocks, build, tmp):
                 continue
             if k == "file":
                 name = b.marker["file"]
-                (pg.root / name).parent.mkdir(parents=True, exist_ok=True)
-                dest = pg.root / name
-                if dest.is_symlink():
-                    raise DocFailure(_describe(b, f"file {name} would overwrite the tree's"))
-                dest.write_text(b.text)
+                top = Path(name).parts[0]
+                if not Path(name).is_absolute() and (REPO / top).exists():
+                    raise DocFailure(_describe(b, f"file {name} would write into the tree"))
+                # written by the page's shell: relative to its directory, and an absolute
+                # path lands in the page's private /tmp, /var/tmp, ...
+                src = pg.work / f"file{n}"
+                src.write_text(b.text)
+                rc, out, err = pg.run(f"mkdir -p \"$(dirname '{name}')\" && cp {src} '{name}'\n")
+                if rc != 0:
+                    raise DocFailure(_describe(b, f"cannot write {name}", rc, out, err))
                 # a file another file names (kv.json in a program) is used when that one is
                 for wn, wb in list(written):
                     if wn in b.text:

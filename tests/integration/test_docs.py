@@ -65,3 +65,8 @@ def test_transcript_parsing_and_matching():
     assert output_matches(["a", "...", "z"], "a\nb\nc\nz\n", "")
     assert output_matches(["x ... y"], "x 12:00 y\n", "")
     assert not output_matches(["a"], "a\nb\n", "")
+    # a failure's stderr lines each shown, not covered by "..."
+    assert output_matches(["...", "x"], "x\n", "oops\n")
+    assert not output_matches(["...", "x"], "x\n", "oops\n", errors_shown=True)
+    assert output_matches(["...", "unvme: ...: bad", "x"], "x\n", "unvme: r: bad\n",
+                          errors_shown=True)

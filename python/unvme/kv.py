@@ -90,6 +90,10 @@ class KvSdk:
                 rc = lib.kv_sdk_init(KV_SDK_INIT_FROM_JSON, path.encode())
             finally:
                 os.unlink(path)
+            if rc:
+                # the file was ours, not the caller's: the reason without its name
+                reason = (lib.kv_errmsg() or b"").decode(errors="replace")
+                raise KvError("kv_sdk_init", rc, reason.removeprefix(f"config file '{path}': "))
         else:
             rc = lib.kv_sdk_init(KV_SDK_INIT_FROM_JSON, os.fsencode(config))
         check_kv("kv_sdk_init", rc)

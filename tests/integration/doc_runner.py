@@ -30,6 +30,8 @@ from pathlib import Path
 from doc_blocks import HEREDOC, REPO, Block
 
 DEFAULT_TIMEOUT = 60
+# Copied rather than linked: `pip install ./python` builds in the package's directory.
+COPIED = {"python"}
 DEBIAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -186,7 +188,11 @@ class Page:
         for entry in REPO.iterdir():
             if entry.name.startswith(".") or entry.name.startswith("build"):
                 continue
-            (self.root / entry.name).symlink_to(entry)
+            if entry.name in COPIED:
+                shutil.copytree(entry, self.root / entry.name, ignore=shutil.ignore_patterns(
+                    "build", "*.egg-info", "__pycache__"))
+            else:
+                (self.root / entry.name).symlink_to(entry)
         (self.root / "build").symlink_to(self.build)
         self.token = uuid.uuid4().hex[:16]
         home = Path(tmp) / "home"

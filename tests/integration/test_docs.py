@@ -70,3 +70,19 @@ def test_transcript_parsing_and_matching():
     assert not output_matches(["...", "x"], "x\n", "oops\n", errors_shown=True)
     assert output_matches(["...", "unvme: ...: bad", "x"], "x\n", "unvme: r: bad\n",
                           errors_shown=True)
+
+
+def test_rocksdb_examples_preload_the_plugin():
+    """db_bench and ldb know `--fs_uri=blobfs...` only with the plugin preloaded; without it
+    RocksDB ignores the unknown id and db_bench dies with SIGSEGV. Every example says so by
+    preloading it, the short form `blobfs://ALIAS` included."""
+    seen = 0
+    for page in pages():
+        for b in blocks(page):
+            text = b.text.replace("\\\n", " ")
+            for line in text.splitlines():
+                if "--fs_uri" in line and re.search(r"\b(db_bench|ldb)\b", line):
+                    seen += 1
+                    assert re.search(r"LD_PRELOAD=\S*libblobfs_rocksdb\.so\s+(db_bench|ldb)\b",
+                                     line), f"{b.where}: {line.strip()}"
+    assert seen >= 5

@@ -55,6 +55,7 @@ static int start_sdk(struct kvp_run *r)
 		/* the file says whether the SSDs are block SSDs (the keys are then LBAs) and how
 		 * deep their queues are; a file the SDK cannot read fails in kv_sdk_init below */
 		kv_sdk *k = calloc(1, sizeof(*k));
+		kvt_quiet_library();
 		if (k && kv_sdk_load_option(k, (char *)o->json_config) == 0) {
 			if (k->ssd_type == LBA_TYPE_SSD)
 				o->ssd_type = LBA_TYPE_SSD;

@@ -116,7 +116,7 @@ int kvt_cfg_write(const struct kvt_sdk_cfg *cfg, const char *prog, char *path, s
 
 /* The tool prints the SDK's reason itself (kv_errmsg): the library's own line would repeat it,
  * unless the user asked for the library's output (UNVME_LOG, or unvme -v). */
-static void quiet_library(void)
+void kvt_quiet_library(void)
 {
 	if (unvme_log_setting() < 0 && !getenv("UNVME_LOG"))
 		unvme_set_log(0);
@@ -144,7 +144,7 @@ static const char *reason_after(const char *path, const char *devid)
 
 int kvt_sdk_start(const char *json_path, const char *prog)
 {
-	quiet_library();
+	kvt_quiet_library();
 	kvt_remember_devices_of(json_path);
 	int rc = kv_sdk_init(KV_SDK_INIT_FROM_JSON, (void *)json_path);
 	char rs[64];
@@ -161,7 +161,7 @@ int kvt_sdk_start_cfg(const struct kvt_sdk_cfg *cfg, const char *prog)
 	char path[4096];
 	if (kvt_cfg_write(cfg, prog, path, sizeof(path)) != 0)
 		return -1;
-	quiet_library();
+	kvt_quiet_library();
 	const char *ids[NR_MAX_SSD];
 	for (int i = 0; i < cfg->ndev && i < NR_MAX_SSD; i++)
 		ids[i] = cfg->dev[i].devid;

@@ -86,3 +86,87 @@ def test_rocksdb_examples_preload_the_plugin():
                     assert re.search(r"LD_PRELOAD=\S*libblobfs_rocksdb\.so\s+(db_bench|ldb)\b",
                                      line), f"{b.where}: {line.strip()}"
     assert seen >= 5
+
+
+SYNTHETIC = '''# A page
+
+<!-- doc-test: file cfg.txt -->
+```
+hello from a file
+```
+
+```c
+#include <stdio.h>
+#include <unvme/unvme.h>
+int main(void) { FILE *f = fopen("cfg.txt", "r"); char b[64]; fgets(b, sizeof(b), f);
+                 printf("%s", b); return unvme_version()[0] ? 0 : 1; }
+```
+
+<!-- doc-test: output -->
+```
+hello from a file
+```
+
+```sh
+export GREETING=hi
+mkdir -p sub && cd sub
+```
+
+```
+$ echo "$GREETING from $(basename $PWD)"
+hi from sub
+$ false
+$ echo $?
+1
+```
+
+<!-- doc-test: background until ready -->
+```sh
+echo ready; sleep 600
+```
+
+<!-- doc-test: device ids -->
+```
+emu://syn?ns=mem:16M     a memory namespace
+```
+
+```python
+import os
+print(os.environ["GREETING"])
+```
+
+<!-- doc-test: not run: a synthetic reason for the test -->
+```
+this is never run
+```
+'''
+
+
+def test_the_runner_runs_what_a_page_shows(tmp_path):
+    """The mechanism itself: every kind of block runs, state carries from block to block,
+    failures are caught, background blocks and the page's processes are stopped."""
+    from doc_blocks import blocks_of_text
+    from doc_runner import DocFailure
+    bs = blocks_of_text(SYNTHETIC, "synthetic.md")
+    kinds = [b.kind for b in bs]
+    assert kinds == ["file", "c", "output", "sh", "transcript", "background", "device ids",
+                     "python", "not run"], kinds
+    not_run = run_page("synthetic.md", bs, build_dir(), tmp_path / "ok")
+    assert not_run == [(bs[-1].where, "a synthetic reason for the test")]
+    # what must fail does (small pages: each failure on its own)
+    bad = [
+        "```\n$ echo hi\nho\n```\n",                        # output differs
+        "```\n$ false\n```\n",                               # a failure the page hides
+        "```\n$ ls /nonexistent\n...\n```\n",               # stderr swallowed by "..."
+        "```sh\ntrue\nfalse\ntrue\n```\n",                   # a failing shell block
+        "```c\nint main(void) { return 3; }\n```\n",         # a C program that fails
+        "<!-- doc-test: device ids -->\n```\nemu://x?ns=mem:16Q\n```\n",
+        "<!-- doc-test: file a.txt -->\n```\nx\n```\n",       # a file nobody uses
+        "```json\n{}\n```\n",                                 # unclassified
+        "```python\nraise SystemExit(2)\n```\n",
+        "<!-- doc-test: excerpt README.md -->\n```\nnot in the readme\n```\n",
+        "<!-- doc-test: timeout 1 -->\n```sh\nsleep 30\n```\n",
+    ]
+    for i, text in enumerate(bad):
+        with pytest.raises(DocFailure):
+            run_page("bad.md", blocks_of_text(text, "bad.md"), build_dir(), tmp_path / f"b{i}")

@@ -13,16 +13,10 @@
 #ifndef UNVME_KV_ERRMSG_H
 #define UNVME_KV_ERRMSG_H
 
+#include "kv_apis.h" /* KV_API, and the calls whose failures this explains */
+
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#ifndef KV_API
-#if defined(UNVME_BUILDING_LIBRARY)
-#define KV_API __attribute__((visibility("default")))
-#else
-#define KV_API
-#endif
 #endif
 
 /*

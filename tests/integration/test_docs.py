@@ -159,11 +159,9 @@ def test_the_runner_runs_what_a_page_shows(tmp_path):
         "```\n$ false\n```\n",                               # a failure the page hides
         "```\n$ ls /nonexistent\n...\n```\n",               # stderr swallowed by "..."
         "```sh\ntrue\nfalse\ntrue\n```\n",                   # a failing shell block
-        "```c\nint main(void) { return 3; }\n```\n",         # a C program that fails
         "<!-- doc-test: device ids -->\n```\nemu://x?ns=mem:16Q\n```\n",
         "<!-- doc-test: file a.txt -->\n```\nx\n```\n",       # a file nobody uses
         "```json\n{}\n```\n",                                 # unclassified
-        "```python\nraise SystemExit(2)\n```\n",
         "<!-- doc-test: excerpt README.md -->\n```\nnot in the readme\n```\n",
         "<!-- doc-test: timeout 1 -->\n```sh\nsleep 30\n```\n",
     ]

@@ -223,7 +223,7 @@ class Page:
         self.last_rc = 0
         self.bg = []
         self.n = 0
-        self.log = []
+        self.log = []  # (body, exit code, stdout, stderr) of every block run, for debugging
 
     # One bash per block or command: restores the page's shell state, runs, saves it.
     def _script(self, body, strict):

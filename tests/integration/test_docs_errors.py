@@ -119,7 +119,8 @@ def test_tools_print_the_sdks_reason_once(unvme, env, tmp_path):
 
 def test_namespace_of_the_wrong_kind_is_named(unvme, env):
     kvdev, blk = "emu://k?ns=kv:64M", "emu://b?ns=mem:64M"
-    for cmd in (["read", kvdev, "-s", "0", "-c", "0"], ["write", kvdev, "-s", "0", "--pattern", "1"],
+    for cmd in (["read", kvdev, "-s", "0", "-c", "0"],
+                ["write", kvdev, "-s", "0", "--pattern", "1"],
                 ["deallocate", kvdev, "-s", "0", "-c", "0"]):
         r = unvme.run(*cmd)
         assert r.rc == 2 and "namespace 1 of emu://k?ns=kv:64M is a key-value namespace" in r.err

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -133,7 +134,6 @@ def test_connect_alias_creates_the_devices_file(unvme, env, tmp_path):
             if port_file.exists() and port_file.read_text().strip():
                 break
             assert target.poll() is None, target.stdout.read()
-            import time
             time.sleep(0.05)
         port = port_file.read_text().strip()
         cfg = tmp_path / "new" / "dir" / "devices.json"

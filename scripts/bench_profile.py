@@ -29,11 +29,15 @@ import tempfile
 import bench_common as bc
 
 COMPONENTS = (("tool", ("/tools/",)), ("driver", ("/lib/driver/",)), ("device", ("/hw/emu/",)),
-              ("fio engine", ("/plugins/fio/",)), ("fio", ("/usr/bin/fio", "fio]")),
+              ("fio engine", ("/plugins/fio/",)), ("fio", ("/usr/bin/fio",)),
               ("libc", ("libc.so", "/string/", "libc")))
 
 
 def component(fl):
+    obj = fl[fl.rindex(" [") + 2:-1] if fl.endswith("]") and " [" in fl else ""
+    fl = fl[:fl.rindex(" [")] if obj else fl
+    if fl.startswith("???"):  # no debug information: the object it is in
+        fl = obj
     for name, keys in COMPONENTS:
         if any(k in fl for k in keys):
             return name

@@ -262,10 +262,11 @@ bad:
 }
 
 /*
- * Reads of blocks that were never written measure nothing: an emulated memory namespace
- * answers them from the kernel's zero page, an SSD from its mapping table without touching
- * flash. Identify Namespace NUSE says how many blocks were written; a read workload over a
- * namespace with fewer gets a warning (the run goes on: it may be what was meant).
+ * Reads of blocks that were never written may measure nothing: a thin emulated memory
+ * namespace (one larger than its creation could fault in) answers them from the kernel's zero
+ * page, an SSD from its mapping table without touching flash. Identify Namespace NUSE says how
+ * many blocks were written; a read workload over a namespace with fewer gets a warning (the
+ * run goes on: it may be what was meant).
  */
 static void check_written(const struct perf_config *cfg, struct perf_target *tg)
 {
@@ -285,8 +286,9 @@ static void check_written(const struct perf_config *cfg, struct perf_target *tg)
 	fprintf(stderr,
 		"unvme: perf: warning: %s namespace %u: %llu of its %llu blocks were ever written "
 		"(Identify Namespace NUSE), so about %.0f%% of the reads hit never-written blocks, "
-		"which move no data (a memory namespace reads them from the kernel's zero page) and "
-		"inflate the figures: add --fill to write every block first\n",
+		"which may move no data (a thin memory namespace reads them from the kernel's zero "
+		"page, an SSD from its mapping table) and inflate the figures: add --fill to write "
+		"every block first\n",
 		tg->devid, tg->nsid, (unsigned long long)tg->nuse, (unsigned long long)nlbas,
 		100.0 * (double)(nlbas - tg->nuse) / (double)nlbas);
 }

@@ -44,7 +44,10 @@ FIO_ENGINE = BUILD / "plugins" / "fio" / "unvme-fio.so"
 KV_DB_BENCH = BUILD / "tools" / "kv_db_bench" / "kv_db_bench"
 PINGPONG = BUILD / "tools" / "bench" / "core_pingpong"
 MEMCPY_FLOOR = BUILD / "tools" / "bench" / "memcpy_floor"
-ENV = dict(os.environ, UNVME_QUIET="1")
+# UNVME_EMU_PREFAULT=1: the emulated devices' memory is made when they are created even where
+# no hugepages are reserved (hw/emu/ns/ns_memory.h), as a device's DRAM exists before its
+# first command: no command of ours pays a first-touch page fault
+ENV = dict(os.environ, UNVME_QUIET="1", UNVME_EMU_PREFAULT="1")
 # A run directory of the benchmark's own (devices of the same name opened by other programs
 # on the machine are then not shared with ours): made once by whichever script starts first,
 # inherited by the sections bench.py runs.

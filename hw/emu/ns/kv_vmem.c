@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Size-class value memory of in-memory KV namespaces (see kv_vmem.h). */
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "hw/emu/ns/kv_vmem.h"
+#include "hw/emu/ns/ns_memory.h"
 
 #define SLAB   (2u << 20)           /* one class's unit of growth; a huge page */
 #define REGION (32ull << 20)        /* address space mapped at a time */
@@ -80,70 +79,29 @@ static int map_region(struct kv_vmem *m)
 	return 0;
 }
 
-/* HugePages_Free, Hugepagesize and MemAvailable from /proc/meminfo, in bytes (0 if unknown). */
-static void meminfo(uint64_t *huge_free, uint64_t *huge_page, uint64_t *available)
-{
-	*huge_free = *huge_page = *available = 0;
-	FILE *f = fopen("/proc/meminfo", "re");
-	if (!f)
-		return;
-	char line[128];
-	unsigned long long v, pages = 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "HugePages_Free: %llu", &v) == 1)
-			pages = v;
-		else if (sscanf(line, "Hugepagesize: %llu kB", &v) == 1)
-			*huge_page = v * 1024;
-		else if (sscanf(line, "MemAvailable: %llu kB", &v) == 1)
-			*available = v * 1024;
-	}
-	fclose(f);
-	*huge_free = pages * *huge_page;
-}
-
 int kv_vmem_reserve(struct kv_vmem *m, uint64_t bytes)
 {
-	uint64_t huge_free, huge_page, available;
-	meminfo(&huge_free, &huge_page, &available);
-	size_t len = (size_t)((bytes + SLAB - 1) / SLAB * SLAB);
-	void *p = MAP_FAILED;
-	if (huge_page == SLAB && len <= huge_free)
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1, 0);
-	if (p == MAP_FAILED) {
-		if (!available || len > available / 4)
-			return 0; /* thin: regions come as values need them */
-		/* regular pages, 2 MiB aligned so that slabs are too */
-		uint8_t *raw = mmap(NULL, len + SLAB, PROT_READ | PROT_WRITE,
-				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (raw == MAP_FAILED)
-			return 0;
-		uint8_t *a = (uint8_t *)(((uintptr_t)raw + SLAB - 1) & ~(uintptr_t)(SLAB - 1));
-		if (a > raw)
-			munmap(raw, (size_t)(a - raw));
-		munmap(a + len, (size_t)(raw + SLAB - a));
-		bool done = false;
-#ifdef MADV_POPULATE_WRITE
-		done = madvise(a, len, MADV_POPULATE_WRITE) == 0;
-#endif
-		for (size_t i = 0; !done && i < len; i += 4096)
-			((volatile uint8_t *)a)[i] = 0;
-		p = a;
+	struct emu_mem_map map;
+	if (emu_mem_map((size_t)((bytes + SLAB - 1) / SLAB * SLAB), SLAB, &map) != 0)
+		return -1;
+	if (map.kind == EMU_MEM_THIN) {
+		munmap(map.addr, map.len); /* regions come as values need them, as before */
+		return 0;
 	}
 	struct kv_vmem_region *r = malloc(sizeof(*r));
 	if (!r) {
-		munmap(p, len);
+		munmap(map.addr, map.len);
 		return -1;
 	}
-	r->base = p;
-	r->len = len;
+	r->base = map.addr;
+	r->len = map.len;
 	pthread_mutex_lock(&m->lock);
 	r->next = m->regions;
 	m->regions = r;
-	m->slab_next = p;
-	m->slab_end = (uint8_t *)p + len;
-	m->mapped += len;
-	m->reserved = len;
+	m->slab_next = map.addr;
+	m->slab_end = map.addr + map.len;
+	m->mapped += map.len;
+	m->reserved = map.len;
 	pthread_mutex_unlock(&m->lock);
 	return 1;
 }

@@ -9,9 +9,9 @@
  * here that was 40% of a store's time), and 4 KiB pages make every random retrieve of a big
  * namespace a TLB miss. A device keeps its memory; so does this pool.
  *
- * The pool's memory exists before the first store when it fits, as a device's DRAM does
- * (kv_vmem_reserve): from the reserved hugetlbfs pool when it has room, else regular pages
- * faulted in at once; a store then never waits for the kernel to find and zero a page.
+ * The pool's memory exists before the first store when it can, as a device's DRAM does
+ * (kv_vmem_reserve, ns_memory.h: the hugetlbfs pool, or regular pages faulted in when asked);
+ * a store then never waits for the kernel to find and zero a page.
  *
  * Thread safe (one mutex: device threads allocate outside the store's lock).
  */
@@ -45,10 +45,9 @@ struct kv_vmem {
 void kv_vmem_init(struct kv_vmem *m);
 /* Unmaps everything: every value of the pool is gone. */
 void kv_vmem_destroy(struct kv_vmem *m);
-/* Makes bytes of value memory exist now: hugetlbfs pages when the reserved pool has room,
- * else regular pages faulted in, when that is at most a quarter of the memory available.
- * Returns 1 when it did, 0 when the pool stays thin (regions mapped as values need them),
- * -1 when out of memory. Call once, before any value is allocated. */
+/* Makes bytes of value memory exist now when ns_memory.h's policy allows. Returns 1 when it
+ * did, 0 when the pool stays thin (regions mapped as values need them), -1 when out of
+ * memory. Call once, before any value is allocated. */
 int kv_vmem_reserve(struct kv_vmem *m, uint64_t bytes);
 /* Memory for a value of len bytes (1..2 MiB), or NULL when none can be mapped. */
 void *kv_vmem_alloc(struct kv_vmem *m, uint32_t len);

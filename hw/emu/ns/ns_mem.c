@@ -2,15 +2,13 @@
 /*
  * Memory backend: the namespace's blocks live in one anonymous mapping, like a device's DRAM.
  *
- * The memory exists before the first command, as a device's DRAM does: it is allocated and
- * faulted in when the namespace is created (from the reserved hugetlbfs pool when it has room
- * for all of it, with 2 MiB pages; else regular pages, populated with MADV_POPULATE_WRITE), so
- * no command ever waits for the kernel to find and zero a page. A namespace larger than a
- * quarter of the memory the kernel reports available (MemAvailable) is thin instead: reserved
- * with MAP_NORESERVE, it costs only the pages written; never-written pages read as zeroes (the
- * kernel's zero page) and deallocation gives whole pages back with MADV_DONTNEED. A populated
- * namespace keeps its memory: deallocation writes zeroes. Either way deallocated blocks read as
- * zeroes, as Identify Namespace DLFEAT announces (NVM Command Set 1.0 section 3.2.3).
+ * The memory exists before the first command when it can, as a device's DRAM does
+ * (ns_memory.h: from the reserved hugetlbfs pool when it has room, or regular pages faulted in
+ * when UNVME_EMU_PREFAULT=1 asks), so no command waits for the kernel to find and zero a page;
+ * a populated namespace keeps its memory and deallocation writes zeroes. Otherwise it is thin:
+ * it costs only the pages written, never-written pages read as zeroes (the kernel's zero page),
+ * and deallocation gives whole pages back with MADV_DONTNEED. Either way deallocated blocks read
+ * as zeroes, as Identify Namespace DLFEAT announces (NVM Command Set 1.0 section 3.2.3).
  *
  * The I/O path makes no system call and no allocation: a read is a memcpy per host segment.
  *
@@ -30,6 +28,7 @@
 
 #include "hw/emu/ns/ns_backend.h"
 #include "hw/emu/ns/ns_internal.h"
+#include "hw/emu/ns/ns_memory.h"
 
 struct ns_mem {
 	struct emu_ns_backend base;
@@ -208,65 +207,6 @@ static const struct emu_ns_backend_ops mem_ops = {
 	.destroy = mem_destroy,
 };
 
-/* HugePages_Free, Hugepagesize and MemAvailable from /proc/meminfo, in bytes (0 if unknown). */
-static void meminfo(uint64_t *huge_free, uint64_t *huge_page, uint64_t *available)
-{
-	*huge_free = *huge_page = *available = 0;
-	FILE *f = fopen("/proc/meminfo", "re");
-	if (!f)
-		return;
-	char line[128];
-	unsigned long long v, pages = 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "HugePages_Free: %llu", &v) == 1)
-			pages = v;
-		else if (sscanf(line, "Hugepagesize: %llu kB", &v) == 1)
-			*huge_page = v * 1024;
-		else if (sscanf(line, "MemAvailable: %llu kB", &v) == 1)
-			*available = v * 1024;
-	}
-	fclose(f);
-	*huge_free = pages * *huge_page;
-}
-
-/* The namespace's memory: hugetlbfs pages when the reserved pool holds all of it (allocated
- * and faulted in by the mmap itself), else regular pages, populated when the capacity is at
- * most a quarter of the available memory, else thin. */
-static int map_data(struct ns_mem *m, uint64_t capacity)
-{
-	uint64_t huge_free, huge_page, available;
-	meminfo(&huge_free, &huge_page, &available);
-	if (huge_page && capacity <= huge_free) {
-		size_t len = (size_t)((capacity + huge_page - 1) / huge_page * huge_page);
-		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1, 0);
-		if (p != MAP_FAILED) {
-			m->data = p;
-			m->map_len = len;
-			m->populated = true;
-			return 0;
-		}
-		/* another process took the pages meanwhile: regular ones */
-	}
-	m->map_len = (size_t)((capacity + m->page_size - 1) / m->page_size * m->page_size);
-	void *p = mmap(NULL, m->map_len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	m->data = p;
-	if (available && capacity <= available / 4) {
-#ifdef MADV_POPULATE_WRITE
-		m->populated = madvise(p, m->map_len, MADV_POPULATE_WRITE) == 0;
-#endif
-		if (!m->populated) { /* a kernel before 5.14: the same by hand */
-			for (size_t i = 0; i < m->map_len; i += m->page_size)
-				((volatile uint8_t *)p)[i] = 0;
-			m->populated = true;
-		}
-	}
-	return 0;
-}
-
 int emu_ns_mem_open(uint64_t capacity, struct emu_ns_backend **out, char *err, size_t errlen)
 {
 	long ps = sysconf(_SC_PAGESIZE);
@@ -283,7 +223,13 @@ int emu_ns_mem_open(uint64_t capacity, struct emu_ns_backend **out, char *err, s
 		return -ENOMEM;
 	}
 	m->page_size = page;
-	int rc = map_data(m, capacity);
+	struct emu_mem_map map;
+	int rc = emu_mem_map((size_t)capacity, page, &map);
+	if (rc == 0) {
+		m->data = map.addr;
+		m->map_len = map.len;
+		m->populated = map.kind != EMU_MEM_THIN;
+	}
 	if (rc) {
 		emu_ns_set_error(err, errlen, "cannot reserve %llu bytes of memory for the namespace: %s",
 				 (unsigned long long)capacity, strerror(-rc));

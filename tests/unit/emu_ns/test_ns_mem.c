@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The memory backend's promises about memory: a namespace that fits (a quarter of the memory
- * available) exists in full from its creation, as a device's DRAM does, and keeps it; a larger
- * one is thin: it costs only the pages written, and deallocation (Dataset Management AD, Write
- * Zeroes) gives whole pages back. Either way deallocated blocks read as zeroes, and Identify
- * Namespace NUSE counts the blocks written and not deallocated, in whole 4 KiB pages.
+ * The memory backend's promises about memory: a namespace whose memory is made at creation
+ * (hugetlbfs pages, or UNVME_EMU_PREFAULT=1 and at most a quarter of the memory available)
+ * exists in full from then on, as a device's DRAM does, and keeps it; otherwise it is thin: it
+ * costs only the pages written, and deallocation (Dataset Management AD, Write Zeroes) gives
+ * whole pages back. Either way deallocated blocks read as zeroes, and Identify Namespace NUSE
+ * counts the blocks written and not deallocated, in whole 4 KiB pages.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,10 +88,11 @@ static void test_pages_come_and_go(void)
 	ns_fixture_close(&f);
 }
 
-/* A small namespace is all there at creation and stays: nothing is faulted in by a write,
- * nothing given back by deallocation, which writes zeroes. */
+/* Asked for (UNVME_EMU_PREFAULT=1), a small namespace is all there at creation and stays:
+ * nothing is faulted in by a write, nothing given back by deallocation, which writes zeroes. */
 static void test_memory_exists_from_creation(void)
 {
+	setenv("UNVME_EMU_PREFAULT", "1", 1);
 	long long base = rss_bytes();
 	REQUIRE(base > 0);
 	struct ns_fixture f;
@@ -124,6 +126,7 @@ static void test_memory_exists_from_creation(void)
 	free(want);
 	free(b);
 	ns_fixture_close(&f);
+	unsetenv("UNVME_EMU_PREFAULT");
 }
 
 static uint64_t nuse(struct emu_ns *ns)

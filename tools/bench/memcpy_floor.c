@@ -24,9 +24,9 @@
  * of the device reports). The run lasts SECONDS of the thread's CPU time (at most five times
  * that of wall time).
  *
- * The region is the same kind of memory as the memory namespace's (hw/emu/ns/ns_mem.c): 2 MiB
- * pages from the reserved hugetlbfs pool when it has room for all of it, else regular pages;
- * faulted in and written before the clock starts (a never-written page would be the zero page,
+ * The region is the same kind of memory as the memory namespace's (hw/emu/ns/ns_memory.c, the
+ * same code): 2 MiB pages from the reserved hugetlbfs pool when it has room for all of it, else
+ * regular pages; faulted in and written before the clock starts (a never-written page would be the zero page,
  * which is always in the cache). "page_bytes" says which.
  */
 #ifndef _GNU_SOURCE
@@ -41,6 +41,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+
+#include "hw/emu/ns/ns_memory.h"
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -62,45 +64,6 @@ static void usage(FILE *f)
 	fprintf(f, "usage: memcpy_floor [--seq] BLOCK [REGION_BYTES [SECONDS [CPU [BUFFERS]]]]\n"
 		   "  BLOCK 1..64 MiB, REGION_BYTES >= BLOCK, BUFFERS 1..4096; --seq: consecutive\n"
 		   "  blocks instead of random ones\n");
-}
-
-/* HugePages_Free x Hugepagesize from /proc/meminfo (0 if none or unknown). */
-static uint64_t huge_free(uint64_t *page)
-{
-	*page = 0;
-	FILE *f = fopen("/proc/meminfo", "re");
-	if (!f)
-		return 0;
-	char line[128];
-	unsigned long long v, pages = 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "HugePages_Free: %llu", &v) == 1)
-			pages = v;
-		else if (sscanf(line, "Hugepagesize: %llu kB", &v) == 1)
-			*page = v * 1024;
-	}
-	fclose(f);
-	return pages * *page;
-}
-
-/* The region, as the memory namespace would get it; *page is its page size. */
-static uint8_t *map_region(uint64_t region, uint64_t *page, uint64_t *len)
-{
-	uint64_t hp;
-	if (huge_free(&hp) >= region && hp) {
-		*len = (region + hp - 1) / hp * hp;
-		void *p = mmap(NULL, *len, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1, 0);
-		if (p != MAP_FAILED) {
-			*page = hp;
-			return p;
-		}
-	}
-	*len = (region + 4095) / 4096 * 4096;
-	*page = 4096;
-	void *p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-		       -1, 0);
-	return p == MAP_FAILED ? NULL : p;
 }
 
 int main(int argc, char **argv)
@@ -142,8 +105,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memcpy_floor: the region must hold a block and the run last >= 1 s\n");
 		return 2;
 	}
-	uint64_t nblocks = region / block, page, map_len;
-	uint8_t *src = map_region(region, &page, &map_len);
+	uint64_t nblocks = region / block;
+	/* the memory namespace's allocator (hw/emu/ns/ns_memory.c): hugetlbfs pages when the pool
+	 * has room, else regular ones, which the pattern below faults in */
+	struct emu_mem_map map;
+	uint8_t *src = emu_mem_map((size_t)region, 4096, &map) == 0 ? map.addr : NULL;
+	uint64_t page = src && map.kind == EMU_MEM_HUGE ? 2u << 20 : 4096;
 	uint8_t *dst = aligned_alloc(4096, (nbuf * block + 4095) / 4096 * 4096);
 	if (!src || !dst) {
 		fprintf(stderr, "memcpy_floor: cannot allocate %llu + %llu bytes\n", region,
@@ -193,7 +160,7 @@ int main(int argc, char **argv)
 	       region, cpu, nbuf, seq ? "sequential" : "random", (unsigned long long)page, cpu_s,
 	       wall_s, (double)copies / cpu_s, (double)copies / wall_s,
 	       (double)copies * (double)block / cpu_s / (1u << 30));
-	munmap(src, map_len);
+	munmap(src, map.len);
 	free(dst);
 	return 0;
 }

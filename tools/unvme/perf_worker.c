@@ -229,6 +229,26 @@ static inline int submit_plain(struct perf_qpair *q, struct perf_slot *s, uint64
 		       : unvme_write(tg->ns, q->qp, s->buf, slba, tg->lbas_per_io, perf_io_done, s);
 }
 
+/* Counts a completion: an error, or an I/O whose latency joins its submission burst's run.
+ * Returns whether it succeeded. */
+static inline bool count_done(struct perf_stats *st, const struct perf_slot *s,
+			      const struct nvme_cqe *cpl, uint64_t now)
+{
+	if (unlikely(cpl->status >> 1)) {
+		if (!st->errors)
+			st->first_status = NVME_STATUS_FROM_CQE(cpl->status);
+		st->errors++;
+		return false;
+	}
+	st->ios++;
+	if (s->submit_ts != st->run_submit_ts) {
+		flush_run(st, now);
+		st->run_submit_ts = s->submit_ts;
+	}
+	st->run_n++;
+	return true;
+}
+
 /* perf_io_done of a plain run. */
 static inline void plain_done(struct perf_slot *s, struct perf_qpair *q, struct perf_thread *t,
 			      const struct nvme_cqe *cpl)
@@ -236,21 +256,8 @@ static inline void plain_done(struct perf_slot *s, struct perf_qpair *q, struct 
 	uint64_t now = t->poll_ts;
 	if (!now)
 		now = t->poll_ts = tsc_now();
-	if (likely(t->measuring)) {
-		struct perf_stats *st = &t->stats[s->target];
-		if (unlikely(cpl->status >> 1)) {
-			if (!st->errors)
-				st->first_status = NVME_STATUS_FROM_CQE(cpl->status);
-			st->errors++;
-		} else {
-			st->ios++;
-			if (s->submit_ts != st->run_submit_ts) {
-				flush_run(st, now);
-				st->run_submit_ts = s->submit_ts;
-			}
-			st->run_n++;
-		}
-	}
+	if (likely(t->measuring))
+		(void)count_done(&t->stats[s->target], s, cpl, now);
 	if (unlikely(t->stopping)) {
 		q->outstanding--;
 		return;
@@ -286,20 +293,10 @@ static void perf_io_done(void *arg, const struct nvme_cqe *cpl)
 		unit_give(&t->cfg->targets[s->target], s->slba);
 	if (likely(t->measuring) && likely(counted)) {
 		struct perf_stats *st = &t->stats[s->target];
-		if (unlikely(cpl->status >> 1)) {
-			if (!st->errors)
-				st->first_status = NVME_STATUS_FROM_CQE(cpl->status);
-			st->errors++;
-		} else {
-			st->ios++;
+		if (count_done(st, s, cpl, now)) {
 			if (unlikely(t->cfg->hotplug) && !t->back_ns &&
 			    atomic_load_explicit(&perf_plugging, memory_order_acquire))
 				t->back_ns = mono_ns();
-			if (s->submit_ts != st->run_submit_ts) {
-				flush_run(st, now);
-				st->run_submit_ts = s->submit_ts;
-			}
-			st->run_n++;
 			if (unlikely(t->cfg->verify) && s->is_read)
 				check_blocks(s->buf, &t->cfg->targets[s->target], s->slba, st);
 		}

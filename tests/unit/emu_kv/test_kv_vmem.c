@@ -80,19 +80,6 @@ static void test_alloc_free_reuse(void)
 	kv_vmem_destroy(&m);
 }
 
-/* Resident set size of this process in bytes (/proc/self/statm, in pages). */
-static long long rss_bytes(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	long long size = 0, resident = -1;
-	if (f) {
-		if (fscanf(f, "%lld %lld", &size, &resident) != 2)
-			resident = -1;
-		fclose(f);
-	}
-	return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
-}
-
 /* Reserved memory exists at once (UNVME_EMU_PREFAULT=1 without hugepages) and values come
  * from it; without the switch or hugepages the pool stays thin, as before. */
 static void test_reserve(void)
@@ -106,9 +93,9 @@ static void test_reserve(void)
 
 	setenv("UNVME_EMU_PREFAULT", "1", 1);
 	kv_vmem_init(&m);
-	long long before = rss_bytes();
+	long long before = test_rss_bytes();
 	CHECK_EQ(kv_vmem_reserve(&m, 16u << 20), 1);
-	CHECK(rss_bytes() - before >= 15ll << 20);
+	CHECK(test_rss_bytes() - before >= 15ll << 20);
 	CHECK(m.reserved >= 16u << 20);
 	uint8_t *v = kv_vmem_alloc(&m, 4096);
 	REQUIRE(v != NULL);

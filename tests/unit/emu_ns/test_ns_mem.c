@@ -19,19 +19,6 @@
 
 #define MiB (1024u * 1024u)
 
-/* Resident set size of this process in bytes (/proc/self/statm, second field, in pages). */
-static long long rss_bytes(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	long long size = 0, resident = -1;
-	if (f) {
-		if (fscanf(f, "%lld %lld", &size, &resident) != 2)
-			resident = -1;
-		fclose(f);
-	}
-	return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
-}
-
 /* A namespace far larger than the machine: thin. */
 #define THIN_NS (16ull << 40)
 
@@ -44,12 +31,12 @@ static void test_pages_come_and_go(void)
 	ns_test_pattern(b, 2 * MiB, 70);
 	xfer_double_set_seg_size(4096);
 
-	long long base = rss_bytes();
+	long long base = test_rss_bytes();
 	REQUIRE(base > 0);
 	/* reading never-written blocks allocates nothing */
 	for (uint64_t lba = 0; lba < 16384; lba += chunk)
 		CHECK_EQ(ns_read(f.ns, lba, chunk, b), 0);
-	long long after_read = rss_bytes();
+	long long after_read = test_rss_bytes();
 #ifndef __SANITIZE_THREAD__ /* ThreadSanitizer's shadow of the bytes read is resident too */
 	CHECK(after_read - base < 4 * MiB);
 #endif
@@ -58,7 +45,7 @@ static void test_pages_come_and_go(void)
 	ns_test_pattern(b, 2 * MiB, 71);
 	for (uint64_t lba = 0; lba < 16384; lba += chunk)
 		CHECK_EQ(ns_write(f.ns, lba, chunk, b), 0);
-	long long written = rss_bytes();
+	long long written = test_rss_bytes();
 	CHECK(written - after_read > 60 * MiB);
 
 	/* half of it deallocated by DSM, a quarter by Write Zeroes: 48 MiB back */
@@ -68,7 +55,7 @@ static void test_pages_come_and_go(void)
 	CHECK_EQ(ns_exec(f.ns, &c, NULL, NULL), 0);
 	c = ns_cmd(NVME_CMD_WRITE_ZEROES, 8192, 4096, NULL);
 	CHECK_EQ(ns_exec(f.ns, &c, NULL, NULL), 0);
-	long long released = rss_bytes();
+	long long released = test_rss_bytes();
 	CHECK(written - released > 44 * MiB);
 	printf("     (resident: +%lld MiB after reads, +%lld MiB after writes, -%lld MiB after deallocation)\n",
 	       (after_read - base) / MiB, (written - after_read) / MiB, (written - released) / MiB);
@@ -93,11 +80,11 @@ static void test_pages_come_and_go(void)
 static void test_memory_exists_from_creation(void)
 {
 	setenv("UNVME_EMU_PREFAULT", "1", 1);
-	long long base = rss_bytes();
+	long long base = test_rss_bytes();
 	REQUIRE(base > 0);
 	struct ns_fixture f;
 	REQUIRE(ns_fixture_open(&f, EMU_NS_MEM, 64ull * MiB, 4096) == 0);
-	long long created = rss_bytes();
+	long long created = test_rss_bytes();
 	CHECK(created - base >= 64 * MiB);
 
 	const uint32_t chunk = 512; /* 2 MiB per command */
@@ -106,13 +93,13 @@ static void test_memory_exists_from_creation(void)
 	ns_test_pattern(b, 2 * MiB, 72);
 	for (uint64_t lba = 0; lba < 16384; lba += chunk)
 		CHECK_EQ(ns_write(f.ns, lba, chunk, b), 0);
-	long long written = rss_bytes();
+	long long written = test_rss_bytes();
 	CHECK(written - created < 8 * MiB); /* the test's own buffers at most */
 
 	/* deallocation zeroes the blocks and keeps the memory */
 	struct nvme_sqe c = ns_cmd(NVME_CMD_WRITE_ZEROES, 0, 512, NULL);
 	CHECK_EQ(ns_exec(f.ns, &c, NULL, NULL), 0);
-	CHECK(rss_bytes() >= written - 1 * MiB);
+	CHECK(test_rss_bytes() >= written - 1 * MiB);
 	CHECK_EQ(ns_read(f.ns, 0, chunk, b), 0);
 	CHECK(ns_test_all_zero(b, 2 * MiB));
 	CHECK_EQ(ns_read(f.ns, chunk, chunk, b), 0);

@@ -1,0 +1,2 @@
+#include "../test_util.h"
+TEST_MAIN()

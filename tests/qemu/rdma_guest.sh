@@ -5,8 +5,10 @@
 #   (0) the rig: rxe0 comes up and Linux's host (nvme-cli, nvme-rdma) reaches Linux's target
 #       (nvmet-rdma): discovery, connect, ext4 made and filled, disconnect, reconnect, files
 #       read back. This baseline says the guest's RDMA works before our code is judged on it.
-#   (1) our verbs layer (lib/fabrics/rdma) on the real provider: connect with NVMe/RDMA
-#       private data, a refused request, send/receive, RDMA READ and WRITE, a bad rkey.
+#   (1) our verbs layer and the NVMe/RDMA queue engines (lib/fabrics/rdma) on the real
+#       provider: their unit tests run on rxe0 (connect with NVMe/RDMA private data, a
+#       refused request, send/receive, RDMA READ and WRITE, a bad RKEY, a host's queue against
+#       a controller's with data verified, a lying host).
 . /src/tests/qemu/tcp_lib.sh
 . /src/tests/qemu/rdma_lib.sh
 RKN=nqn.2024-01.io.linux:nvmet-rdma
@@ -47,11 +49,20 @@ if [ -n "$DEV" ]; then
 fi
 rdma_nvmet_remove $RKN
 
-# ---- (1) our verbs layer on rxe ----
-RV=/src/${UNVME_BUILD:-build}/tests/qemu/rdma_verbs_guest
-if [ -x $RV ]; then
-	t rdma-verbs-on-rxe $RV $RDMA_ADDR 4430
-	sed -n 's/^\(PASS\|#\)/    &/p' $W/out
-else
-	fail rdma-verbs-on-rxe "$RV missing (built only when rdma-core's headers are installed)"
-fi
+# ---- (1) our verbs layer and queue engines on rxe ----
+# The unit tests of lib/fabrics/rdma again, on librdmacm/libibverbs over rxe0 instead of the
+# fake verbs (the ones that need the fake's controls report themselves skipped).
+for ut in verbs queue; do
+	UT=/src/${UNVME_BUILD:-build}/tests/unit/rdma/test_rdma_$ut
+	if [ -x $UT ]; then
+		RDMA_TEST_VERBS=ibv RDMA_TEST_ADDR=$RDMA_ADDR timeout 300 $UT > $W/ut 2>&1
+		rc=$?
+		if [ $rc = 0 ] || [ $rc = 77 ]; then
+			pass "rdma-unit-$ut-on-rxe ($(tail -n 1 $W/ut))"
+		else
+			fail rdma-unit-$ut-on-rxe "exit $rc"; grep -v '^ok ' $W/ut | sed 's/^/    /' | tail -n 20
+		fi
+	else
+		fail rdma-unit-$ut-on-rxe "$UT missing"
+	fi
+done

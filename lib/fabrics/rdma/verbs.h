@@ -94,6 +94,7 @@ struct rv_wc {
 			      * which kind of request failed: wr_id must tell) */
 	uint8_t status;      /* enum rv_wc_status */
 	uint32_t byte_len;   /* RV_OP_RECV: bytes received */
+	uint32_t raw;        /* the device's own status code, for messages (the fake: 0) */
 };
 
 enum rv_event {
@@ -173,7 +174,9 @@ struct rv_ops {
 			  uint64_t raddr, uint32_t rkey);
 	/* Up to max completions; the number returned. */
 	int (*poll)(struct rv_ep *ep, struct rv_wc *wc, int max);
-	/* Sleeps until a completion or a connection event may be there, or timeout_ms. */
+	/* Sleeps until a completion or a connection event may be there, or timeout_ms. Returns at
+	 * once while a connection event waits to be taken (rv_ep_event): callers waiting in a
+	 * loop bound it by time, not by rounds. */
 	void (*wait)(struct rv_ep *ep, int timeout_ms);
 	/* A descriptor that becomes readable when rv_wait would return (a poller's epoll);
 	 * after it fires, call rv_wait(ep, 0) to re-arm. */

@@ -600,6 +600,7 @@ static void conv(const struct ibv_wc *w, struct rv_wc *o)
 {
 	o->wr_id = w->wr_id;
 	o->byte_len = w->byte_len;
+	o->raw = (uint32_t)w->status;
 	switch (w->opcode) {
 	case IBV_WC_SEND: o->op = RV_OP_SEND; break;
 	case IBV_WC_RECV: o->op = RV_OP_RECV; break;

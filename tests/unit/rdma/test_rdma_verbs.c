@@ -13,14 +13,6 @@
 
 static const struct rv_qp_caps caps8 = { .send_depth = 8, .recv_depth = 8, .max_sge = 2 };
 
-static int poll_all(struct rv_ep *ep, struct rv_wc *wc, int max)
-{
-	int n = 0;
-	for (int tries = 0; tries < 3 && n < max; tries++)
-		n += rv_poll(ep, wc + n, max - n);
-	return n;
-}
-
 static void test_connect_exchanges_private_data(void)
 {
 	struct rdma_pair p = { 0 };
@@ -28,16 +20,16 @@ static void test_connect_exchanges_private_data(void)
 	memset(req, 0xa1, sizeof(req));
 	memset(rep, 0x5c, sizeof(rep));
 	REQUIRE(pair_start(&p, &caps8, req, sizeof(req)) == 0);
-	CHECK_EQ(p.req->priv_len, 32);
+	CHECK(p.req->priv_len >= 32); /* a CM pads private data */
 	CHECK(!memcmp(p.req->priv, req, sizeof(req)));
 	CHECK_EQ(rv_ep_event(p.c), RV_EV_NONE); /* not yet answered */
 	CHECK_EQ(pair_accept(&p, rep, sizeof(rep)), 0);
 	CHECK(p.c->connected);
-	CHECK_EQ(p.c->peer_priv_len, 32);
+	CHECK(p.c->peer_priv_len >= 32);
 	CHECK(!memcmp(p.c->peer_priv, rep, sizeof(rep)));
-	CHECK_EQ(rv_ep_event(p.s), RV_EV_ESTABLISHED);
+	CHECK_EQ(pair_event(p.s), RV_EV_ESTABLISHED);
 	pair_end(&p);
-	CHECK_EQ(rv_fake_live_eps(), 0);
+	CHECK(!pair_is_fake() || rv_fake_live_eps() == 0);
 }
 
 static void test_reject_carries_private_data(void)
@@ -49,22 +41,23 @@ static void test_reject_carries_private_data(void)
 	p.req = NULL;
 	p.s = NULL; /* destroyed with the request */
 	CHECK_EQ(rv_connect_wait(p.c, 1000), -ECONNREFUSED);
-	CHECK_EQ(p.c->peer_priv_len, 4);
+	CHECK(p.c->peer_priv_len >= 4);
 	CHECK_EQ(p.c->peer_priv[2], 4);
 	pair_end(&p);
-	CHECK_EQ(rv_fake_live_eps(), 0);
+	CHECK(!pair_is_fake() || rv_fake_live_eps() == 0);
 }
 
 static void test_nobody_listening_is_refused_without_data(void)
 {
 	struct rv_ep *c;
-	REQUIRE(rv_fake.ep_create(&rv_fake, "10.9.9.8", "4420", &caps8, 100, &c) == 0);
+	const struct rv_ops *v = pair_verbs();
+	REQUIRE(v->ep_create(v, pair_addr(), "4999", &caps8, 2000, &c) == 0);
 	CHECK_EQ(rv_connect(c, "x", 1), 0);
-	CHECK_EQ(rv_connect_wait(c, 1000), -ECONNREFUSED);
+	CHECK_EQ(rv_connect_wait(c, 2000), -ECONNREFUSED);
 	CHECK_EQ(c->peer_priv_len, 0);
 	rv_ep_destroy(c);
 	struct rv_ep *bad;
-	CHECK_EQ(rv_fake.ep_create(&rv_fake, "h", "port", &caps8, 100, &bad), -EINVAL);
+	CHECK(v->ep_create(v, "h", "port", &caps8, 100, &bad) < 0);
 }
 
 static void test_sends_wait_for_receives_and_keep_order(void)
@@ -86,7 +79,7 @@ static void test_sends_wait_for_receives_and_keep_order(void)
 		struct rv_sge r = { dst[i], 16, md->lkey };
 		CHECK_EQ(rv_post_recv(p.s, 200 + i, &r), 0);
 	}
-	int n = poll_all(p.s, wc, 8);
+	int n = pair_poll(p.s, wc, 8);
 	REQUIRE(n == 3);
 	for (int i = 0; i < 3; i++) {
 		CHECK_EQ(wc[i].wr_id, 200 + i);
@@ -95,12 +88,12 @@ static void test_sends_wait_for_receives_and_keep_order(void)
 		CHECK_EQ(wc[i].byte_len, 10);
 		CHECK(!memcmp(dst[i], src[i], 10));
 	}
-	CHECK_EQ(poll_all(p.c, wc, 8), 3);
+	CHECK_EQ(pair_poll(p.c, wc, 8), 3);
 	CHECK_EQ(wc[0].op, RV_OP_SEND);
 	rv_dereg_mr(ms);
 	rv_dereg_mr(md);
 	pair_end(&p);
-	CHECK_EQ(rv_fake_live_mrs(), 0);
+	CHECK(!pair_is_fake() || rv_fake_live_mrs() == 0);
 }
 
 static void test_gather_send_of_two_pieces(void)
@@ -118,7 +111,7 @@ static void test_gather_send_of_two_pieces(void)
 	struct rv_sge s[2] = { { a, 7, ma->lkey }, { b, 7, mb->lkey } };
 	CHECK_EQ(rv_post_send(p.c, 2, s, 2), 0);
 	struct rv_wc wc;
-	REQUIRE(poll_all(p.s, &wc, 1) == 1);
+	REQUIRE(pair_poll(p.s, &wc, 1) == 1);
 	CHECK_EQ(wc.byte_len, 14);
 	CHECK(!memcmp(d, "abcdefg1234567", 14));
 	rv_dereg_mr(ma);
@@ -141,21 +134,28 @@ static void test_send_longer_than_receive_fails_both_sides(void)
 	struct rv_sge s = { big, 64, mb->lkey };
 	CHECK_EQ(rv_post_send(p.c, 3, &s, 1), 0);
 	struct rv_wc wc[4];
-	int n = poll_all(p.s, wc, 4);
+	int n = pair_poll(p.s, wc, 4);
 	REQUIRE(n == 2);
-	CHECK_EQ(wc[0].status, RV_WC_LOC_LEN);
+	/* (a device may name the failure otherwise: the fake says what RC specifies) */
+	CHECK(pair_is_fake() ? wc[0].status == RV_WC_LOC_LEN : wc[0].status != RV_WC_OK);
+	if (wc[0].status != RV_WC_LOC_LEN)
+		printf("# the receiver's status: %s (device status %u)\n", rv_wc_status_name(wc[0].status), wc[0].raw);
 	CHECK_EQ(wc[0].op, 0); /* a failed request does not say its kind */
 	CHECK_EQ(wc[1].wr_id, 2);
 	CHECK_EQ(wc[1].status, RV_WC_FLUSH);
-	REQUIRE(poll_all(p.c, wc, 4) == 1);
-	CHECK_EQ(wc[0].status, RV_WC_REM_INV_REQ);
-	CHECK_EQ(rv_ep_event(p.c), RV_EV_DISCONNECTED); /* its ESTABLISHED was taken by the wait */
-	CHECK_EQ(rv_ep_event(p.s), RV_EV_ESTABLISHED);
-	CHECK_EQ(rv_ep_event(p.s), RV_EV_DISCONNECTED);
-	CHECK(!p.c->connected);
+	REQUIRE(pair_poll(p.c, wc, 4) == 1);
+	CHECK(pair_is_fake() ? wc[0].status == RV_WC_REM_INV_REQ : wc[0].status != RV_WC_OK);
+	if (wc[0].status != RV_WC_REM_INV_REQ)
+		printf("# the sender's status: %s (device status %u)\n", rv_wc_status_name(wc[0].status), wc[0].raw);
+	if (pair_is_fake()) { /* a device's CM says nothing of a failed queue pair */
+		CHECK_EQ(rv_ep_event(p.c), RV_EV_DISCONNECTED); /* its ESTABLISHED was taken by the wait */
+		CHECK_EQ(rv_ep_event(p.s), RV_EV_ESTABLISHED);
+		CHECK_EQ(rv_ep_event(p.s), RV_EV_DISCONNECTED);
+		CHECK(!p.c->connected);
+	}
 	/* posting on a failed queue pair completes flushed */
 	CHECK_EQ(rv_post_send(p.c, 4, &s, 1), 0);
-	REQUIRE(poll_all(p.c, wc, 4) == 1);
+	REQUIRE(pair_poll(p.c, wc, 4) == 1);
 	CHECK_EQ(wc[0].wr_id, 4);
 	CHECK_EQ(wc[0].status, RV_WC_FLUSH);
 	rv_dereg_mr(mb);
@@ -175,13 +175,13 @@ static void test_rdma_write_and_read_with_rkey(void)
 			  RV_ACCESS_REMOTE_WRITE, &mh) == 0);
 	REQUIRE(rv_reg_mr(p.s->pd, local, sizeof(local), 0, &ml) == 0);
 	REQUIRE(rv_reg_mr(p.s->pd, back, sizeof(back), RV_ACCESS_LOCAL_WRITE, &mk) == 0);
-	CHECK(mh->lkey != mh->rkey);
+	CHECK(!pair_is_fake() || mh->lkey != mh->rkey); /* (rxe uses one key for both) */
 	struct rv_sge w = { local + 100, 3000, ml->lkey };
 	CHECK_EQ(rv_post_write(p.s, 1, &w, (uint64_t)(uintptr_t)(host + 50), mh->rkey), 0);
 	struct rv_sge r = { back, 3000, mk->lkey };
 	CHECK_EQ(rv_post_read(p.s, 2, &r, (uint64_t)(uintptr_t)(host + 50), mh->rkey), 0);
 	struct rv_wc wc[2];
-	REQUIRE(poll_all(p.s, wc, 2) == 2);
+	REQUIRE(pair_poll(p.s, wc, 2) == 2);
 	CHECK_EQ(wc[0].op, RV_OP_WRITE);
 	CHECK_EQ(wc[0].status, RV_WC_OK);
 	CHECK_EQ(wc[1].op, RV_OP_READ);
@@ -213,11 +213,12 @@ static int remote_access(bool read, uint64_t off, uint32_t len, unsigned access,
 	else
 		rv_post_write(p.s, 9, &s, raddr, key);
 	struct rv_wc wc;
-	int st = poll_all(p.s, &wc, 1) == 1 ? wc.status : -2;
-	/* both sides failed: the host's posted receive flushes */
+	int st = pair_poll(p.s, &wc, 1) == 1 ? wc.status : -2;
+	/* both sides failed (the fake; a device may leave the responder up): the host's posted
+	 * receive flushes */
 	struct rv_sge r = { host, 16, mh->lkey };
 	rv_post_recv(p.c, 1, &r);
-	if (st != RV_WC_OK && (poll_all(p.c, &wc, 1) != 1 || wc.status != RV_WC_FLUSH))
+	if (pair_is_fake() && st != RV_WC_OK && (pair_poll(p.c, &wc, 1) != 1 || wc.status != RV_WC_FLUSH))
 		st = -3;
 	rv_dereg_mr(mh);
 	rv_dereg_mr(ml);
@@ -229,15 +230,16 @@ static void test_remote_access_is_checked(void)
 {
 	unsigned all = RV_ACCESS_LOCAL_WRITE | RV_ACCESS_REMOTE_READ | RV_ACCESS_REMOTE_WRITE;
 	CHECK_EQ(remote_access(false, 0, 256, all, 0), RV_WC_OK);
-	CHECK_EQ(remote_access(false, 0, 256, all, 1), RV_WC_REM_ACCESS);   /* the LKEY is no RKEY */
+	if (pair_is_fake())
+		CHECK_EQ(remote_access(false, 0, 256, all, 1), RV_WC_REM_ACCESS); /* the LKEY is no RKEY */
 	CHECK_EQ(remote_access(false, 0, 256, all, 2), RV_WC_REM_ACCESS);   /* no such key */
 	CHECK_EQ(remote_access(false, 1, 256, all, 0), RV_WC_REM_ACCESS);   /* one byte past the end */
 	CHECK_EQ(remote_access(true, 200, 100, all, 0), RV_WC_REM_ACCESS);
 	CHECK_EQ(remote_access(false, 0, 16, RV_ACCESS_LOCAL_WRITE | RV_ACCESS_REMOTE_READ, 0), RV_WC_REM_ACCESS);
 	CHECK_EQ(remote_access(true, 0, 16, RV_ACCESS_LOCAL_WRITE | RV_ACCESS_REMOTE_WRITE, 0), RV_WC_REM_ACCESS);
 	CHECK_EQ(remote_access(true, 0, 16, RV_ACCESS_LOCAL_WRITE | RV_ACCESS_REMOTE_READ, 0), RV_WC_OK);
-	CHECK_EQ(rv_fake_live_mrs(), 0);
-	CHECK_EQ(rv_fake_live_eps(), 0);
+	CHECK(!pair_is_fake() || rv_fake_live_mrs() == 0);
+	CHECK(!pair_is_fake() || rv_fake_live_eps() == 0);
 }
 
 static void test_local_buffer_outside_its_region_fails(void)
@@ -250,7 +252,7 @@ static void test_local_buffer_outside_its_region_fails(void)
 	struct rv_sge s = { a, 64, m->lkey };
 	CHECK_EQ(rv_post_send(p.c, 1, &s, 1), 0);
 	struct rv_wc wc;
-	REQUIRE(poll_all(p.c, &wc, 1) == 1);
+	REQUIRE(pair_poll(p.c, &wc, 1) == 1);
 	CHECK_EQ(wc.status, RV_WC_LOC_PROT);
 	rv_dereg_mr(m);
 	pair_end(&p);
@@ -258,6 +260,7 @@ static void test_local_buffer_outside_its_region_fails(void)
 
 static void test_queue_depths_are_kept(void)
 {
+	FAKE_ONLY();
 	struct rv_qp_caps c2 = { .send_depth = 2, .recv_depth = 2, .max_sge = 1 };
 	struct rdma_pair p = { 0 };
 	REQUIRE(pair_connect(&p, &c2) == 0);
@@ -279,6 +282,7 @@ static void test_queue_depths_are_kept(void)
 
 static void test_break_flushes_and_disconnects_both(void)
 {
+	FAKE_ONLY();
 	struct rdma_pair p = { 0 };
 	REQUIRE(pair_connect(&p, &caps8) == 0);
 	static char a[8];
@@ -288,7 +292,7 @@ static void test_break_flushes_and_disconnects_both(void)
 	CHECK_EQ(rv_post_recv(p.s, 1, &s), 0);
 	rv_fake_break(p.c);
 	struct rv_wc wc;
-	REQUIRE(poll_all(p.s, &wc, 1) == 1);
+	REQUIRE(pair_poll(p.s, &wc, 1) == 1);
 	CHECK_EQ(wc.status, RV_WC_FLUSH);
 	rv_ep_event(p.s);
 	CHECK_EQ(rv_ep_event(p.s), RV_EV_DISCONNECTED);
@@ -298,6 +302,7 @@ static void test_break_flushes_and_disconnects_both(void)
 
 static void test_held_send_completion_comes_after_the_answer(void)
 {
+	FAKE_ONLY();
 	struct rdma_pair p = { 0 };
 	REQUIRE(pair_connect(&p, &caps8) == 0);
 	static char a[8] = "ping", b[8];
@@ -311,10 +316,10 @@ static void test_held_send_completion_comes_after_the_answer(void)
 	CHECK_EQ(rv_post_send(p.c, 3, &ra, 1), 0);
 	CHECK_EQ(rv_post_send(p.s, 4, &rb, 1), 0); /* the answer */
 	struct rv_wc wc[2];
-	REQUIRE(poll_all(p.c, wc, 2) == 1);
+	REQUIRE(pair_poll(p.c, wc, 2) == 1);
 	CHECK_EQ(wc[0].op, RV_OP_RECV);
 	rv_fake_hold_send_wc(p.c, false);
-	REQUIRE(poll_all(p.c, wc, 2) == 1);
+	REQUIRE(pair_poll(p.c, wc, 2) == 1);
 	CHECK_EQ(wc[0].op, RV_OP_SEND);
 	CHECK_EQ(wc[0].wr_id, 3);
 	rv_dereg_mr(ma);
@@ -324,6 +329,7 @@ static void test_held_send_completion_comes_after_the_answer(void)
 
 static void test_client_gone_before_accept(void)
 {
+	FAKE_ONLY();
 	struct rdma_pair p = { 0 };
 	REQUIRE(pair_start(&p, &caps8, "x", 1) == 0);
 	rv_ep_destroy(p.c);
@@ -332,7 +338,7 @@ static void test_client_gone_before_accept(void)
 	p.req = NULL;
 	p.s = NULL;
 	pair_end(&p);
-	CHECK_EQ(rv_fake_live_eps(), 0);
+	CHECK(!pair_is_fake() || rv_fake_live_eps() == 0);
 }
 
 TEST_MAIN(TEST(test_connect_exchanges_private_data), TEST(test_reject_carries_private_data),

@@ -200,4 +200,7 @@ $SETUP status | sed 's/^/    /'
 
 # ---- NVMe/TCP: Linux's host against our target, our host against Linux's target ----
 . /src/tests/qemu/tcp_guest.sh
+
+# ---- NVMe/RDMA over soft-RoCE: the rig's Linux-to-Linux baseline, our verbs and queue engines ----
+. /src/tests/qemu/rdma_guest.sh
 exit 0

@@ -154,6 +154,7 @@ int tcp_fabrics_keep_alive(struct tcp_ctrlr *tc)
 {
 	struct nvme_sqe cmd = {0};
 	cmd.opc = NVME_ADM_KEEP_ALIVE;
-	uint32_t t = tc->p.kato_ms ? tc->p.kato_ms : cmd_timeout(tc);
-	return tcp_queue_exec(&tc->admin, &cmd, NULL, 0, false, NULL, t);
+	/* an admin command like the others: the admin timeout, so that a stalled controller is
+	 * found by whichever command waited longest, at that command's timeout */
+	return tcp_queue_exec(&tc->admin, &cmd, NULL, 0, false, NULL, cmd_timeout(tc));
 }

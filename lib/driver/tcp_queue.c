@@ -18,6 +18,7 @@
 #include "errmsg.h"
 #include "tcp_ctrlr.h"
 #include "tcp_queue.h"
+#include "tcp_tls.h"
 
 #define SCAN_INTERVAL_MS 10
 
@@ -42,9 +43,23 @@ int tcp_queue_init(struct tcp_queue *q, struct tcp_ctrlr *tc, uint16_t qid, uint
 	return 0;
 }
 
+int tcp_queue_open_conn(struct tcp_queue *q)
+{
+	tcp_queue_close_conn(q);
+	int rc = tcp_conn_open(&q->conn, &q->tc->p, q->tc->tls, q->tc->p.connect_timeout_ms);
+	q->rx.tls = q->tx.tls = q->conn.tls;
+	return rc;
+}
+
+void tcp_queue_close_conn(struct tcp_queue *q)
+{
+	q->rx.tls = q->tx.tls = NULL;
+	tcp_conn_close(&q->conn);
+}
+
 void tcp_queue_fini(struct tcp_queue *q)
 {
-	tcp_conn_close(&q->conn);
+	tcp_queue_close_conn(q);
 	tcp_rxq_fini(&q->rx);
 	tcp_txq_fini(&q->tx);
 	free(q->reqs);
@@ -352,10 +367,15 @@ void tcp_queue_protocol_error(struct tcp_queue *q, uint16_t fes, uint32_t fei, c
 	struct unvme_qpair *qp = q->qp;
 	bool owned = !(qp && qp->split) ||
 		     !atomic_flag_test_and_set_explicit(&qp->ring_lock, memory_order_acquire);
-	if (owned && q->tx.off == 0 && q->conn.fd >= 0) {
+	if (owned && tcp_txq_between_pdus(&q->tx) && q->conn.fd >= 0) {
 		uint8_t term[sizeof(struct nvme_tcp_term) + NVME_TCP_TERM_MAX_DATA];
 		size_t n = tcp_pdu_term(term, false, fes, fei, q->rx.hdr, q->rx.have);
-		(void)!send(q->conn.fd, term, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (q->conn.tls) {
+			struct iovec v = {term, n};
+			(void)tcp_tls_sendv(q->conn.tls, q->conn.fd, &v, 1);
+		} else {
+			(void)!send(q->conn.fd, term, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		}
 	}
 	if (owned && qp && qp->split)
 		atomic_flag_clear_explicit(&qp->ring_lock, memory_order_release);

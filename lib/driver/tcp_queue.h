@@ -109,6 +109,11 @@ void tcp_queue_fini(struct tcp_queue *q);
 /* Back to the start of a fresh connection: the rings were rewound. */
 void tcp_queue_reset(struct tcp_queue *q);
 
+/* Opens the queue's connection (TCP, TLS when the controller uses it, ICReq), its streams on
+ * the connection's TLS session; closes it. */
+int tcp_queue_open_conn(struct tcp_queue *q);
+void tcp_queue_close_conn(struct tcp_queue *q);
+
 /* The data pointer of a command about to be queued (an SGL), and what the transport must know
  * of its buffer. */
 int tcp_queue_map(struct tcp_queue *q, uint16_t cid, struct nvme_sqe *sqe, void *buf, size_t len);

@@ -42,9 +42,10 @@ static int target_address(const struct cli_args *a, const char *nqn, char *out, 
 	/* options from the command line go into the query */
 	char q[1200] = "";
 	size_t at = 0;
-	const char *keys[] = {"hostnqn", "dhchap_secret", "dhchap_ctrl_secret"};
-	const char *vals[] = {a->hostnqn, a->dhchap_secret, a->dhchap_ctrl_secret};
-	for (int i = 0; i < 3; i++)
+	const char *keys[] = {"hostnqn", "dhchap_secret", "dhchap_ctrl_secret", "tls", "tls_key"};
+	const char *vals[] = {a->hostnqn, a->dhchap_secret, a->dhchap_ctrl_secret, a->tls ? "1" : NULL,
+			      a->tls_key};
+	for (int i = 0; i < 5; i++)
 		if (vals[i])
 			at += (size_t)snprintf(q + at, sizeof(q) - at, "%s%s=%s",
 					       (at || strchr(base, '?')) ? "&" : "?", keys[i], vals[i]);

@@ -5,17 +5,25 @@
  * independently with Python's hmac/hashlib from the formula of the NVMe TCP transport
  * specification (HKDF-Expand-Label of RFC 8446), identity parsing, and whole sessions over a
  * socket pair: the handshake, data of every size both ways with the "sent only once on the
- * wire" accounting, and the refusals (another key, no key, a peer in the clear).
+ * wire" accounting, and the refusals (another key, no key, a peer in the clear); and against
+ * the target, a Connect that names another host than the PSK identity: refused.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "unvme/spec.h"
+#include "unvme/spec/fabrics.h"
+#include "unvme/spec/tcp.h"
 #include "lib/driver/tcp_psk.h"
 #include "lib/driver/tcp_tls.h"
+#include "lib/target/target.h"
 #include "test_util.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6"
@@ -311,6 +319,131 @@ static void test_peer_in_the_clear(void)
 	close(fd[1]);
 }
 
+/* ---- against the target: Connect is bound to the PSK identity ---- */
+
+static void wait_fd(int fd, bool out)
+{
+	struct pollfd p = {.fd = fd, .events = out ? POLLOUT : POLLIN};
+	poll(&p, 1, 100);
+}
+
+static int tls_send_all(struct tcp_tls *t, int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+	for (int i = 0; done < len && i < 1000; i++) {
+		size_t skip = done + tcp_tls_unsent(t);
+		struct iovec v = {(uint8_t *)buf + skip, len - skip};
+		ssize_t s = tcp_tls_sendv(t, fd, &v, skip < len);
+		if (s < 0)
+			return (int)s;
+		done += (size_t)s;
+		if (done < len)
+			wait_fd(fd, true);
+	}
+	return done == len ? 0 : -ETIMEDOUT;
+}
+
+static int tls_recv_all(struct tcp_tls *t, int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+	for (int i = 0; got < len && i < 1000; i++) {
+		ssize_t r = tcp_tls_recv(t, fd, (uint8_t *)buf + got, len - got);
+		if (r < 0)
+			return (int)r;
+		got += (size_t)r;
+		if (got < len)
+			wait_fd(fd, false);
+	}
+	return got == len ? 0 : -ETIMEDOUT;
+}
+
+/* TLS as host A with A's key, then Connect naming connect_host: the Connect's status. */
+static int connect_as(uint16_t port, const char *key, const char *connect_host)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		return -1;
+	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	struct tcp_psk k;
+	char err[200];
+	struct tcp_tls_ctx *ctx;
+	if (tcp_psk_parse(key, &k, err, sizeof(err)) || tcp_tls_ctx_client(&ctx, &k, 0, HOSTNQN, SUBNQN, err,
+									     sizeof(err))) {
+		close(fd);
+		return -1;
+	}
+	struct tcp_tls *t = tcp_tls_new(ctx);
+	int h = 0;
+	for (int i = 0; i < 200 && h == 0; i++) {
+		h = tcp_tls_handshake(t, fd);
+		if (h == 0)
+			wait_fd(fd, tcp_tls_wants_write(t));
+	}
+	int status = -1;
+	struct nvme_tcp_icreq req = {.hdr = {.type = NVME_TCP_ICREQ, .hlen = 128, .plen = 128}};
+	struct nvme_tcp_icresp rsp;
+	if (h == 1 && tls_send_all(t, fd, &req, sizeof(req)) == 0 &&
+	    tls_recv_all(t, fd, &rsp, sizeof(rsp)) == 0 && rsp.hdr.type == NVME_TCP_ICRESP) {
+		uint8_t pdu[72 + 1024] = {0};
+		struct nvme_tcp_cmd *c = (void *)pdu;
+		c->hdr = (struct nvme_tcp_hdr){.type = NVME_TCP_CAPSULE_CMD, .hlen = 72, .pdo = 72,
+					       .plen = sizeof(pdu)};
+		struct nvmf_connect_cmd *cc = (void *)&c->sqe;
+		cc->opc = NVME_FABRICS_OPC;
+		cc->flags = NVME_CMD_FLAGS_PSDT_SGL;
+		cc->cid = 1;
+		cc->fctype = NVMF_FCTYPE_CONNECT;
+		cc->sgl1 = (struct nvme_sgl_desc){.len = 1024, .type = NVME_SGL_INCAPSULE};
+		cc->sqsize = 31;
+		struct nvmf_connect_data *d = (void *)(pdu + 72);
+		d->cntlid = 0xffff;
+		snprintf(d->subnqn, sizeof(d->subnqn), "%s", SUBNQN);
+		snprintf(d->hostnqn, sizeof(d->hostnqn), "%s", connect_host);
+		struct nvme_tcp_rsp r;
+		if (tls_send_all(t, fd, pdu, sizeof(pdu)) == 0 && tls_recv_all(t, fd, &r, sizeof(r)) == 0 &&
+		    r.hdr.type == NVME_TCP_CAPSULE_RESP)
+			status = NVME_STATUS_FROM_CQE(r.cqe.status);
+	}
+	tcp_tls_free(t);
+	tcp_tls_ctx_free(ctx);
+	close(fd);
+	return status;
+}
+
+static void test_connect_bound_to_identity(void)
+{
+	static const char *other_key = "NVMeTLSkey-1:01:ZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXp7fH1+f4CBgoOeXryU:";
+	const char *other = "nqn.2014-08.io.unvme.test:other";
+	char err[512];
+	struct tgt_config *cfg = tgt_config_new();
+	tgt_config_set_quiet(cfg, 1);
+	tgt_config_set_tls(cfg, 1);
+	int si = tgt_config_add_subsys(cfg, SUBNQN, err, sizeof(err));
+	REQUIRE(si >= 0);
+	REQUIRE(tgt_config_add_listen(cfg, "127.0.0.1:0", err, sizeof(err)) == 0);
+	REQUIRE(tgt_config_add_ns(cfg, si, "emu://tlsbind?ns=mem:8M", 0, 0, err, sizeof(err)) == 0);
+	REQUIRE(tgt_config_add_host(cfg, si, HOSTNQN, NULL, NULL, NULL, NULL, err, sizeof(err)) == 0);
+	REQUIRE(tgt_config_add_host(cfg, si, other, NULL, NULL, NULL, NULL, err, sizeof(err)) == 0);
+	REQUIRE(tgt_config_set_tls_key(cfg, si, HOSTNQN, server_key, err, sizeof(err)) == 0);
+	REQUIRE(tgt_config_set_tls_key(cfg, si, other, other_key, err, sizeof(err)) == 0);
+	struct unvme_target *tgt;
+	if (unvme_target_start(cfg, &tgt, err, sizeof(err))) {
+		fprintf(stderr, "  target: %s\n", err);
+		CHECK(0);
+		return;
+	}
+	uint16_t port = unvme_target_port(tgt);
+	/* the host with its own key connects as itself */
+	CHECK_EQ(connect_as(port, server_key, HOSTNQN), 0);
+	/* ... but not as the other host, whose key it does not hold */
+	CHECK_EQ(connect_as(port, server_key, other), NVME_STATUS(NVME_SCT_CMD, NVMF_SC_INVALID_HOST));
+	unvme_target_stop(tgt);
+}
+
 TEST_MAIN(TEST(test_psk_interchange_format), TEST(test_derivation_known_answers),
 	  TEST(test_identity_parse_refuses), TEST(test_session_both_ways), TEST(test_session_refusals),
-	  TEST(test_peer_in_the_clear))
+	  TEST(test_peer_in_the_clear), TEST(test_connect_bound_to_identity))

@@ -16,7 +16,7 @@
 
 #include "tcp_tls.h"
 
-#define RING (64u * 1024)   /* each direction of the BIO pair: a few records */
+#define RING (32u * 1024)   /* each direction of the BIO pair: two records (memory per connection) */
 #define REC 16384u          /* TLS 1.3 record plaintext */
 #define REC_OVERHEAD 22u    /* record header 5, inner content type 1, AEAD tag 16 */
 #define MARKS 256u          /* records taken and not yet wholly on the wire */
@@ -407,16 +407,22 @@ const char *tcp_tls_cipher(const struct tcp_tls *t)
 
 /* ---- data ---- */
 
-static int write_plain(struct tcp_tls *t, const void *p, size_t n)
+/* SSL_write in partial-write mode takes one record per call: each one gets its mark. */
+static int write_plain(struct tcp_tls *t, const uint8_t *p, size_t n)
 {
-	size_t w = 0;
-	ERR_clear_error();
-	int r = SSL_write_ex(t->ssl, p, n, &w);
-	if (r != 1 || w != n)
-		return r != 1 ? failure(t, r) : -EIO; /* the room was checked: never partial */
-	t->plain_in += n;
-	t->marks[t->mtail++ % MARKS].plain = t->plain_in;
-	t->marks[(t->mtail - 1) % MARKS].cipher = t->cipher_sent + BIO_ctrl_pending(t->net);
+	while (n) {
+		size_t w = 0;
+		ERR_clear_error();
+		int r = SSL_write_ex(t->ssl, p, n, &w);
+		if (r != 1)
+			return failure(t, r); /* not for want of room: it was checked */
+		t->plain_in += w;
+		uint32_t m = t->mtail++ % MARKS;
+		t->marks[m].plain = t->plain_in;
+		t->marks[m].cipher = t->cipher_sent + BIO_ctrl_pending(t->net);
+		p += w;
+		n -= w;
+	}
 	return 0;
 }
 

@@ -24,6 +24,7 @@
 #include "lib/driver/tcp_psk.h"
 #include "lib/driver/tcp_tls.h"
 #include "lib/target/target.h"
+#include "connect_pdu.h"
 #include "test_util.h"
 
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6"
@@ -388,21 +389,8 @@ static int connect_as(uint16_t port, const char *key, const char *connect_host)
 	struct nvme_tcp_icresp rsp;
 	if (h == 1 && tls_send_all(t, fd, &req, sizeof(req)) == 0 &&
 	    tls_recv_all(t, fd, &rsp, sizeof(rsp)) == 0 && rsp.hdr.type == NVME_TCP_ICRESP) {
-		uint8_t pdu[72 + 1024] = {0};
-		struct nvme_tcp_cmd *c = (void *)pdu;
-		c->hdr = (struct nvme_tcp_hdr){.type = NVME_TCP_CAPSULE_CMD, .hlen = 72, .pdo = 72,
-					       .plen = sizeof(pdu)};
-		struct nvmf_connect_cmd *cc = (void *)&c->sqe;
-		cc->opc = NVME_FABRICS_OPC;
-		cc->flags = NVME_CMD_FLAGS_PSDT_SGL;
-		cc->cid = 1;
-		cc->fctype = NVMF_FCTYPE_CONNECT;
-		cc->sgl1 = (struct nvme_sgl_desc){.len = 1024, .type = NVME_SGL_INCAPSULE};
-		cc->sqsize = 31;
-		struct nvmf_connect_data *d = (void *)(pdu + 72);
-		d->cntlid = 0xffff;
-		snprintf(d->subnqn, sizeof(d->subnqn), "%s", SUBNQN);
-		snprintf(d->hostnqn, sizeof(d->hostnqn), "%s", connect_host);
+		uint8_t pdu[CONNECT_PDU_LEN];
+		connect_pdu(pdu, SUBNQN, connect_host);
 		struct nvme_tcp_rsp r;
 		if (tls_send_all(t, fd, pdu, sizeof(pdu)) == 0 && tls_recv_all(t, fd, &r, sizeof(r)) == 0 &&
 		    r.hdr.type == NVME_TCP_CAPSULE_RESP)

@@ -56,6 +56,14 @@ struct tcp_tls {
 	uint8_t stage[REC];       /* small pieces gathered into one record */
 };
 
+/* OpenSSL's error queue must be empty before an I/O call for SSL_get_error to be right;
+ * clearing it is costly, and it is empty unless something failed. */
+static void clear_errors(void)
+{
+	if (ERR_peek_error())
+		ERR_clear_error();
+}
+
 /* The session of an SSL (app data). */
 static struct tcp_tls *tls_of(SSL *ssl)
 {
@@ -339,7 +347,7 @@ static int handshake_locked(struct tcp_tls *t, int fd)
 			return rc;
 		if (t->established)
 			return t->want_write ? 0 : 1; /* the last flight is on its way */
-		ERR_clear_error();
+		clear_errors();
 		int r = SSL_do_handshake(t->ssl);
 		if (r == 1) {
 			t->established = true;
@@ -412,7 +420,7 @@ static int write_plain(struct tcp_tls *t, const uint8_t *p, size_t n)
 {
 	while (n) {
 		size_t w = 0;
-		ERR_clear_error();
+		clear_errors();
 		int r = SSL_write_ex(t->ssl, p, n, &w);
 		if (r != 1)
 			return failure(t, r); /* not for want of room: it was checked */
@@ -494,8 +502,15 @@ size_t tcp_tls_unsent(const struct tcp_tls *t)
 static ssize_t recv_locked(struct tcp_tls *t, int fd, void *buf, size_t len)
 {
 	for (;;) {
+		/* Nothing decrypted or received waits in the session: the socket first, so a poll
+		 * that finds nothing costs one recv, as in the clear. */
+		if (!SSL_has_pending(t->ssl) && BIO_ctrl_pending(SSL_get_rbio(t->ssl)) == 0) {
+			int f = feed_in(t, fd);
+			if (f <= 0)
+				return f;
+		}
 		size_t got = 0;
-		ERR_clear_error();
+		clear_errors();
 		int r = SSL_read_ex(t->ssl, buf, len, &got);
 		if (r == 1)
 			return (ssize_t)got;

@@ -48,6 +48,19 @@ def clean(r):
     return r
 
 
+def bindings_env(env):
+    """The environment of a Python child using the bindings on the built library; a library
+    built with ASan (UNVME_BUILD=build-asan) needs its runtime loaded first."""
+    lib = build_dir() / "libunvme.so"
+    e = dict(env, UNVME_PY=str(REPO / "python"), UNVME_LIB=str(lib))
+    ldd = subprocess.run(["ldd", str(lib)], capture_output=True, text=True).stdout
+    asan = [w for w in ldd.split() if "libasan.so" in w and w.startswith("/")]
+    if asan:
+        e["LD_PRELOAD"] = asan[0]
+        e["ASAN_OPTIONS"] = "detect_leaks=0"  # the interpreter's own allocations
+    return e
+
+
 def host_program(env, body, timeout=HANG_GUARD, stdin=None):
     """Runs body (Python using the bindings: a `devid` variable is given) in a child process;
     returns what it printed as JSON on its last line."""
@@ -55,7 +68,7 @@ def host_program(env, body, timeout=HANG_GUARD, stdin=None):
             "sys.path.insert(0, os.environ['UNVME_PY'])\n"
             "import unvme\nfrom unvme import DmaBuffer\n"
             "devid = os.environ['DEVID']\n" + body)
-    e = dict(env, UNVME_PY=str(REPO / "python"), UNVME_LIB=str(build_dir() / "libunvme.so"))
+    e = bindings_env(env)
     p = subprocess.run([sys.executable, "-c", prog], env=e, capture_output=True, text=True,
                        timeout=timeout, input=stdin)
     assert p.returncode == 0, f"host program failed ({p.returncode}):\n{p.stdout}\n{p.stderr}"
@@ -250,8 +263,7 @@ def test_command_on_a_dead_admin_connection_fails_at_once(quiet_env, hostile, tm
     t = hostile()
     # an admin timeout of 10 minutes: the commands must not wait for it (the hang guard,
     # 60 s, would fail the test long before)
-    env = dict(quiet_env, DEVID=t.devid(), UNVME_ADMIN_TIMEOUT_MS="600000",
-               UNVME_PY=str(REPO / "python"), UNVME_LIB=str(build_dir() / "libunvme.so"))
+    env = bindings_env(dict(quiet_env, DEVID=t.devid(), UNVME_ADMIN_TIMEOUT_MS="600000"))
     prog = ("import json, os, sys, time\nsys.path.insert(0, os.environ['UNVME_PY'])\n"
             "import unvme\ndevid = os.environ['DEVID']\n" + DEAD_ADMIN)
     p = subprocess.Popen([sys.executable, "-c", prog], env=env, stdin=subprocess.PIPE,

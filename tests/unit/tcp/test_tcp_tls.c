@@ -74,7 +74,7 @@ static void test_psk_interchange_format(void)
 		err[0] = '\0';
 		CHECK_EQ(tcp_psk_parse(bad[i].key, &k, err, sizeof(err)), -EINVAL);
 		if (!strstr(err, bad[i].why))
-			fprintf(stderr, "  %s: '%s' does not say '%s'\n", bad[i].key, err, bad[i].why);
+			fprintf(stderr, "  bad key %zu: '%s'\n", i, err);
 		CHECK(strstr(err, bad[i].why));
 	}
 }

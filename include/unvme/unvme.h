@@ -93,7 +93,10 @@ UNVME_API const char *unvme_errmsg(void);
  * (automatic controller resets, the no-hugepages notice, SDK warnings, misuse such as freeing
  * memory it did not allocate), unvme_set_log(0) off, unvme_set_log(-1) leaves it to the
  * environment again, which decides until a program calls it: UNVME_LOG=1 turns them on
- * (even with UNVME_QUIET=1, the older switch, set). */
+ * (even with UNVME_QUIET=1, the older switch, set). One exception: a failure that ends an
+ * initialisation (kv_sdk_init) is printed by default, one line with its reason; a program
+ * that prints kv_errmsg() itself calls unvme_set_log(0), and UNVME_LOG=0 or UNVME_QUIET=1
+ * silence it. */
 UNVME_API void unvme_set_log(int on);
 
 /* ---- DMA memory ----

@@ -41,7 +41,7 @@ BUILD_REL=${BUILD_ABS#"$ROOT"/}
 # from the stage).
 mkdir -p "$BUILD_ABS/qemu"
 cc -O2 -g -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$ROOT/include" \
-	"$ROOT/tests/qemu/vfio_guest_test.c" "$BUILD_ABS/libunvme.a" -ljson-c -lcrypto -luring -lz -lpthread -lm \
+	"$ROOT/tests/qemu/vfio_guest_test.c" "$BUILD_ABS/libunvme.a" -ljson-c -lssl -lcrypto -luring -lz -lpthread -lm \
 	-o "$BUILD_ABS/qemu/vfio_guest_test" || { log "building the guest test program failed"; exit 1; }
 
 eval "$("$ROOT/scripts/qemu/build.sh")" || { log "building the guest artifacts failed"; exit 1; }

@@ -192,7 +192,9 @@ UNVME_API struct unvme_ctrlr *unvme_ns_ctrlr(const struct unvme_ns *ns);
  * receives the completion entry. The command's CID and data pointer are filled in. A command
  * without completion within admin_timeout_ms returns -ETIMEDOUT after the driver aborted it
  * (an Asynchronous Event Request sent here ends so) or, when Abort does not find it, reset
- * the controller: its slot always comes back. */
+ * the controller: its slot always comes back. Over NVMe/TCP the transport ends it itself: it
+ * completes with Command Aborted By Host (SCT 3h, SC 71h) once admin_timeout_ms has passed
+ * (docs/nvme-tcp.md). */
 UNVME_API int unvme_admin(struct unvme_ctrlr *ctrlr, struct nvme_sqe *cmd, void *buf, size_t len,
 			  struct nvme_cqe *cpl);
 UNVME_API int unvme_identify(struct unvme_ctrlr *ctrlr, uint8_t cns, uint32_t nsid, uint8_t csi,

@@ -204,7 +204,8 @@ class Page:
         else:
             self.run_dir = Path(tempfile.mkdtemp(prefix="unvme-doc-", dir="/tmp"))
         b = self.build
-        tools = [b / "tools" / "unvme", b / "tools" / "kv", b / "tools" / "kv_db_bench",
+        tools = [b / "tools" / "unvme", b / "tools" / "kv", b / "tools" / "kv_nvme",
+                 b / "tools" / "kv_db_bench",
                  b / "tools" / "blobfs"]
         self.env = {
             "PATH": ":".join(str(t) for t in tools) + ":" + DEBIAN_PATH,
@@ -237,7 +238,9 @@ class Page:
             f"> {self.state}.new; printf \"cd %q\\n\" \"$PWD\" >> {self.state}.new; "
             f"mv {self.state}.new {self.state}; exit $__rc' EXIT\n"
             + ("set -e -o pipefail\n" if strict else "set -o pipefail\n")
-            + f"(exit {self.last_rc}); . {cmd}\n")
+            # $? of the command before, for a transcript's "echo $?"; under set -e it would end
+            # the block at once, and a strict block does not read it
+            + (f"(exit {self.last_rc}); " if not strict else "") + f". {cmd}\n")
         argv = ["bash", "--noprofile", "--norc", str(wrap)]
         return (self.enter or []) + argv
 

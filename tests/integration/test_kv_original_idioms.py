@@ -39,7 +39,7 @@ def compile_sample(src, exe):
     if lib.suffix == ".so":
         cmd += ["-L", str(lib.parent), f"-Wl,-rpath,{lib.parent}", "-lunvme"]
     else:
-        cmd += [str(lib), "-ljson-c", "-lcrypto", "-luring", "-lz"]
+        cmd += [str(lib), "-ljson-c", "-lssl", "-lcrypto", "-luring", "-lz"]
     cmd += ["-lpthread", "-lm"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, f"the sample idiom does not compile against our headers:\n{r.stderr}"

@@ -275,6 +275,7 @@ struct tgt_conn {
 	struct tgt_cmd *wait_cmd; /* a capsule waiting for buffer memory (receiving paused) */
 
 	struct tgt_bufs bufs;     /* its DMA buffers */
+	uint64_t mem_wait_ms;     /* when it last asked the others for memory (mem_pressure) */
 	uint32_t ep_events;       /* what its poller's epoll watches for it */
 	uint64_t tx_stall_ms;     /* since when the socket takes no more (0: it does) */
 	struct tgt_conn *next;

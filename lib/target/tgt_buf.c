@@ -13,8 +13,11 @@
  * Memory: a connection holds at most conn_memory bytes of buffers and the target at most
  * memory bytes. A command that would go past either waits (CMD_WAIT_BUF: its connection stops
  * receiving, so TCP pushes back on the host) until a buffer comes back: one of its own
- * commands finishing, or, for the total, any; when the total runs short every poller gives its
- * connections' free buffers and its pool back (mem_pressure).
+ * commands finishing, or, for the total, any; when the total runs short every poller gives
+ * its pool back, and the free buffers of its connections that are not waiting themselves
+ * (mem_pressure, asked again every 100 ms while a connection waits). A waiting connection
+ * keeps its own free buffers: it is about to use them, and taking them would let memory drift
+ * to connections whose hosts do not read, starving the one that does.
  */
 #include <errno.h>
 #include <string.h>
@@ -133,7 +136,11 @@ int tgt_buf_get(struct tgt_conn *c, uint32_t len, void **buf, uint32_t *cap)
 		}
 		if (atomic_fetch_add_explicit(&t->mem, n, memory_order_relaxed) + n > total) {
 			atomic_fetch_sub_explicit(&t->mem, n, memory_order_relaxed);
-			atomic_fetch_add(&t->mem_pressure, 1);
+			uint64_t now = mono_ms_coarse();
+			if (!c->mem_wait_ms || now - c->mem_wait_ms >= 100) {
+				c->mem_wait_ms = now;
+				atomic_fetch_add(&t->mem_pressure, 1);
+			}
 			tgt_limit_hit(t, &t->lim_mem, "the data buffers of all connections reached "
 				      "max_memory_mb (%llu MiB): commands wait",
 				      (unsigned long long)(total >> 20));
@@ -148,6 +155,7 @@ int tgt_buf_get(struct tgt_conn *c, uint32_t len, void **buf, uint32_t *cap)
 		memset(b, 0, n);
 	}
 	c->bufs.owned += n;
+	c->mem_wait_ms = 0;
 	*buf = b;
 	return 0;
 }

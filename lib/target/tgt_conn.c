@@ -372,11 +372,6 @@ static bool on_icreq(struct tgt_conn *c)
 	return true;
 }
 
-static inline uint32_t align4(uint32_t v)
-{
-	return (v + 3u) & ~3u;
-}
-
 /* After the capsule and its in-capsule data: ask for the rest of the data or execute. */
 static void capsule_ready(struct tgt_cmd *cmd)
 {
@@ -475,6 +470,8 @@ static void on_capsule(struct tgt_conn *c)
 	cmd->sqe = h->sqe;
 	if (c->connected)
 		c->sqhd = (uint16_t)((c->sqhd + 1u) % (c->sqsize + 1u));
+	if (c->connected && !c->auth_needed) /* a command received keeps its controller alive */
+		atomic_store_explicit(&c->ctrl->last_ms, mono_ms_coarse(), memory_order_relaxed);
 	cmd->icd_len = icd;
 	cmd->icd_ddgst = (h->hdr.flags & NVME_TCP_F_DDGST) != 0;
 	/* Before any byte of data is taken: may this queue run it, what does the command itself

@@ -5,7 +5,6 @@
  * passed at capsule time (before any buffer or R2T) and again here: the controller may have
  * been disabled while the data came.
  */
-#include "lib/common/clock.h"
 #include "unvme/spec/fabrics.h"
 #include "lib/driver/ctrlr.h"
 #include "tgt.h"
@@ -34,8 +33,6 @@ void tgt_exec(struct tgt_cmd *cmd)
 		tgt_fabrics(cmd);
 		return;
 	}
-	if (c->connected && !c->auth_needed) /* traffic keeps the controller alive */
-		atomic_store_explicit(&c->ctrl->last_ms, mono_ms_coarse(), memory_order_relaxed);
 	int st = tgt_cmd_admissible(c, &cmd->sqe);
 	if (st) {
 		tgt_complete(cmd, (uint16_t)NVME_STATUS_SCT(st), (uint8_t)NVME_STATUS_SC(st));

@@ -86,10 +86,12 @@ static void *poller_main(void *arg)
 		uint64_t now_ms = mono_ms_coarse();
 		uint32_t pressure = atomic_load_explicit(&t->mem_pressure, memory_order_relaxed);
 		if (pressure != p->pressure_seen) {
-			/* memory ran short somewhere: give back what is kept and not in use */
+			/* memory ran short somewhere: give back what is kept and not in use (a
+			 * connection waiting itself keeps its own, tgt_buf.c) */
 			p->pressure_seen = pressure;
 			for (struct tgt_conn *c = p->conns; c; c = c->next)
-				tgt_bufs_trim(c);
+				if (!c->wait_cmd)
+					tgt_bufs_trim(c);
 			tgt_bufpool_free(t, &p->pool);
 		}
 		for (struct tgt_conn **pp = &p->conns; *pp;) {

@@ -245,7 +245,8 @@ def badinput_tables(opts):
     sections = []
     counts = []
     bad = False
-    for name, area in (("driver", "driver API"), ("kv", "KV API"), ("config", "JSON config")):
+    for name, area in (("driver", "driver API"), ("kv", "KV API"), ("config", "JSON config"),
+                       ("target", "NVMe/TCP target")):
         exe = opts.build / "tests" / "badinput" / f"bad_{name}"
         p = run([exe, "--markdown"], capture_output=True, text=True,
                 env=dict(os.environ, UNVME_QUIET="1"))

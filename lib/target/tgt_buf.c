@@ -40,12 +40,15 @@ static uint32_t class_bytes(int cls)
 	return 1u << (BUF_MIN_SHIFT + cls);
 }
 
-/* A free buffer's first bytes hold the next one of its list. */
+/* A free buffer's first bytes hold the next one of its list: cleared when it is taken (an
+ * address of the target's must not reach a host in a reply). */
 static void *pop(void **list)
 {
 	void *b = *list;
-	if (b)
+	if (b) {
 		memcpy(list, b, sizeof(void *));
+		memset(b, 0, sizeof(void *));
+	}
 	return b;
 }
 

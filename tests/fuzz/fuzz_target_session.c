@@ -3,9 +3,9 @@
  * libFuzzer target: whole NVMe/TCP target sessions in one process, several hosts at once,
  * against two subsystems whose namespaces hold canary data.
  *
- *   subsystem A (NQN_A): a 128 KiB block namespace of canary A, and a KV namespace;
+ *   subsystem A (NQN_A): a 64 KiB block namespace of canary A, and a KV namespace;
  *                        hosts HOST_A (no key) and HOST_K (DH-HMAC-CHAP key)
- *   subsystem B (NQN_B): a 128 KiB block namespace of canary B; host HOST_B
+ *   subsystem B (NQN_B): a 64 KiB block namespace of canary B; host HOST_B
  *
  * The input is a sequence of operations on up to four connections (socket pairs whose target
  * side is a real target connection, tgt_conn_new, driven by tgt_conn_service as a poller
@@ -55,9 +55,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 #define HOST_A "nqn.2014-08.io.unvme.fuzz:host-a"
 #define HOST_B "nqn.2014-08.io.unvme.fuzz:host-b"
 #define HOST_K "nqn.2014-08.io.unvme.fuzz:host-k"
-#define DEV_A "emu://fuzz-ta?ns=mem:128K:512&ns=kv:1M"
-#define DEV_B "emu://fuzz-tb?ns=mem:128K:512"
-#define NS_BYTES (128u * 1024)
+#define DEV_A "emu://fuzz-ta?ns=mem:64K:512&ns=kv:1M"
+#define DEV_B "emu://fuzz-tb?ns=mem:64K:512"
+#define NS_BYTES (64u * 1024)
 #define MAX_CONNS 4
 #define PDU_KEEP 8448u                  /* of a PDU the harness looks at: headers, 8 KiB of data */
 

@@ -259,7 +259,7 @@ def seeds_target_session():
     b = (t_open() + t_icreq(2) + t_connect(2, "B", "B") + t_enable(2) + t_open() + t_icreq(3, dgst=3)
          + t_connect(3, "B", "B", qid=1, of=2, sqsize=7, kato=0))
     write("target_session", "two-hosts", a + io + b
-          + t_cmd(3, "read", nsid=1, cdw=(0, 0, 255, 0, 0, 0), length=512 * 256)
+          + t_cmd(3, "read", nsid=1, cdw=(0, 0, 127, 0, 0, 0), length=65536)
           + t_cmd(1, "read", nsid=1, cdw=(0, 0, 15, 0, 0, 0), length=8192)
           + t_cmd(1, "read", nsid=1, cdw=(0, 0, 0, 0, 0, 0), length=65536))
     write("target_session", "auth", t_open() + t_icreq(0) + t_connect(0, "A", "K") + bytes([0x0a, 0, 7, 0])
@@ -272,9 +272,14 @@ def seeds_target_session():
           + t_cmd(1, "kvv-store", nsid=0, cdw=(4, 7, 0x61616161, 0x62626262, 0, 0), length=16, incapsule=True,
                   data=b"value of sixteen")
           + t_cmd(1, "kvv-retrieve", nsid=0, cdw=(4, 7, 0x61616161, 0x62626262, 0, 0), length=16))
-    write("target_session", "backpressure", a + io + bytes([0x1b])
-          + b"".join(t_cmd(1, "read", nsid=1, cdw=(0, 0, 255, 0, 0, 0), length=512 * 256, cid=10 + i)
-                     for i in range(7)) + bytes([0x1b, 0x0d]))
+    # a host that does not read: 2 MiB retrieves of a small value hold 2 MiB each until sent
+    write("target_session", "backpressure", a + io
+          + t_cmd(1, "kvv-store", nsid=0, cdw=(4, 7, 0x61616161, 0x62626262, 0, 0), length=16,
+                  incapsule=True, data=b"value of sixteen") + bytes([0x1b])
+          + b"".join(t_cmd(1, "kvv-retrieve", nsid=0, cdw=(0x80000, 7, 0x61616161, 0x62626262, 0, 0),
+                           length=2 << 20, cid=10 + i) for i in range(4))
+          + b"".join(t_cmd(1, "read", nsid=1, cdw=(0, 0, 127, 0, 0, 0), length=65536, cid=20 + i)
+                     for i in range(3)) + bytes([0x1b, 0x0d]))
 
 
 if __name__ == "__main__":

@@ -26,10 +26,11 @@
  *   - every PDU the target sends passes the host's own header checks (tcp_pdu_check);
  *   - after each input, with every connection closed: no controller is left in any subsystem,
  *     and every data buffer the target counts is back in the poller's pool.
- * The canaries are written again before each input (a host may overwrite its own namespace).
+ * The canaries are written again before an input after one that may have written a namespace.
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -81,9 +82,24 @@ static uint64_t hash_key;
 static struct unvme_ctrlr *dev[2];     /* the harness's own opens of the devices */
 static struct unvme_qpair *qp[2];
 
-/* The oracle is not part of what is fuzzed: no coverage feedback from it (it runs over every
- * byte received, and its comparisons would only teach the fuzzer the canaries' tags). */
+/* The oracle and the harness's byte handling are not what is fuzzed: no coverage feedback from
+ * them (they run over every byte received, which would cost most of the time, and the oracle's
+ * comparisons would only teach the fuzzer the canaries' tags). */
 #define ORACLE __attribute__((no_sanitize("coverage")))
+
+/* A broken promise: said on stdout too (the fuzz runs close stderr, -close_fd_mask=2). */
+__attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	printf("fuzz_target_session: %s\n", msg);
+	fflush(stdout);
+	fprintf(stderr, "fuzz_target_session: %s\n", msg);
+	abort();
+}
 
 ORACLE static uint64_t mix(uint64_t x)
 {
@@ -152,8 +168,31 @@ ORACLE static long canary_scan(const uint8_t *p, size_t len, int owner, int *whi
 	return -1;
 }
 
-static void canary_restore(void)
+/* Set when an input sent a command that may change a namespace's blocks (a write, a zeroing,
+ * a deallocation, an unreadable block, a zone change, an opcode the harness does not know). */
+static bool dirty = true;
+
+static bool may_write(uint8_t opc)
 {
+	switch (opc) {
+	case NVME_CMD_WRITE:
+	case NVME_CMD_WRITE_UNCOR:
+	case NVME_CMD_WRITE_ZEROES:
+	case NVME_CMD_DSM:
+	case NVME_CMD_ZONE_APPEND:
+	case NVME_CMD_ZONE_MGMT_SEND:
+	case NVME_CMD_COPY:
+		return true;
+	default:
+		return opc >= 0x80 || (opc & 1u); /* vendor, or host-to-controller data */
+	}
+}
+
+ORACLE static void canary_restore(void)
+{
+	if (!dirty)
+		return;
+	dirty = false;
 	for (int s = 0; s < 2; s++) {
 		struct unvme_ns *ns = unvme_ctrlr_ns(dev[s], 1);
 		if (unvme_write_sync(ns, qp[s], canary[s].data, 0, NS_BYTES / 512) != 0)
@@ -267,7 +306,7 @@ static uint32_t hpda_bytes[MAX_CONNS];
 
 /* One PDU the target sent (plen bytes, the first avail of them at p): checked like the host
  * checks it, then remembered. */
-static void on_pdu(struct fconn *f, const uint8_t *p, uint32_t plen, uint32_t avail)
+ORACLE static void on_pdu(struct fconn *f, const uint8_t *p, uint32_t plen, uint32_t avail)
 {
 	struct nvme_tcp_hdr h;
 	memcpy(&h, p, sizeof(h));
@@ -283,10 +322,10 @@ static void on_pdu(struct fconn *f, const uint8_t *p, uint32_t plen, uint32_t av
 		struct tcp_pdu_info info;
 		struct nvme_tcp_icresp r;
 		if (avail < sizeof(r))
-			abort();
+			fail("the target sent an ICResp of %u bytes", plen);
 		memcpy(&r, p, sizeof(r));
 		if (tcp_pdu_check_icresp(&r, NVME_TCP_DGST_HDR | NVME_TCP_DGST_DATA, &info) != TCP_PDU_OK)
-			abort();
+			fail("the target sent an ICResp its host refuses: %s", info.why);
 		f->hd = r.dgst & NVME_TCP_DGST_HDR;
 		f->dd = r.dgst & NVME_TCP_DGST_DATA;
 		f->icresp = true;
@@ -296,9 +335,7 @@ static void on_pdu(struct fconn *f, const uint8_t *p, uint32_t plen, uint32_t av
 				      .pda = hpda_bytes[f - conns]};
 	struct tcp_pdu_info info;
 	if (h.type != NVME_TCP_C2H_TERM && tcp_pdu_check(&h, &rules, &info) != TCP_PDU_OK) {
-		fprintf(stderr, "fuzz_target_session: the target sent a PDU its host refuses: %s\n",
-			info.why);
-		abort();
+		fail("the target sent a PDU its host refuses: %s", info.why);
 	}
 	if (h.type == NVME_TCP_CAPSULE_RESP && avail >= sizeof(struct nvme_tcp_rsp)) {
 		struct nvme_tcp_rsp r;
@@ -320,7 +357,7 @@ static void on_pdu(struct fconn *f, const uint8_t *p, uint32_t plen, uint32_t av
 }
 
 /* Bytes of the stream, in order: split in PDUs. */
-static void parse(struct fconn *f, const uint8_t *b, size_t n)
+ORACLE static void parse(struct fconn *f, const uint8_t *b, size_t n)
 {
 	while (n) {
 		if (f->have < 8) {
@@ -330,10 +367,8 @@ static void parse(struct fconn *f, const uint8_t *b, size_t n)
 			if (f->have < 8)
 				return;
 			memcpy(&f->plen, f->pdu + 4, 4);
-			if (f->plen < 8 || f->plen > (64u << 20)) {
-				fprintf(stderr, "fuzz_target_session: the target sent PDU length %u\n", f->plen);
-				abort();
-			}
+			if (f->plen < 8 || f->plen > (64u << 20))
+				fail("the target sent PDU length %u", f->plen);
 		}
 		size_t take = f->plen - f->have < n ? f->plen - f->have : n;
 		if (f->have < PDU_KEEP)
@@ -347,7 +382,7 @@ static void parse(struct fconn *f, const uint8_t *b, size_t n)
 }
 
 /* What the target sent a connection since the last look: scanned for canaries, parsed. */
-static void drain(struct fconn *f)
+ORACLE static void drain(struct fconn *f)
 {
 	if (f->peer < 0 || !f->reading)
 		return;
@@ -364,16 +399,12 @@ static void drain(struct fconn *f)
 		int which;
 		long at = canary_scan(buf, all, f->owner, &which);
 		if (at >= 0) {
-			/* on stdout too: the fuzz runs close stderr (-close_fd_mask=2) */
-			for (FILE *o = stdout; o; o = o == stdout ? stderr : NULL)
-				fprintf(o, "fuzz_target_session: LEAK: canary of subsystem %c reached connection %d "
-					"(of %s, %s, queue %u), %ld bytes into what it read now, inside a PDU of "
-					"type %u (%u of %u bytes in)\n", 'A' + which, (int)(f - conns),
-					f->owner == OWNER_NONE ? "no subsystem" : f->owner == OWNER_A ? "A" : "B",
-					f->c ? "open" : "closed", f->c ? f->c->qid : 0, at - (long)f->ncarry,
-					f->have >= 1 ? f->pdu[0] : 255u, f->have, f->plen);
-			fflush(stdout);
-			abort();
+			fail("LEAK: canary of subsystem %c reached connection %d (of %s, %s, queue %u), %ld "
+			     "bytes into what it read now, inside a PDU of type %u (%u of %u bytes in)",
+			     'A' + which, (int)(f - conns),
+			     f->owner == OWNER_NONE ? "no subsystem" : f->owner == OWNER_A ? "A" : "B",
+			     f->c ? "open" : "closed", f->c ? f->c->qid : 0, at - (long)f->ncarry,
+			     f->have >= 1 ? f->pdu[0] : 255u, f->have, f->plen);
 		}
 		parse(f, buf + f->ncarry, (size_t)n);
 		f->ncarry = all < 7 ? all : 7;
@@ -604,6 +635,7 @@ static void op_command(struct fconn *f, struct in *in)
 	uint8_t t = u8(in);
 	uint8_t type = t & 0x40 ? t : (t & 1) ? NVME_SGL_INCAPSULE : NVME_SGL_TRANSPORT;
 	sgl(&sqe, type, len);
+	dirty |= may_write(sqe.opc);
 	if (flags & 0x40)
 		sqe.flags = u8(in); /* PSDT and FUSE as given */
 	uint32_t icd = type == NVME_SGL_INCAPSULE ? len : 0;
@@ -738,21 +770,16 @@ static void finish(void)
 	for (int i = 0; i < MAX_CONNS; i++)
 		conn_close(&conns[i]);
 	for (int s = 0; s < target->nsubs; s++)
-		if (target->subs[s].ctrls) {
-			fprintf(stderr, "fuzz_target_session: a controller of %s outlived its connections\n",
-				target->subs[s].nqn);
-			abort();
-		}
+		if (target->subs[s].ctrls)
+			fail("a controller of %s outlived its connections", target->subs[s].nqn);
 	if (target->disc.ctrls)
-		abort();
+		fail("a discovery controller outlived its connections");
 	/* every buffer is back in the pool (kept for the next input, as a poller keeps it); the
 	 * target's own poller thread has no connection and holds none */
 	uint64_t mem = atomic_load(&target->mem);
-	if (mem != poller.pool.bytes) {
-		fprintf(stderr, "fuzz_target_session: %llu bytes of data buffers counted, %llu in the pool\n",
-			(unsigned long long)mem, (unsigned long long)poller.pool.bytes);
-		abort();
-	}
+	if (mem != poller.pool.bytes)
+		fail("%llu bytes of data buffers counted, %llu in the pool", (unsigned long long)mem,
+		     (unsigned long long)poller.pool.bytes);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -2,7 +2,8 @@
 /*
  * One host connection of the target: the ICReq exchange, then PDUs (NVMe TCP Transport 1.0).
  * Received headers are checked before use (lib/driver/tcp_pdu.c); everything a host says is
- * checked against the state of its commands. A fatal error (bad header, header digest, data
+ * checked against the state of its commands, and each command's data descriptor against what
+ * the command moves (tgt_xfer.c) before any of its data is taken. A fatal error (bad header, header digest, data
  * out of range or beyond the command, H2C data nobody asked for, a queue overrun) answers
  * with a C2HTermReq naming the status and the field, then closes this connection only: other
  * connections, served by the same or other pollers, are not touched.

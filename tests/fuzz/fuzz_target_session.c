@@ -21,8 +21,9 @@
  *     scanned for the canary words of the subsystems it is not connected to (a connection
  *     connected to none may see no canary at all). A canary word is 48 random bits under a
  *     16-bit tag per subsystem; a hit on a tag is confirmed against a keyed hash of every canary
- *     word, so the comparisons the fuzzer can observe never hold a canary word it could write
- *     into its own namespace and read back;
+ *     word (the oracle's own comparisons teach the fuzzer nothing). The fuzzer can still learn
+ *     canary bytes from the device's comparisons (Compare, KV keys) and send them: words a host
+ *     sent are not secret any more and no longer count (canary_sent);
  *   - every PDU the target sends passes the host's own header checks (tcp_pdu_check);
  *   - after each input, with every connection closed: no controller is left in any subsystem,
  *     and every data buffer the target counts is back in the poller's pool.
@@ -75,6 +76,7 @@ struct canary {
 	uint16_t tag;
 	uint8_t *data;                     /* NS_BYTES, DMA memory */
 	uint64_t *hashes;                  /* sorted keyed hashes of its words */
+	bool *known;                       /* by hash index: a word a host has sent (see below) */
 	size_t n;
 };
 static struct canary canary[2];
@@ -124,7 +126,8 @@ static void canary_make(struct canary *cn, uint16_t tag)
 	cn->n = NS_BYTES / 8;
 	cn->data = unvme_dma_alloc(NS_BYTES, 4096);
 	cn->hashes = malloc(cn->n * sizeof(uint64_t));
-	if (!cn->data || !cn->hashes || dhchap_random(cn->data, NS_BYTES))
+	cn->known = calloc(cn->n, sizeof(bool));
+	if (!cn->data || !cn->hashes || !cn->known || dhchap_random(cn->data, NS_BYTES))
 		abort();
 	for (size_t i = 0; i < cn->n; i++) {
 		uint64_t w;
@@ -136,7 +139,8 @@ static void canary_make(struct canary *cn, uint16_t tag)
 	qsort(cn->hashes, cn->n, sizeof(uint64_t), cmp_u64);
 }
 
-ORACLE static bool canary_has(const struct canary *cn, uint64_t w)
+/* The index of w among the canary's words, or -1. */
+ORACLE static long canary_find(const struct canary *cn, uint64_t w)
 {
 	uint64_t h = mix(w);
 	size_t lo = 0, hi = cn->n;
@@ -147,11 +151,42 @@ ORACLE static bool canary_has(const struct canary *cn, uint64_t w)
 		else
 			hi = mid;
 	}
-	return lo < cn->n && cn->hashes[lo] == h;
+	return lo < cn->n && cn->hashes[lo] == h ? (long)lo : -1;
 }
 
-/* Bytes a connection of owner received: the offset of a canary word of another subsystem
- * (a leak) and that subsystem in *which, or -1. */
+/*
+ * Canary words a host sent are no longer secret. The fuzzer can learn the device's bytes from
+ * comparisons it observes (the emulated device's Compare and KV code compare namespace data
+ * with memcmp, which libFuzzer watches) and put them in its input: a host writing such a word
+ * into its own namespace and reading it back, or having it echoed in a TermReq, is no leak.
+ * Every byte sent to the target is scanned and such words are marked known for the run.
+ */
+ORACLE static void canary_sent(const uint8_t *p, size_t len)
+{
+	static uint8_t carry[7 + 16384 + 256];
+	static size_t ncarry;
+	while (len) {
+		size_t take = len < 16384 ? len : 16384;
+		memcpy(carry + ncarry, p, take);
+		size_t all = ncarry + take;
+		for (size_t i = 0; i + 8 <= all; i++) {
+			uint64_t w;
+			memcpy(&w, carry + i, 8);
+			for (int s = 0; s < 2; s++) {
+				long k = (uint16_t)(w >> 48) == canary[s].tag ? canary_find(&canary[s], w) : -1;
+				if (k >= 0)
+					canary[s].known[k] = true;
+			}
+		}
+		ncarry = all < 7 ? all : 7;
+		memmove(carry, carry + all - ncarry, ncarry);
+		p += take;
+		len -= take;
+	}
+}
+
+/* Bytes a connection of owner received: the offset of a canary word of another subsystem that
+ * no host sent (a leak), and that subsystem in *which, or -1. */
 ORACLE static long canary_scan(const uint8_t *p, size_t len, int owner, int *which)
 {
 	for (size_t i = 0; i + 8 <= len; i++) {
@@ -159,7 +194,10 @@ ORACLE static long canary_scan(const uint8_t *p, size_t len, int owner, int *whi
 		memcpy(&w, p + i, 8);
 		uint16_t tag = (uint16_t)(w >> 48);
 		for (int s = 0; s < 2; s++) {
-			if (tag != canary[s].tag || s == owner || !canary_has(&canary[s], w))
+			if (tag != canary[s].tag || s == owner)
+				continue;
+			long k = canary_find(&canary[s], w);
+			if (k < 0 || canary[s].known[k])
 				continue;
 			*which = s;
 			return (long)i;
@@ -188,7 +226,7 @@ static bool may_write(uint8_t opc)
 	}
 }
 
-ORACLE static void canary_restore(void)
+static void canary_restore(void)
 {
 	if (!dirty)
 		return;
@@ -456,6 +494,7 @@ static void pump(void)
 static void send_bytes(struct fconn *f, const void *p, size_t n)
 {
 	const uint8_t *b = p;
+	canary_sent(b, n);
 	/* the socket pair holds a few hundred KiB: let the target take what it can meanwhile */
 	for (int tries = 0; n && tries < 64 && f->peer >= 0; tries++) {
 		ssize_t w = write(f->peer, b, n);

@@ -99,8 +99,11 @@ static int identify_ns(struct tgt_conn *c, const struct tgt_ns *ns, uint8_t cns,
 {
 	struct unvme_ctrlr *b = c->ss->backs[ns->back]->ctrlr;
 	int st = unvme_identify(b, cns, ns->bnsid, csi, buf);
-	if (st < 0)
+	if (st < 0) {
+		tgt_log(c->t, "host %s: Identify of namespace %u on backing device %s failed: %s", c->peer,
+			ns->nsid, c->ss->backs[ns->back]->devid, unvme_errmsg());
 		return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INTERNAL);
+	}
 	if (st)
 		return st;
 	if (cns == NVME_CNS_NS) {

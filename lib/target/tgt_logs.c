@@ -75,8 +75,11 @@ static int device_log(struct tgt_cmd *cmd, struct unvme_ctrlr *b, uint8_t lid, u
 		      uint32_t len, uint64_t off)
 {
 	int st = unvme_get_log_page(b, lid, nsid, cmd->buf, len, off);
-	if (st < 0)
+	if (st < 0) {
+		tgt_log(cmd->conn->t, "host %s: log page %02xh of a backing device failed: %s",
+			cmd->conn->peer, lid, unvme_errmsg());
 		return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INTERNAL);
+	}
 	if (st == 0)
 		cmd->send_len = len;
 	return st;

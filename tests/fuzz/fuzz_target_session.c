@@ -154,6 +154,29 @@ ORACLE static long canary_find(const struct canary *cn, uint64_t w)
 	return lo < cn->n && cn->hashes[lo] == h ? (long)lo : -1;
 }
 
+/* Calls fn(s, k, at) for each canary word (subsystem s, index k) at byte offset at of p. A
+ * word's top byte is its tag's high byte, rare in other data: memchr finds the candidates, so
+ * that megabytes of read data cost little. */
+ORACLE static long canary_each(const uint8_t *p, size_t len, bool (*fn)(int s, long k, void *arg), void *arg)
+{
+	for (int s = 0; s < 2; s++) {
+		uint8_t hi = (uint8_t)(canary[s].tag >> 8);
+		for (const uint8_t *q = p + 7; q < p + len; q++) {
+			q = memchr(q, hi, (size_t)(p + len - q));
+			if (!q)
+				break;
+			uint64_t w;
+			memcpy(&w, q - 7, 8);
+			if ((uint16_t)(w >> 48) != canary[s].tag)
+				continue;
+			long k = canary_find(&canary[s], w);
+			if (k >= 0 && fn(s, k, arg))
+				return q - 7 - p;
+		}
+	}
+	return -1;
+}
+
 /*
  * Canary words a host sent are no longer secret. The fuzzer can learn the device's bytes from
  * comparisons it observes (the emulated device's Compare and KV code compare namespace data
@@ -161,49 +184,50 @@ ORACLE static long canary_find(const struct canary *cn, uint64_t w)
  * into its own namespace and reading it back, or having it echoed in a TermReq, is no leak.
  * Every byte sent to the target is scanned and such words are marked known for the run.
  */
+ORACLE static bool mark_known(int s, long k, void *arg)
+{
+	(void)arg;
+	canary[s].known[k] = true;
+	return false;
+}
+
 ORACLE static void canary_sent(const uint8_t *p, size_t len)
 {
-	static uint8_t carry[7 + 16384 + 256];
+	static uint8_t buf[7 + 16384];
 	static size_t ncarry;
 	while (len) {
 		size_t take = len < 16384 ? len : 16384;
-		memcpy(carry + ncarry, p, take);
+		memcpy(buf + ncarry, p, take);
 		size_t all = ncarry + take;
-		for (size_t i = 0; i + 8 <= all; i++) {
-			uint64_t w;
-			memcpy(&w, carry + i, 8);
-			for (int s = 0; s < 2; s++) {
-				long k = (uint16_t)(w >> 48) == canary[s].tag ? canary_find(&canary[s], w) : -1;
-				if (k >= 0)
-					canary[s].known[k] = true;
-			}
-		}
+		canary_each(buf, all, mark_known, NULL);
 		ncarry = all < 7 ? all : 7;
-		memmove(carry, carry + all - ncarry, ncarry);
+		memmove(buf, buf + all - ncarry, ncarry);
 		p += take;
 		len -= take;
 	}
+}
+
+struct scan {
+	int owner, which;
+};
+
+ORACLE static bool is_leak(int s, long k, void *arg)
+{
+	struct scan *sc = arg;
+	if (s == sc->owner || canary[s].known[k])
+		return false;
+	sc->which = s;
+	return true;
 }
 
 /* Bytes a connection of owner received: the offset of a canary word of another subsystem that
  * no host sent (a leak), and that subsystem in *which, or -1. */
 ORACLE static long canary_scan(const uint8_t *p, size_t len, int owner, int *which)
 {
-	for (size_t i = 0; i + 8 <= len; i++) {
-		uint64_t w;
-		memcpy(&w, p + i, 8);
-		uint16_t tag = (uint16_t)(w >> 48);
-		for (int s = 0; s < 2; s++) {
-			if (tag != canary[s].tag || s == owner)
-				continue;
-			long k = canary_find(&canary[s], w);
-			if (k < 0 || canary[s].known[k])
-				continue;
-			*which = s;
-			return (long)i;
-		}
-	}
-	return -1;
+	struct scan sc = {owner, -1};
+	long at = canary_each(p, len, is_leak, &sc);
+	*which = sc.which;
+	return at;
 }
 
 /* Set when an input sent a command that may change a namespace's blocks (a write, a zeroing,

@@ -36,7 +36,7 @@ TARGETS = {
     "cli": ("tests/fuzz/fuzz_cli", "tests/fuzz/corpus/cli", []),
     "mp": ("tests/fuzz/fuzz_mp", "tests/fuzz/corpus/mp", []),
     "target_session": ("tests/fuzz/fuzz_target_session", "tests/fuzz/corpus/target_session",
-                       ["-max_len=16384"]),
+                       ["-max_len=16384", "-entropic=0"]),
 }
 
 STAT = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)

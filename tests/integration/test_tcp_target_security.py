@@ -211,7 +211,7 @@ def test_deadlines_close_idle_sockets(tmp_path, env):
 
 def test_connection_limits(tmp_path, env):
     """Per host address and in total; 127.0.0.2 is another host. A refused connection is
-    closed at once; the served ones go on; each limit is logged once."""
+    closed at once; the served ones go on; each limit is logged."""
     env = dict(env, UNVME_QUIET="1")
     t = Target(env, tmp_path, ["--nqn", NQN_A, "-d", "emu://cl?ns=mem:16M", "--allow-host", HOST_A,
                                "--max-connections", "3", "--max-connections-per-host", "2"])
@@ -230,9 +230,9 @@ def test_connection_limits(tmp_path, env):
         assert eventually(lambda: served(t.port), 5)
     finally:
         assert t.stop() == 0
-    log = t.log_text()
-    assert log.count("max_connections_per_host (2) reached") == 1, log
-    assert log.count("max_connections (3) reached") == 1, log
+    log = t.log_text()  # (once a minute at most: test_tgt_units holds the count)
+    assert "max_connections_per_host (2) reached" in log, log
+    assert "max_connections (3) reached" in log, log
 
 
 def test_descriptor_exhaustion_refuses_new_serves_old(tmp_path, env):

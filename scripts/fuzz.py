@@ -37,6 +37,7 @@ TARGETS = {
     "mp": ("tests/fuzz/fuzz_mp", "tests/fuzz/corpus/mp", []),
     "target_session": ("tests/fuzz/fuzz_target_session", "tests/fuzz/corpus/target_session",
                        ["-max_len=16384", "-entropic=0"]),
+    "rdma": ("tests/fuzz/fuzz_rdma", "tests/fuzz/corpus/rdma", []),
 }
 
 STAT = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)

@@ -209,6 +209,11 @@ static void connect(struct tgt_cmd *cmd)
 	struct tgt_subsys *ss = tgt_find_subsys(c->t, d->subnqn);
 	bool allowed = false;
 	const struct tgt_host *host = ss ? tgt_host_allowed(ss, d->hostnqn, &allowed) : NULL;
+	if (allowed && tgt_tls_connect_check(c, d->hostnqn, d->subnqn)) {
+		reply(cmd, NVME_SCT_CMD, NVMF_SC_INVALID_HOST,
+		      NVMF_CONNECT_INVALID_PARAM(true, offsetof(struct nvmf_connect_data, hostnqn)));
+		return;
+	}
 	if (!allowed) {
 		/* an unknown subsystem and one the host may not use answer alike, so that names
 		 * cannot be probed; the log says which it was */

@@ -51,6 +51,12 @@ done
 t kernel-nvme-cli-id-ctrl nvme id-ctrl /dev/nvme0
 [ -d /sys/kernel/iommu_groups/0 ] && pass iommu-groups || fail iommu-groups "no IOMMU groups: intel-iommu missing?"
 
+# scripts/qemu/run.sh --only NAME: one group of tests
+if [ -n "${UNVME_ONLY:-}" ]; then
+	. /src/tests/qemu/${UNVME_ONLY}_guest.sh
+	exit 0
+fi
+
 if [ "${UNVME_MODE:-test}" = bench ]; then
 	sh /src/tests/qemu/bench.sh; rc=$?
 	sh /src/tests/qemu/bench_tcp.sh || rc=1
@@ -161,7 +167,7 @@ VH=nqn.2014-08.io.unvme:guest-vfio-host
 # the tests above left their data on N0 (BlobFS, the host KV engine): perf --verify accepts
 # only its own stamps and zeroes, so the namespace starts erased
 t tcp-vfio-target-namespace-erased $UNVME format $N0 -n 1 --force
-if start_target vtgt 4425 --nqn $VN -d $N0; then
+if start_target vtgt 4425 --nqn $VN -d $N0 --allow-any-host; then
 	pass tcp-target-serves-vfio
 	t tcp-ourhost-vfio-target-perf-verify $UNVME perf "nvme-tcp://127.0.0.1:4425/$VN" -w randrw -V -q 16 -t 2
 	if nvme connect -t tcp -a 127.0.0.1 -s 4425 -n $VN --hostnqn=$VH > $W/out 2>&1 && D=$(wait_dev $VN) && [ -n "$D" ]; then
@@ -194,4 +200,7 @@ $SETUP status | sed 's/^/    /'
 
 # ---- NVMe/TCP: Linux's host against our target, our host against Linux's target ----
 . /src/tests/qemu/tcp_guest.sh
+
+# ---- NVMe/RDMA over soft-RoCE: the rig's Linux-to-Linux baseline, our verbs and queue engines ----
+. /src/tests/qemu/rdma_guest.sh
 exit 0

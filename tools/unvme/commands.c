@@ -555,6 +555,9 @@ static const char batch_details[] =
 	    "DH-HMAC-CHAP host key (DHHC-1:xx:...:, as nvme gen-dhchap-key prints it)"),                 \
 	OPT("dhchap-ctrl-secret", 'C', OPT_STR, dhchap_ctrl_secret, "KEY",                                \
 	    "the controller's key: authenticate the controller too"),                                     \
+	OPT("tls", 0, OPT_FLAG, tls, NULL, "TLS 1.3 with a pre-shared key (--tls-key, or $UNVME_TLS_KEY)"), \
+	OPT("tls-key", 0, OPT_STR, tls_key, "KEY",                                                        \
+	    "TLS PSK (NVMeTLSkey-1:xx:...:, as nvme gen-tls-key prints it); implies --tls"),              \
 	OPT_OUTPUT_FORMAT
 
 static const struct opt_def discover_opts[] = {
@@ -584,7 +587,9 @@ static const struct opt_def target_opts[] = {
 	    "export every namespace of DEVICE (repeatable; without --config)"),
 	OPT("nqn", 'n', OPT_STR, nqn, "NQN", "the subsystem's NQN [default nqn.2014-08.io.unvme:target]"),
 	OPT("allow-host", 0, OPT_STR, hosts, "NQN[,NQN...]",
-	    "only these hosts may connect (default: any host)"),
+	    "the hosts that may connect (give this or --allow-any-host)"),
+	OPT("allow-any-host", 0, OPT_FLAG, allow_any_host, NULL,
+	    "any host may connect (a warning when listening beyond loopback)"),
 	OPT("dhchap-secret", 'S', OPT_STR, dhchap_secret, "KEY",
 	    "the allowed hosts' DH-HMAC-CHAP key: they must authenticate"),
 	OPT("dhchap-ctrl-secret", 'C', OPT_STR, dhchap_ctrl_secret, "KEY",
@@ -592,10 +597,26 @@ static const struct opt_def target_opts[] = {
 	OPT("dhchap-hash", 0, OPT_STR, dhchap_hash, "HASH", "sha256, sha384 or sha512 [default sha256]"),
 	OPT("dhchap-dhgroup", 0, OPT_STR, dhchap_dhgroup, "GROUP",
 	    "null or ffdhe2048..ffdhe8192 [default null]"),
+	OPT("tls", 0, OPT_FLAG, tls, NULL, "require TLS 1.3 with a pre-shared key on every connection"),
+	OPT("tls-key", 0, OPT_STR, tls_key, "KEY",
+	    "the allowed hosts' TLS PSK (NVMeTLSkey-1:xx:...:; any host's without --allow-host)"),
 	OPT_DEF("threads", 't', OPT_U32, threads, "N", "poller threads", "1"),
 	OPT("port-file", 0, OPT_STR, port_file, "FILE", "write the port listened on to FILE"),
 	OPT("no-discovery", 0, OPT_FLAG, no_discovery, NULL, "no discovery subsystem"),
 	OPT("quiet", 0, OPT_FLAG, quiet, NULL, "log only refusals and errors"),
+	OPT("max-connections", 0, OPT_U32, tgt_max_conns, "N", "connections in total [default 1024]"),
+	OPT("max-connections-per-host", 0, OPT_U32, tgt_max_conns_per_host, "N",
+	    "connections from one host address [default 128]"),
+	OPT("max-io-queues", 0, OPT_U32, tgt_max_io_queues, "N", "I/O queues per controller [default 32]"),
+	OPT("max-queue-depth", 0, OPT_U32, tgt_queue_depth, "N", "entries of an I/O queue [default 256]"),
+	OPT("max-memory", 0, OPT_U32, tgt_memory_mb, "MIB",
+	    "data buffers of all connections, MiB [default 1024]"),
+	OPT("max-connection-memory", 0, OPT_U32, tgt_conn_memory_mb, "MIB",
+	    "data buffers of one connection, MiB [default 32]"),
+	OPT("icreq-timeout", 0, OPT_U32, tgt_icreq_timeout_ms, "MS",
+	    "a new connection's ICReq deadline [default 5000]"),
+	OPT("connect-timeout", 0, OPT_U32, tgt_connect_timeout_ms, "MS",
+	    "a new connection's deadline to be connected and authenticated [default 10000]"),
 	OPT_END,
 };
 

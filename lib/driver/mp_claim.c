@@ -100,13 +100,15 @@ int mp_claim(struct unvme_ctrlr *c)
 		last = s;
 		if (apart && lock_free(&w)) {
 			/* nobody runs it: its device process starts now (two openers may race: the
-			 * lock decides, the other's answers -EAGAIN and this one connects) */
+			 * lock decides, the loser's device process reports it served, and this one
+			 * connects). Any error is the device's own (its files in use, a bad
+			 * option: errnos a device may give, -EAGAIN included), told as it is. */
 			if (spawns++ == MAX_SPAWNS)
 				return unvme_fail(-EIO, "%s: its device process started %d times and "
 						  "never answered on %s (see %s)", c->devid, MAX_SPAWNS,
 						  w.sock.sun_path, w.log);
 			rc = mp_spawn(c->address);
-			if (rc == 0 || rc == -EAGAIN) {
+			if (rc == 0) {
 				deadline = mono_ms_coarse() + CLAIM_WAIT_MS;
 				continue;
 			}

@@ -334,6 +334,23 @@ def test_primary_model_secondary_may_not_reset(unvme):
     finish(holder)
 
 
+def test_same_files_under_another_id_get_the_devices_own_error(unvme):
+    # two device ids naming one file (other options): two devices, and the second's device
+    # process cannot have the file the first's holds. Its error (EWOULDBLOCK, an errno a
+    # racing start must not be mistaken for) reaches the opener as the device's own, at once,
+    # not as a device process that "never answered" after starting it again and again.
+    dev = unvme.file_dev("mpsame", size="16M")
+    unvme.ok("id-ctrl", dev)  # its device process stays for its idle period
+    other = dev + "&queues=4"
+    p = subprocess.run([str(TOOL), "id-ctrl", other], env=unvme.env, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode != 0 and "in use by another process" in p.stderr, p.stderr
+    assert "never answered" not in p.stderr, p.stderr
+    stop(unvme, dev)
+    unvme.ok("id-ctrl", other)  # the file free, the other id's device process starts
+    stop(unvme, other)
+
+
 def test_sharing_off_gives_each_process_its_own_device(unvme, tmp_path):
     dev = unvme.file_dev("mp7", size="16M")
     unvme.ok("read", dev, "-s", "0", "-c", "0", "-b", binary=True)  # starts its device process

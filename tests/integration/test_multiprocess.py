@@ -15,6 +15,7 @@ over; a reset of the primary's controller makes secondaries create their queues 
 UNVME_MP=0 turns sharing off."""
 import json
 import os
+import select
 import signal
 import subprocess
 import time
@@ -332,6 +333,25 @@ def test_primary_model_secondary_may_not_reset(unvme):
     assert rc == 3 and "alone may reset" in err, err
     holder.send_signal(signal.SIGINT)
     finish(holder)
+
+
+def test_pending_event_reaches_a_program_started_after_the_one_that_raised_it(unvme):
+    # an Asynchronous Event raised by one program and retrieved by none is the device's:
+    # pending in its device process when that program ends, and reported to the next
+    # program that asks for events
+    dev = "emu://mpaer?ns=mem:4M:512"
+    unvme.ok("set-feature", dev, "-f", "0xb", "-v", "2")  # temperature events on
+    unvme.ok("set-feature", dev, "-f", "4", "-v", "300")  # threshold below its 313 K: raised
+    mon = start(unvme, "monitor", dev)
+    try:
+        # its first event; the wait's limit is only a hang guard
+        ready, _, _ = select.select([mon.stdout], [], [], 120)
+        line = mon.stdout.readline() if ready else ""
+        assert " aer smart: temperature threshold" in line, (line, mon.poll())
+    finally:
+        mon.send_signal(signal.SIGINT)
+        finish(mon)
+    stop(unvme, dev)
 
 
 def test_same_files_under_another_id_get_the_devices_own_error(unvme):

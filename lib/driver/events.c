@@ -124,10 +124,16 @@ UNVME_API int unvme_ctrlr_aer_enable(struct unvme_ctrlr *c)
 		 * and tells its subscribers (mp_client.c queues them in aer_pending) */
 		if (atomic_load(&c->removed))
 			return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
+		/* enabled before the request: the events that waited for a subscriber come
+		 * before its reply, and the notice reader may act on them first */
+		pthread_mutex_lock(&c->admin_lock);
+		bool was = c->aer_enabled;
+		c->aer_enabled = true;
+		pthread_mutex_unlock(&c->admin_lock);
 		int rc = c->ops->events_subscribe(c);
-		if (rc == 0) {
+		if (rc != 0) {
 			pthread_mutex_lock(&c->admin_lock);
-			c->aer_enabled = true;
+			c->aer_enabled = was;
 			pthread_mutex_unlock(&c->admin_lock);
 		}
 		return rc;

@@ -82,7 +82,9 @@ uint32_t emu_ctrl_poll(struct emu_ctrl *c, uint64_t *next_due)
 
 void emu_engine_kick(struct emu_ctrl *c)
 {
-	struct emu_engine *e = c->engine;
+	/* a doorbell may come while the device leaves its engine (power off): an atomic
+	 * look, and a stale engine is harmless to kick (engines are never freed) */
+	struct emu_engine *e = __atomic_load_n(&c->engine, __ATOMIC_ACQUIRE);
 	if (e)
 		futex_kick(&e->sleeping, false);
 	_Atomic uint32_t *w = emu_dbwin_wake_word(c);
@@ -238,7 +240,7 @@ int emu_engine_attach(struct emu_ctrl *c, char *err, size_t errlen)
 	}
 	e->devs[e->nr_devs++] = c;
 	pthread_mutex_unlock(&e->lock);
-	c->engine = e;
+	__atomic_store_n(&c->engine, e, __ATOMIC_RELEASE);
 out:
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "emu URI '%s': out of memory", c->uri);
@@ -264,5 +266,5 @@ void emu_engine_detach(struct emu_ctrl *c)
 	if (last)
 		stop_thread(e);
 	pthread_mutex_unlock(&engines_lock);
-	c->engine = NULL;
+	__atomic_store_n(&c->engine, NULL, __ATOMIC_RELEASE);
 }

@@ -300,6 +300,9 @@ struct blobfs_fsck_result {
 	uint64_t files, dirs, symlinks;
 	uint64_t used_clusters, free_clusters;
 	uint64_t replayed;      /* journal transactions that a mount would replay */
+	uint64_t lost_transactions; /* whole transactions the replay cannot reach although they
+	                           were written after the one it stops at (an error: that one had
+	                           been acknowledged, so acknowledged changes are lost) */
 	bool clean_unmount;     /* the last stop was an unmount (nothing to replay) */
 };
 /* Checks the file system on ns without mounting it (it must not be mounted read-write):

@@ -59,6 +59,7 @@
 #define BFS_PAGE_SHIFT 12
 #define BFS_PAGE (1u << BFS_PAGE_SHIFT)
 #define BFS_UNLOGGED 0x1u /* extent flag: allocated in memory, no MAP record yet */
+#define BFS_TXN_MAX (1u << 20) /* bytes of one journal transaction, at most a quarter of the journal */
 
 /* ---- errmsg.c ---- */
 /* Sets the thread's message and returns rc, so `return bfs_err(-ENOENT, "...")` works. */
@@ -308,10 +309,18 @@ int bfs_rec_replay_data(struct blobfs *fs, const struct bfs_rec *r);
 struct bfs_deferred {
 	uint64_t pclu, count, seq;
 };
+struct bfs_jcut {                /* the end of an operation's records in the buffer */
+	size_t len;
+	uint32_t nrec;
+};
 struct bfs_journal {
 	uint8_t *buf;                /* records not yet committed */
 	size_t len, cap;
 	uint32_t nrec;
+	struct bfs_jcut *cuts;       /* where a transaction may end */
+	size_t ncuts, capcuts;
+	size_t txn_max;              /* record bytes per transaction (one operation may exceed it) */
+	bool kicked;                 /* the flusher was woken for a full buffer */
 	uint64_t seq;                /* the transaction the buffer will become */
 	uint64_t head;               /* journal block where it will be written */
 	uint64_t committed_seq;      /* last durable transaction */
@@ -322,6 +331,9 @@ struct bfs_journal {
 };
 /* Appends a record (caller holds jlock). -ENOMEM only. */
 int bfs_jnl_append(struct blobfs *fs, const struct bfs_rec *r);
+/* The records appended so far form whole operations: a transaction may end here (caller
+ * holds jlock; every path that appends calls it before releasing jlock). */
+void bfs_jnl_op_done(struct blobfs *fs);
 /* Frees clusters once the current transaction is durable (caller holds jlock). */
 void bfs_jnl_defer_free(struct blobfs *fs, uint64_t pclu, uint64_t count);
 /* Makes every record appended so far durable (group commit): Flush, transaction, Flush;
@@ -330,9 +342,19 @@ int bfs_jnl_commit(struct blobfs *fs);
 bool bfs_jnl_pending(struct blobfs *fs);
 /* Writes a checkpoint now (folding pending records into it); clean marks an unmount. */
 int bfs_jnl_checkpoint(struct blobfs *fs, bool clean);
-/* Replays transactions after the loaded checkpoint. *count gets how many, *torn whether the
- * last one found was incomplete. */
-int bfs_jnl_replay(struct blobfs *fs, struct bfs_qctx *q, uint64_t *count, bool *torn, FILE *report);
+/* What a replay found. */
+struct bfs_replay {
+	uint64_t count;              /* transactions applied */
+	bool torn;                   /* the chain ended at an incomplete transaction */
+	uint64_t torn_seq, torn_blk;
+	uint64_t lost;               /* whole transactions newer than the chain's end: acknowledged
+	                                work it cannot reach (damage, not a crash) */
+	uint64_t lost_first, lost_last, lost_blk;
+	uint64_t max_seq;            /* highest sequence number of a whole transaction seen */
+};
+/* Replays transactions after the loaded checkpoint, then scans the rest of the journal for
+ * whole transactions the chain did not reach. */
+int bfs_jnl_replay(struct blobfs *fs, struct bfs_qctx *q, struct bfs_replay *rp, FILE *report);
 /* The commit DMA buffer, at least bytes long (commit_lock held, or mount). */
 int bfs_jdma_reserve(struct blobfs *fs, size_t bytes);
 
@@ -564,7 +586,7 @@ void bfs_ns_unlock(int fd, const char *path);
  * sb (may be NULL) used instead of block 0. */
 int bfs_mount_prepare(struct unvme_ns *ns, const struct blobfs_opts *opts, FILE *report,
 		      const struct bfs_sb_disk *sb, struct blobfs **out, struct bfs_ckpt_hdr *hdr,
-		      bool *torn);
+		      struct bfs_replay *rp);
 void bfs_mount_abandon(struct blobfs *fs);
 /* Test hook: drops the mount as a kill -9 would, writing nothing (handles are freed; dirty
  * data and uncommitted records are lost). */

@@ -285,6 +285,7 @@ static int truncate_locked(struct blobfs *fs, struct bfs_qctx *q, struct bfs_ino
 		if (!rc) {
 			in->logged_size = size;
 			in->logged_mtime = now;
+			bfs_jnl_op_done(fs);
 		}
 	}
 	pthread_mutex_unlock(&fs->jlock);

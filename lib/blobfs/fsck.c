@@ -267,9 +267,9 @@ int blobfs_fsck(struct unvme_ns *ns, uint32_t flags, FILE *out, struct blobfs_fs
 	struct blobfs_opts o = { .cache_size = 1u << 20, .read_only = !repair };
 	struct blobfs *fs = NULL;
 	struct bfs_ckpt_hdr hdr;
-	bool torn = false;
+	struct bfs_replay rp;
 	FILE *rep = out ? out : fopen("/dev/null", "w");
-	rc = bfs_mount_prepare(ns, &o, rep, &sb, &fs, &hdr, &torn);
+	rc = bfs_mount_prepare(ns, &o, rep, &sb, &fs, &hdr, &rp);
 	if (rc) {
 		if (rep != out)
 			fclose(rep);
@@ -286,8 +286,24 @@ int blobfs_fsck(struct unvme_ns *ns, uint32_t flags, FILE *out, struct blobfs_fs
 	fs->lock_fd = lock_fd;
 	snprintf(fs->lock_path, sizeof(fs->lock_path), "%s", lock_path);
 	res->replayed = atomic_load(&fs->st.replayed);
-	res->clean_unmount = hdr.clean && res->replayed == 0 && !torn;
-	if (torn) {
+	bool torn = rp.torn;
+	res->clean_unmount = hdr.clean && res->replayed == 0 && !torn && !rp.lost;
+	res->lost_transactions = rp.lost;
+	if (rp.lost) {
+		/* Written after the one the chain stops at, which had therefore been acknowledged. */
+		res->errors++;
+		if (out)
+			fprintf(out, "error: the journal lost acknowledged changes: %llu whole transaction%s "
+				"after the one replay stops at cannot be applied%s\n",
+				(unsigned long long)rp.lost, rp.lost == 1 ? "" : "s",
+				repair ? "" : " (--repair drops them and keeps the rest)");
+		if (repair) {
+			res->repaired++;
+			if (out)
+				fprintf(out, "  repaired: the file system is the one before the damaged "
+					"transaction\n");
+		}
+	} else if (torn) {
 		res->warnings++;
 		if (out)
 			fprintf(out, "warning: the last journal transaction was torn by a crash (never "
@@ -338,7 +354,7 @@ int blobfs_fsck(struct unvme_ns *ns, uint32_t flags, FILE *out, struct blobfs_fs
 	res->used_clusters = used;
 	res->free_clusters = fs->g.nclusters - used;
 	free(c.owner);
-	if (repair && (c.changed || res->replayed || torn || !hdr.clean)) {
+	if (repair && (c.changed || res->replayed || torn || rp.lost || !hdr.clean)) {
 		fs->read_only = false;
 		rc = bfs_jnl_checkpoint(fs, true);
 		if (!rc && out)

@@ -187,6 +187,7 @@ static void fs_free(struct blobfs *fs)
 		bfs_alloc_fini(&fs->alloc);
 	unvme_dma_free(fs->jdma);
 	free(fs->j.buf);
+	free(fs->j.cuts);
 	free(fs->j.defer);
 	bfs_ns_unlock(fs->lock_fd, fs->lock_path);
 	pthread_rwlock_destroy(&fs->ns_lock);
@@ -230,7 +231,7 @@ static void mark_inode(void *arg, struct bfs_inode *in)
 
 int bfs_mount_prepare(struct unvme_ns *ns, const struct blobfs_opts *opts, FILE *report,
 		      const struct bfs_sb_disk *sb, struct blobfs **out, struct bfs_ckpt_hdr *hdr,
-		      bool *torn)
+		      struct bfs_replay *rp)
 {
 	struct blobfs *fs = calloc(1, sizeof(*fs));
 	if (!fs)
@@ -286,6 +287,9 @@ int bfs_mount_prepare(struct unvme_ns *ns, const struct blobfs_opts *opts, FILE 
 	if (rc)
 		goto fail;
 	bfs_sb_geom(&fs->sb, unvme_ns_lba_size(ns), &fs->g);
+	/* A quarter of the journal at most, so several fit between checkpoints. */
+	fs->j.txn_max = BFS_MIN((size_t)BFS_TXN_MAX, (size_t)(fs->g.jnl_blocks / 4) * BFS_BLOCK) -
+			sizeof(struct bfs_txn_hdr);
 	rc = bfs_alloc_init(&fs->alloc, fs->g.nclusters);
 	if (!rc)
 		rc = bfs_cache_init(fs);
@@ -300,11 +304,10 @@ int bfs_mount_prepare(struct unvme_ns *ns, const struct blobfs_opts *opts, FILE 
 	rc = bfs_ckpt_load(fs, q, hdr, &fs->j.last_ckpt_slot, report);
 	if (rc)
 		goto fail;
-	uint64_t replayed = 0;
-	rc = bfs_jnl_replay(fs, q, &replayed, torn, report);
+	rc = bfs_jnl_replay(fs, q, rp, report);
 	if (rc)
 		goto fail;
-	atomic_store(&fs->st.replayed, replayed);
+	atomic_store(&fs->st.replayed, rp->count);
 	if (!report) {
 		struct mark_ctx m = { fs, 0 };
 		bfs_itable_each(fs, mark_inode, &m);
@@ -370,14 +373,27 @@ int blobfs_mount(struct unvme_ns *ns, const struct blobfs_opts *opts, struct blo
 	}
 	struct blobfs *fs;
 	struct bfs_ckpt_hdr hdr;
-	bool torn = false;
-	int rc = bfs_mount_prepare(ns, opts, NULL, NULL, &fs, &hdr, &torn);
+	struct bfs_replay rp;
+	int rc = bfs_mount_prepare(ns, opts, NULL, NULL, &fs, &hdr, &rp);
 	if (rc)
 		return rc;
+	if (rp.lost && !fs->read_only) {
+		/* Mounting would write a checkpoint without them and lose them for good. */
+		rc = bfs_err(BLOBFS_EBADSB, "namespace %u: the journal is damaged: transaction %llu "
+			     "(block %llu) cannot be read, but %llu later transaction%s (%llu..%llu) were "
+			     "written after it, so it had been acknowledged; 'unvme fsck' reports, "
+			     "'unvme fsck --repair' accepts the loss", unvme_ns_id(ns),
+			     (unsigned long long)(hdr.seq + rp.count + 1),
+			     (unsigned long long)(rp.torn ? rp.torn_blk : fs->j.head),
+			     (unsigned long long)rp.lost, rp.lost == 1 ? "" : "s",
+			     (unsigned long long)rp.lost_first, (unsigned long long)rp.lost_last);
+		fs_free(fs);
+		return rc;
+	}
 	if (!fs->read_only) {
 		/* After a replay (or a torn transaction) start from a fresh checkpoint, so the journal
 		 * behind it can never be read again. */
-		if (fs->st.replayed || torn || !hdr.clean)
+		if (fs->st.replayed || rp.torn || !hdr.clean)
 			rc = bfs_jnl_checkpoint(fs, false);
 		if (!rc)
 			rc = bfs_flusher_start(fs);

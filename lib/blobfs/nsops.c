@@ -22,6 +22,8 @@ int bfs_ns_change(struct blobfs *fs, const struct bfs_rec *r, struct bfs_inode *
 		if (rc) {
 			fs->j.len = mark;
 			fs->j.nrec = nmark;
+		} else {
+			bfs_jnl_op_done(fs);
 		}
 	}
 	pthread_mutex_unlock(&fs->jlock);

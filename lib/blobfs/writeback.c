@@ -88,6 +88,9 @@ int bfs_log_inode(struct blobfs *fs, struct bfs_inode *in)
 				in->logged_mtime = mtime;
 			}
 		}
+		/* The file's MAP and SETSIZE records go in one transaction: a file never has
+		 * logged clusters past its logged end. */
+		bfs_jnl_op_done(fs);
 	}
 	pthread_mutex_unlock(&fs->jlock);
 	return c.rc;

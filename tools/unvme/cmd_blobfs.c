@@ -117,6 +117,7 @@ int cmd_fsck(struct cli_args *a)
 		json_object_object_add(j, "used_clusters", json_object_new_int64((int64_t)r.used_clusters));
 		json_object_object_add(j, "free_clusters", json_object_new_int64((int64_t)r.free_clusters));
 		json_object_object_add(j, "replayed", json_object_new_int64((int64_t)r.replayed));
+		json_object_object_add(j, "lost_transactions", json_object_new_int64((int64_t)r.lost_transactions));
 		json_object_object_add(j, "clean_unmount", json_object_new_boolean(r.clean_unmount));
 		cli_json_print(j);
 	} else {

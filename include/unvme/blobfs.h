@@ -84,7 +84,7 @@ extern "C" {
 #define BLOBFS_PATH_MAX 4096u     /* bytes of a whole path, and of a symlink target */
 #define BLOBFS_BLOCK_SIZE 4096u   /* the file system's block: metadata unit and I/O granule */
 #define BLOBFS_FILE_MAX (1ull << 50)
-#define BLOBFS_VERSION 1u         /* on-disk format version written by mkfs */
+#define BLOBFS_VERSION 2u         /* on-disk format version written by mkfs (1 is read too) */
 
 /* ---- messages ---- */
 /* Why the calling thread's last BlobFS call failed, "" if it did not. */
@@ -95,8 +95,8 @@ UNVME_API const char *blobfs_strerror(int rc);
 /* ---- mkfs ---- */
 struct blobfs_mkfs_opts {
 	uint32_t cluster_size;  /* allocation unit in bytes: power of two, 4 KiB..64 MiB, and a
-	                           multiple of the LBA size (0: 4 KiB on namespaces under 1 GiB,
-	                           else 64 KiB) */
+	                           multiple of the LBA size (0: 4 KiB, doubled on namespaces
+	                           over 1 TiB so that there are at most 2^28 clusters) */
 	uint64_t journal_size;  /* bytes of the metadata journal (0: 1/64 of the device, 1..64 MiB) */
 	uint64_t meta_size;     /* bytes of each of the two checkpoint slots, which bounds the
 	                           metadata: about 300 bytes per file plus 24 per extent
@@ -212,9 +212,17 @@ UNVME_API int blobfs_truncate(struct blobfs *fs, const char *path, uint64_t size
 /* Makes the file's data and all metadata changes so far durable (see Guarantees). On a
  * directory handle it commits the metadata. */
 UNVME_API int blobfs_fsync(struct blobfs_file *f);
-/* Reserves clusters for [off, off+len) so later writes there cannot fail with -ENOSPC;
- * extends the size unless keep_size. */
-UNVME_API int blobfs_fallocate(struct blobfs_file *f, uint64_t off, uint64_t len, bool keep_size);
+/* fallocate(2) on a file, with Linux's mode bits and errors. 0: clusters for [off, off+len)
+ * (zeros where they were holes) so later writes there cannot fail with -ENOSPC, the size
+ * extended to off+len; KEEP_SIZE: the size stays (clusters past the end are preallocation,
+ * kept while the file is open, not across a remount); PUNCH_HOLE (with KEEP_SIZE): the
+ * range reads as zeros and its whole clusters are freed; ZERO_RANGE: the range reads as
+ * zeros and has clusters. Other modes: -EOPNOTSUPP; PUNCH_HOLE and ZERO_RANGE need format
+ * version 2. */
+#define BLOBFS_FALLOC_KEEP_SIZE 0x01u  /* FALLOC_FL_KEEP_SIZE */
+#define BLOBFS_FALLOC_PUNCH_HOLE 0x02u /* FALLOC_FL_PUNCH_HOLE */
+#define BLOBFS_FALLOC_ZERO_RANGE 0x10u /* FALLOC_FL_ZERO_RANGE */
+UNVME_API int blobfs_fallocate(struct blobfs_file *f, uint32_t mode, uint64_t off, uint64_t len);
 
 /* Per-file cache controls; a field left 0 / false keeps the file system's setting. */
 struct blobfs_file_opts {
@@ -228,7 +236,12 @@ struct blobfs_file_opts {
 UNVME_API int blobfs_file_set_opts(struct blobfs_file *f, const struct blobfs_file_opts *o);
 
 /* ---- metadata ---- */
-enum blobfs_type { BLOBFS_TYPE_FILE = 1, BLOBFS_TYPE_DIR = 2, BLOBFS_TYPE_SYMLINK = 3 };
+/* FIFO, character and block devices and sockets (format version 2) hold no data: BlobFS
+ * keeps their name, attributes and device number; FUSE's kernel side gives them meaning. */
+enum blobfs_type {
+	BLOBFS_TYPE_FILE = 1, BLOBFS_TYPE_DIR = 2, BLOBFS_TYPE_SYMLINK = 3, BLOBFS_TYPE_FIFO = 4,
+	BLOBFS_TYPE_CHR = 5, BLOBFS_TYPE_BLK = 6, BLOBFS_TYPE_SOCK = 7,
+};
 
 struct blobfs_stat {
 	uint64_t ino;
@@ -239,6 +252,7 @@ struct blobfs_stat {
 	uint64_t size;      /* bytes (a symlink: its target's length; a directory: entries) */
 	uint64_t blocks;    /* BLOBFS_BLOCK_SIZE blocks allocated */
 	int64_t atime_ns, mtime_ns, ctime_ns;   /* nanoseconds since the epoch */
+	uint64_t rdev;      /* character and block devices: the device number (makedev) */
 };
 UNVME_API int blobfs_stat(struct blobfs *fs, const char *path, struct blobfs_stat *st);
 /* lstat semantics: a symlink is described, not followed. BlobFS never follows symlinks
@@ -279,6 +293,66 @@ UNVME_API int blobfs_opendir(struct blobfs *fs, const char *path, struct blobfs_
 /* 1 and the next entry, 0 at the end. */
 UNVME_API int blobfs_readdir(struct blobfs_dir *d, struct blobfs_dirent *ent);
 UNVME_API void blobfs_closedir(struct blobfs_dir *d);
+
+/* Makes the namespace changes made so far durable (one journal commit), without writing
+ * back file data: what fsync of a directory needs. blobfs_sync() does both. */
+UNVME_API int blobfs_commit(struct blobfs *fs);
+
+/* ---- inode handles ----
+ * For callers that hold on to inodes rather than paths (a FUSE low-level server): a handle
+ * is a counted reference that stays valid while its name changes or goes (unlink, rename
+ * over), as an open file does on any POSIX file system; an unlinked inode's space is
+ * released with its last reference. Names are single components (no '/'). Every function
+ * takes ns_lock the way its path-based twin does. */
+struct blobfs_inode;
+/* A new reference to the root directory. */
+UNVME_API struct blobfs_inode *blobfs_root(struct blobfs *fs);
+/* Looks name up in directory dir: *out gets a new reference, st (may be NULL) its stat. */
+UNVME_API int blobfs_lookup(struct blobfs *fs, struct blobfs_inode *dir, const char *name,
+			    struct blobfs_inode **out, struct blobfs_stat *st);
+/* Drops n references. */
+UNVME_API void blobfs_inode_put(struct blobfs *fs, struct blobfs_inode *in, uint64_t n);
+UNVME_API int blobfs_inode_stat(struct blobfs *fs, struct blobfs_inode *in, struct blobfs_stat *st);
+/* setattr by handle; BLOBFS_SET_SIZE truncates (files only). */
+#define BLOBFS_SET_SIZE 0x20u
+UNVME_API int blobfs_inode_setattr(struct blobfs *fs, struct blobfs_inode *in,
+				   const struct blobfs_stat *st, uint32_t mask);
+/* What blobfs_make_at creates: type, permission bits, owner, and for a symlink its target,
+ * for a device its number. */
+struct blobfs_node {
+	enum blobfs_type type;
+	uint32_t mode, uid, gid;
+	uint64_t rdev;
+	const char *target;
+};
+/* Creates name in dir (any type; -EEXIST if it exists): *out (may be NULL) gets a new
+ * reference, st (may be NULL) its stat. FIFOs, devices and sockets need format version 2
+ * (-EOPNOTSUPP on a version 1 file system). */
+UNVME_API int blobfs_make_at(struct blobfs *fs, struct blobfs_inode *dir, const char *name,
+			     const struct blobfs_node *node, struct blobfs_inode **out,
+			     struct blobfs_stat *st);
+/* Opens name in dir as blobfs_open() would (O_CREAT, O_EXCL, O_TRUNC, with owner uid/gid
+ * for a new file); *out (may be NULL) gets a reference to the inode. */
+UNVME_API int blobfs_open_at(struct blobfs *fs, struct blobfs_inode *dir, const char *name,
+			     int flags, uint32_t mode, uint32_t uid, uint32_t gid,
+			     struct blobfs_file **file, struct blobfs_inode **out);
+/* Opens an inode (a file) by handle, unlinked or not. */
+UNVME_API int blobfs_open_inode(struct blobfs *fs, struct blobfs_inode *in, int flags,
+				struct blobfs_file **file);
+/* The inode a handle is open on (a new reference). */
+UNVME_API struct blobfs_inode *blobfs_file_inode(struct blobfs_file *f);
+/* A file without a name (O_TMPFILE): it lives while its handle is open and is never
+ * written to the journal, so a crash leaves nothing of it. dir must be a directory. */
+UNVME_API int blobfs_tmpfile_at(struct blobfs *fs, struct blobfs_inode *dir, int flags,
+				uint32_t mode, uint32_t uid, uint32_t gid, struct blobfs_file **file);
+/* unlink (dir false) or rmdir (dir true) of name in parent. */
+UNVME_API int blobfs_remove_at(struct blobfs *fs, struct blobfs_inode *parent, const char *name,
+			       bool dir);
+UNVME_API int blobfs_rename_at(struct blobfs *fs, struct blobfs_inode *sdir, const char *sname,
+			       struct blobfs_inode *ddir, const char *dname, uint32_t flags);
+UNVME_API int blobfs_opendir_inode(struct blobfs *fs, struct blobfs_inode *in, struct blobfs_dir **out);
+UNVME_API ssize_t blobfs_readlink_inode(struct blobfs *fs, struct blobfs_inode *in, char *buf,
+					size_t len);
 
 /* ---- lock files (RocksDB's LOCK) ----
  * Creates the file if missing and locks it for this mount: a second lock of the same file

@@ -222,6 +222,7 @@ struct bfs_inode {
 	struct bfs_inode *hnext;     /* inode table chain */
 	/* attributes: under rw (write) or ns_lock+jlock; read them under either */
 	uint32_t mode, uid, gid;
+	uint64_t rdev;               /* character and block devices */
 	_Atomic int64_t atime_ns, mtime_ns, ctime_ns;
 	_Atomic uint32_t refs;       /* link + open handles + transient users */
 	uint32_t nopen;              /* under fs->files_lock */
@@ -242,6 +243,8 @@ struct bfs_inode {
 	uint64_t dirty_pages;
 	_Atomic bool on_dirty_list;  /* set/cleared under fs->dirty_lock and rw (write) */
 	struct bfs_inode *dnext, *dprev;
+	struct bfs_inode *onext, *oprev; /* fs->orphans (under jlock) */
+	bool orphan;
 };
 
 struct bfs_inode *bfs_inode_new(struct blobfs *fs, uint64_t ino, uint8_t type);
@@ -250,6 +253,8 @@ void bfs_inode_destroy(struct blobfs *fs, struct bfs_inode *in);
 void bfs_inode_ref(struct bfs_inode *in);
 /* Drops a reference; the last one of an unlinked inode releases its clusters and cache. */
 void bfs_inode_unref(struct blobfs *fs, struct bfs_inode *in);
+/* Releases an unlinked inode whose last reference is gone. */
+void bfs_inode_release(struct blobfs *fs, struct bfs_inode *in);
 struct bfs_inode *bfs_itable_find(struct blobfs *fs, uint64_t ino);
 int bfs_itable_insert(struct blobfs *fs, struct bfs_inode *in);
 void bfs_itable_remove(struct blobfs *fs, struct bfs_inode *in);
@@ -282,7 +287,7 @@ int bfs_name_check(const char *name, size_t len);
 /* ---- record.c ---- */
 struct bfs_rec {
 	enum bfs_rec_type type;
-	uint64_t ino, parent, parent2;
+	uint64_t ino, parent, parent2, rdev;
 	uint64_t size, lclu, pclu;
 	uint32_t count, mode, uid, gid, mask;
 	uint8_t ftype;
@@ -302,7 +307,7 @@ size_t bfs_rec_decode(const uint8_t *p, size_t avail, struct bfs_rec *r);
  * naming an inconsistency (replay only). */
 int bfs_rec_apply_ns(struct blobfs *fs, const struct bfs_rec *r, bool runtime,
 		     struct bfs_inode **dropped);
-/* Applies MAP, SETSIZE, TRUNCATE at replay. */
+/* Applies MAP, SETSIZE, TRUNCATE, PUNCH at replay. */
 int bfs_rec_replay_data(struct blobfs *fs, const struct bfs_rec *r);
 
 /* ---- journal.c ---- */
@@ -326,6 +331,7 @@ struct bfs_journal {
 	uint64_t committed_seq;      /* last durable transaction */
 	struct bfs_deferred *defer;  /* clusters freed by records not yet durable */
 	size_t ndefer, capdefer;
+	uint64_t deferred_clusters;  /* their sum */
 	int64_t first_rec_ns;        /* when the oldest pending record was appended */
 	uint32_t last_ckpt_slot;     /* slot of the newest checkpoint (0 A, 1 B) */
 };
@@ -434,6 +440,14 @@ uint64_t bfs_map_run(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uint
  * failure nothing stays allocated. */
 int bfs_alloc_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t off,
 		    uint64_t end, uint64_t size, bool *fresh_head, bool *fresh_tail);
+/* The holes in [off, end) get clusters (fallocate): zeroed on the device as far as they lie
+ * inside the file, whose size afterwards is size. */
+int bfs_alloc_fill(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t off,
+		   uint64_t end, uint64_t size);
+/* Zeroes the bytes [from, to) of in (inside its size) through the cache, exactly (rw held
+ * for writing). */
+int bfs_zero_bytes(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t from,
+		   uint64_t to);
 /* Clusters [off, end) still needs, and whether the file system has them (-ENOSPC with a
  * message if not, after a commit has returned what deferred frees hold back). */
 uint64_t bfs_holes_in(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uint64_t end);
@@ -503,6 +517,14 @@ int bfs_open_inode(struct blobfs *fs, struct bfs_inode *in, int flags, struct bl
 int bfs_ns_change(struct blobfs *fs, const struct bfs_rec *r, struct bfs_inode **dropped);
 /* Creates p's last component (ns_lock held for writing); p->inode gets the new inode. */
 int bfs_create(struct blobfs *fs, struct bfs_path *p, uint8_t type, uint32_t mode, const char *link);
+int bfs_create_node(struct blobfs *fs, struct bfs_path *p, const struct blobfs_node *n);
+/* Resolves name in directory dir like a path (ns_lock taken, for writing when write; not
+ * held on failure). */
+int bfs_at_begin(struct blobfs *fs, struct bfs_inode *dir, const char *name, bool write,
+		 bool existing, struct bfs_path *p);
+/* -EROFS / -EIO when the file system takes no changes. */
+int bfs_check_writable(struct blobfs *fs);
+int bfs_truncate_inode(struct blobfs *fs, struct bfs_inode *in, uint64_t size);
 void bfs_fill_stat(struct blobfs *fs, struct bfs_inode *in, struct blobfs_stat *st);
 
 /* ---- the file system ---- */
@@ -534,6 +556,7 @@ struct blobfs {
 	uint64_t itab_n, itab_cap;
 	uint64_t next_ino;
 	_Atomic uint64_t meta_bytes;
+	struct bfs_inode *orphans;        /* unlinked, still referenced (jlock) */
 
 	pthread_mutex_t commit_lock;
 	pthread_mutex_t jlock;

@@ -278,6 +278,34 @@ ssize_t bfs_read(struct blobfs_file *f, void *buf, size_t len, uint64_t off)
 	return (ssize_t)done;
 }
 
+int bfs_zero_bytes(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t from,
+		   uint64_t to)
+{
+	uint64_t size = bfs_load_size(in), us = fs->cache.unit_size;
+	to = BFS_MIN(to, size);
+	struct ustep st[STEP_MAX];
+	while (from < to) {
+		uint64_t n = BFS_MIN(to - from, (uint64_t)step_units(fs) * us - from % us);
+		uint32_t k;
+		int rc = acquire(fs, q, in, from, n, size, false, st, &k);
+		if (rc)
+			return rc;
+		pthread_mutex_lock(&in->cache_lock);
+		for (uint32_t i = 0; i < k; i++) {
+			struct bfs_unit *u = st[i].u;
+			uint64_t base = u->index * us;
+			uint64_t a = BFS_MAX(from, base), b = BFS_MIN(from + n, base + us);
+			memset(u->buf + (a - base), 0, b - a);
+			bfs_cache_mark_dirty(fs, in, u, unit_pages(fs, u->index, a, b));
+			bfs_cache_unpin(u);
+		}
+		pthread_mutex_unlock(&in->cache_lock);
+		from += n;
+	}
+	bfs_dirty_list_add(fs, in);
+	return 0;
+}
+
 /* Partial pages at the edges of [o, end) that are not in the cache: read them first, or
  * zero them when they hold nothing yet. rw is held for writing. */
 static int fill_edges(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, struct ustep *st,

@@ -21,7 +21,7 @@ struct fsck {
 	FILE *out;
 	uint32_t flags;
 	struct blobfs_fsck_result *res;
-	uint64_t *owner;         /* per cluster: inode number that owns it, 0 free */
+	uint64_t *used;          /* bitmap: clusters some inode owns (the first one checked) */
 	uint64_t max_ino;
 	bool changed;
 };
@@ -63,23 +63,51 @@ static bool reachable(const struct bfs_inode *in, const struct bfs_inode *root)
 	return false;
 }
 
-static void disown(struct fsck *c, struct bfs_inode *in, uint64_t p, uint32_t n)
+static bool is_used(const struct fsck *c, uint64_t p)
 {
-	for (uint64_t k = p; k < p + n; k++)
-		if (c->owner[k] == in->ino)
-			c->owner[k] = 0;
+	return c->used[p / 64] >> (p % 64) & 1;
 }
 
+static void set_used(struct fsck *c, uint64_t p)
+{
+	c->used[p / 64] |= 1ull << (p % 64);
+}
+
+/* The inode (other than not) whose extents hold cluster p: for the report only. */
+struct find_owner {
+	uint64_t p, found;
+	const struct bfs_inode *not;
+};
+
+static void owner_cb(void *arg, struct bfs_inode *in)
+{
+	struct find_owner *f = arg;
+	if (f->found || in == f->not)
+		return;
+	for (uint32_t i = 0; i < in->ext.n; i++)
+		if (f->p >= in->ext.e[i].pclu && f->p < in->ext.e[i].pclu + in->ext.e[i].count)
+			f->found = in->ino;
+}
+
+static uint64_t other_owner(struct fsck *c, const struct bfs_inode *in, uint64_t p)
+{
+	struct find_owner f = { p, 0, in };
+	bfs_itable_each(c->fs, owner_cb, &f);
+	return f.found;
+}
+
+/* Clusters freed by a repair: clusters have one owner once double use is resolved. */
 static void trim_cb(void *arg, uint64_t pclu, uint32_t count, uint32_t flags)
 {
-	struct fsck *c = ((void **)arg)[0];
-	struct bfs_inode *in = ((void **)arg)[1];
+	struct fsck *c = arg;
 	(void)flags;
-	disown(c, in, pclu, count);
+	for (uint64_t k = pclu; k < pclu + count; k++)
+		c->used[k / 64] &= ~(1ull << (k % 64));
 }
 
 /* Records the inode's clusters; a cluster owned already is an error (repair: the file gets a
- * hole there). Clusters past the end are a warning (repair: freed). */
+ * hole there). Clusters past the end are a warning (repair: freed): the file system never
+ * logs them (preallocation past the end lives in memory only). */
 static void check_extents(struct fsck *c, struct bfs_inode *in, const char *path)
 {
 	uint64_t cs = c->fs->g.cluster_size;
@@ -90,13 +118,13 @@ restart:
 		struct bfs_extent *e = &in->ext.e[i];
 		for (uint64_t k = 0; k < e->count; k++) {
 			uint64_t p = e->pclu + k;
-			if (!c->owner[p] || c->owner[p] == in->ino) {
-				c->owner[p] = in->ino;
+			if (!is_used(c, p)) {
+				set_used(c, p);
 				continue;
 			}
 			c->res->errors++;
 			say(c, "error: %s: cluster %llu is also used by inode %llu\n", path,
-			    (unsigned long long)p, (unsigned long long)c->owner[p]);
+			    (unsigned long long)p, (unsigned long long)other_owner(c, in, p));
 			if (!repair)
 				continue;
 			struct bfs_extents keep = {0};
@@ -125,8 +153,7 @@ restart:
 		say(c, "warning: %s: %llu clusters past the end of the file are allocated\n", path,
 		    (unsigned long long)past);
 		if (repair) {
-			void *arg[2] = { c, in };
-			bfs_ext_trim(&in->ext, limit, trim_cb, arg);
+			bfs_ext_trim(&in->ext, limit, trim_cb, c);
 			c->res->repaired++;
 			c->changed = true;
 		}
@@ -314,8 +341,8 @@ int blobfs_fsck(struct unvme_ns *ns, uint32_t flags, FILE *out, struct blobfs_fs
 			(unsigned long long)res->replayed, (unsigned long long)hdr.seq);
 
 	struct fsck c = { .fs = fs, .out = out, .flags = flags, .res = res };
-	c.owner = calloc(fs->g.nclusters, sizeof(*c.owner));
-	if (!c.owner) {
+	c.used = calloc((fs->g.nclusters + 63) / 64, sizeof(*c.used));
+	if (!c.used) {
 		bfs_mount_abandon(fs);
 		if (rep != out)
 			fclose(rep);
@@ -349,11 +376,11 @@ int blobfs_fsck(struct unvme_ns *ns, uint32_t flags, FILE *out, struct blobfs_fs
 		}
 	}
 	uint64_t used = 0;
-	for (uint64_t i = 0; i < fs->g.nclusters; i++)
-		used += c.owner[i] != 0;
+	for (uint64_t i = 0; i < (fs->g.nclusters + 63) / 64; i++)
+		used += (uint64_t)__builtin_popcountll(c.used[i]);
 	res->used_clusters = used;
 	res->free_clusters = fs->g.nclusters - used;
-	free(c.owner);
+	free(c.used);
 	if (repair && (c.changed || res->replayed || torn || rp.lost || !hdr.clean)) {
 		fs->read_only = false;
 		rc = bfs_jnl_checkpoint(fs, true);

@@ -84,6 +84,7 @@ void bfs_jnl_defer_free(struct blobfs *fs, uint64_t pclu, uint64_t count)
 		j->capdefer = cap;
 	}
 	j->defer[j->ndefer++] = (struct bfs_deferred){ pclu, count, j->seq };
+	j->deferred_clusters += count;
 }
 
 /* jlock held: frees what transactions up to `seq` released. */
@@ -92,9 +93,10 @@ static void release_deferred(struct blobfs *fs, uint64_t seq)
 	struct bfs_journal *j = &fs->j;
 	size_t w = 0;
 	for (size_t i = 0; i < j->ndefer; i++) {
-		if (j->defer[i].seq <= seq)
+		if (j->defer[i].seq <= seq) {
 			bfs_alloc_free(&fs->alloc, j->defer[i].pclu, j->defer[i].count);
-		else
+			j->deferred_clusters -= j->defer[i].count;
+		} else
 			j->defer[w++] = j->defer[i];
 	}
 	j->ndefer = w;
@@ -403,7 +405,8 @@ static int apply_txn(struct blobfs *fs, const struct bfs_txn_hdr *h)
 			return bfs_err(BLOBFS_EBADSB, "journal transaction %llu: record %u is malformed",
 				       (unsigned long long)h->seq, i);
 		int rc;
-		if (r.type == BFS_REC_MAP || r.type == BFS_REC_SETSIZE || r.type == BFS_REC_TRUNCATE)
+		if (r.type == BFS_REC_MAP || r.type == BFS_REC_SETSIZE || r.type == BFS_REC_TRUNCATE ||
+		    r.type == BFS_REC_PUNCH)
 			rc = bfs_rec_replay_data(fs, &r);
 		else
 			rc = bfs_rec_apply_ns(fs, &r, false, NULL);

@@ -179,6 +179,13 @@ static void fs_free(struct blobfs *fs)
 		bfs_itable_each(fs, free_inode_cb, fs);
 		free(fs->itab);
 	}
+	/* Removed inodes that references (not handles: those are closed) still held: their
+	 * space is free in the metadata already, only the memory goes. */
+	while (fs->orphans) {
+		struct bfs_inode *in = fs->orphans;
+		fs->orphans = in->onext;
+		free_inode_cb(fs, in);
+	}
 	bfs_qctx_release_all(fs);
 	if (fs->shared_qp)
 		unvme_qpair_destroy(fs->shared_qp);
@@ -340,14 +347,15 @@ void bfs_simulate_crash(struct blobfs *fs)
 	while (f) {
 		struct blobfs_file *next = f->next;
 		struct bfs_inode *in = f->in;
-		if (!in->linked && atomic_fetch_sub(&in->refs, 1) == 1)
+		/* A removed inode on the orphan list goes with fs_free below; a file that never had
+		 * a name (O_TMPFILE) here with its last handle. */
+		if (!in->linked && atomic_fetch_sub(&in->refs, 1) == 1 && !in->orphan)
 			bfs_inode_destroy(fs, in);
 		pthread_mutex_destroy(&f->pos_lock);
 		pthread_mutex_destroy(&f->ra.lock);
 		free(f);
 		f = next;
 	}
-	/* Orphans (unlinked, open) are reachable only from the handles freed above. */
 	fs_free(fs);
 }
 

@@ -460,7 +460,7 @@ static const struct opt_def kv_close_it_opts[] = {
 static const struct opt_def mkfs_opts[] = {
 	OPT_NSID("0"),
 	OPT("cluster-size", 'c', OPT_SIZE, fs_cluster, "BYTES",
-	    "allocation unit: a power of two, 4k..64m (default 4k below 1 GiB, else 64k)"),
+	    "allocation unit: a power of two, 4k..64m (default 4k; larger over 1 TiB)"),
 	OPT("journal-size", 'j', OPT_SIZE, fs_journal, "BYTES",
 	    "metadata journal (default 1/64 of the namespace, 1m..64m)"),
 	OPT("meta-size", 'm', OPT_SIZE, fs_meta, "BYTES",

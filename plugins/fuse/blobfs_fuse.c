@@ -496,8 +496,9 @@ static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 	fuse_reply_err(req, -blobfs_sync(srv(req)->fs));
 }
 
-/* Bytes of metadata slot per inode in `df -i`'s totals: a file's record and a short name. */
-#define INODE_BUDGET 96u
+/* Bytes of metadata slot per inode in `df -i`'s totals: a file's record, a short name and an
+ * extent. */
+#define INODE_BUDGET 128u
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
@@ -515,15 +516,15 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	sv.f_frsize = BLOBFS_BLOCK_SIZE;
 	sv.f_blocks = s.clusters * per;
 	sv.f_bfree = sv.f_bavail = s.free_clusters * per;
-	/* A fixed total, as a file system with an inode table has: the metadata slot divided
-	 * by a typical inode's share; free is what is left of it (never more than the slot's
-	 * free bytes allow). */
+	/* A fixed total, as a file system with an inode table has (the metadata slot divided by
+	 * a typical inode's share), and exactly the inodes in use taken from it. Names and
+	 * extents come out of the same slot, so creates can run out earlier (ENOSPC), as ext4
+	 * can run out of blocks with inodes left. */
 	uint64_t total = s.meta_capacity / INODE_BUDGET;
 	if (total < s.files)
 		total = s.files;
-	uint64_t room = s.meta_capacity > s.meta_bytes ? (s.meta_capacity - s.meta_bytes) / INODE_BUDGET : 0;
 	sv.f_files = total;
-	sv.f_ffree = sv.f_favail = total - s.files < room ? total - s.files : room;
+	sv.f_ffree = sv.f_favail = total - s.files;
 	sv.f_namemax = BLOBFS_NAME_MAX;
 	fuse_reply_statfs(req, &sv);
 }

@@ -128,6 +128,15 @@ struct blobfs_opts {
 	bool read_only;              /* mount read-only: replay the journal in memory, write nothing */
 	bool format_if_empty;        /* run blobfs_mkfs() first when the namespace holds no BlobFS
 	                                (BLOBFS_ENOFS only: never over a corrupt one) */
+	/* Kill-safe writes ("the shadow"): a directory on tmpfs (say /dev/shm) where a read-write
+	 * mount keeps a copy of every write (and truncate) to shadowed files until the flusher
+	 * has written it back and committed it. A kill of the process then loses none of them:
+	 * the next mount replays the copy, as ext4 keeps what sits in the page cache when a
+	 * process dies. A power cut takes tmpfs with it (only fsync'ed data is promised then).
+	 * NULL: off. Files are shadowed with blobfs_file_opts.shadow, or all with shadow_all. */
+	const char *shadow_dir;
+	uint64_t shadow_size;        /* bytes of each of the shadow's two halves (0: 32 MiB) */
+	bool shadow_all;             /* every file's writes are shadowed */
 };
 
 struct blobfs;
@@ -177,6 +186,7 @@ struct blobfs_stats {
 	uint64_t commits;           /* journal transactions written */
 	uint64_t checkpoints;
 	uint64_t replayed;          /* transactions replayed at mount */
+	uint64_t shadow_replayed;   /* writes and truncates brought back from the shadow at mount */
 	uint64_t cache_bytes;       /* DMA memory held by the cache now */
 	uint64_t dirty_bytes;
 	uint32_t qpairs;            /* per-thread queue pairs alive */
@@ -232,6 +242,8 @@ struct blobfs_file_opts {
 	int retain;                  /* 1 retain, -1 evict after read and close, 0 the mount's */
 	int direct_read;             /* 1 bypass the cache for reads, -1 use it, 0 the mount's */
 	int direct_write;
+	int shadow;                  /* 1: this file's writes (any handle's, from now on) go to the
+	                                mount's shadow (blobfs_opts.shadow_dir) */
 };
 UNVME_API int blobfs_file_set_opts(struct blobfs_file *f, const struct blobfs_file_opts *o);
 

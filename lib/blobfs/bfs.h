@@ -22,6 +22,7 @@
  *   nsops.c       create, mkdir, rename, unlink, stat, readdir, symlink
  *   lockfile.c    lock files
  *   fsck.c        the checker
+ *   shadow.c      copies of unsynced writes outside the process (kill-safe RocksDB WALs)
  *
  * Lock order (outer first): fs->ns_lock (rwlock) -> inode->rw (rwlock) -> inode->cache_lock
  * -> unit->lock; fs->commit_lock -> fs->jlock -> fs->alloc.lock. Namespace structure
@@ -245,6 +246,7 @@ struct bfs_inode {
 	struct bfs_inode *dnext, *dprev;
 	struct bfs_inode *onext, *oprev; /* fs->orphans (under jlock) */
 	bool orphan;
+	_Atomic bool shadowed;       /* its writes go to the shadow (set once, never cleared) */
 };
 
 struct bfs_inode *bfs_inode_new(struct blobfs *fs, uint64_t ino, uint8_t type);
@@ -494,6 +496,31 @@ void bfs_flusher_kick(struct blobfs *fs);
 /* Blocks the caller while dirty data is over the limit (not holding any inode lock). */
 void bfs_throttle(struct blobfs *fs);
 
+/* ---- shadow.c ---- */
+struct bfs_shadow;
+struct bfs_shadow_slot {         /* space a writer reserved before taking the inode's lock */
+	size_t bytes;
+	bool sync;                   /* too large to copy: write back and commit instead */
+};
+/* At a read-write mount with opts.shadow_dir: replays a shadow a killed process left, then
+ * starts this mount's. */
+int bfs_shadow_open(struct blobfs *fs);
+/* Unmount (durable: everything was written back and committed, so the file goes). */
+void bfs_shadow_close(struct blobfs *fs, bool durable);
+/* A simulated crash: the mapping goes, the file stays. */
+void bfs_shadow_forget(struct blobfs *fs);
+/* Before taking in->rw for a write or truncate of len bytes (nothing when in is not
+ * shadowed); may wait for the flusher to make room. */
+int bfs_shadow_reserve(struct blobfs *fs, struct bfs_inode *in, size_t len, struct bfs_shadow_slot *slot);
+void bfs_shadow_unreserve(struct blobfs *fs, struct bfs_shadow_slot *slot);
+/* rw held: the write just made (len bytes at off) goes to the shadow. */
+int bfs_shadow_write(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in,
+		     struct bfs_shadow_slot *slot, uint64_t off, const void *buf, size_t len);
+void bfs_shadow_trunc(struct blobfs *fs, struct bfs_inode *in, struct bfs_shadow_slot *slot, uint64_t size);
+/* The flusher's round: write back every file and commit (switching the shadow's halves
+ * first and clearing the old one after). */
+int bfs_shadow_cycle(struct blobfs *fs);
+
 /* ---- file handles ---- */
 struct blobfs_file {
 	struct blobfs *fs;
@@ -597,6 +624,10 @@ struct blobfs {
 
 	int lock_fd;
 	char lock_path[256];
+
+	struct bfs_shadow *shadow;
+	char shadow_path[512];
+	uint64_t shadow_replayed;         /* entries applied at mount */
 
 	struct bfs_stats_atomic st;
 };

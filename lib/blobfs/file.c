@@ -48,6 +48,8 @@ int bfs_open_inode(struct blobfs *fs, struct bfs_inode *in, int flags, struct bl
 	fs->files = f;
 	in->nopen++;
 	pthread_mutex_unlock(&fs->files_lock);
+	if (fs->opts.shadow_all && in->type == BLOBFS_TYPE_FILE)
+		atomic_store(&in->shadowed, true);
 	*out = f;
 	return 0;
 }
@@ -445,9 +447,16 @@ int bfs_truncate_inode(struct blobfs *fs, struct bfs_inode *in, uint64_t size)
 	struct bfs_qctx *q = bfs_qctx_get(fs, &rc);
 	if (!q)
 		return rc;
+	struct bfs_shadow_slot slot;
+	rc = bfs_shadow_reserve(fs, in, 0, &slot);
+	if (rc)
+		return rc;
 	pthread_rwlock_wrlock(&in->rw);
 	rc = truncate_locked(fs, q, in, size);
+	if (!rc)
+		bfs_shadow_trunc(fs, in, &slot, size);
 	pthread_rwlock_unlock(&in->rw);
+	bfs_shadow_unreserve(fs, &slot);
 	return rc;
 }
 
@@ -590,6 +599,11 @@ int blobfs_fallocate(struct blobfs_file *f, uint32_t mode, uint64_t off, uint64_
 	if (!q)
 		return rc;
 	uint64_t end = off + len;
+	/* The shadow has no entry for this: on a shadowed file it is made durable at once. */
+	struct bfs_shadow_slot slot;
+	rc = bfs_shadow_reserve(fs, in, SIZE_MAX / 2, &slot);
+	if (rc)
+		return rc;
 	pthread_rwlock_wrlock(&in->rw);
 	uint64_t size = bfs_load_size(in);
 	if (punch || zero)
@@ -606,7 +620,10 @@ int blobfs_fallocate(struct blobfs_file *f, uint32_t mode, uint64_t off, uint64_
 	}
 	if (!rc && (bfs_load_size(in) != size || punch || zero))
 		rc = bfs_writeback(fs, q, in);
+	if (!rc)
+		rc = bfs_shadow_write(fs, q, in, &slot, 0, NULL, 0);
 	pthread_rwlock_unlock(&in->rw);
+	bfs_shadow_unreserve(fs, &slot);
 	return rc;
 }
 
@@ -616,6 +633,8 @@ int blobfs_file_set_opts(struct blobfs_file *f, const struct blobfs_file_opts *o
 	if (!f || !o)
 		return bfs_err(-EINVAL, "no file or options given");
 	f->o = *o;
+	if (o->shadow > 0)
+		atomic_store(&f->in->shadowed, true);
 	return 0;
 }
 

@@ -359,17 +359,26 @@ ssize_t bfs_write(struct blobfs_file *f, const void *buf, size_t len, uint64_t o
 	struct bfs_qctx *q = io_begin(fs, len, &rc);
 	if (!q)
 		return rc;
+	/* Room in the shadow first: a full one waits for the flusher, which needs in->rw. */
+	struct bfs_shadow_slot slot;
+	rc = bfs_shadow_reserve(fs, in, len, &slot);
+	if (rc)
+		return rc;
 	pthread_rwlock_wrlock(&in->rw);
 	if (append)
 		off = bfs_load_size(in);
 	if (off > BLOBFS_FILE_MAX || len > BLOBFS_FILE_MAX - off) {
 		pthread_rwlock_unlock(&in->rw);
+		bfs_shadow_unreserve(fs, &slot);
 		return bfs_err(-EFBIG, "write past the largest file offset (%llu)",
 			       (unsigned long long)BLOBFS_FILE_MAX);
 	}
 	if (bfs_file_direct_write(f)) {
 		ssize_t r = bfs_direct_write(f, q, buf, len, off);
+		if (r > 0 && (rc = bfs_shadow_write(fs, q, in, &slot, off, buf, (size_t)r)) != 0)
+			r = rc;
 		pthread_rwlock_unlock(&in->rw);
+		bfs_shadow_unreserve(fs, &slot);
 		return r;
 	}
 	/* All or nothing where it can be known beforehand: a write that cannot fit fails
@@ -378,6 +387,7 @@ ssize_t bfs_write(struct blobfs_file *f, const void *buf, size_t len, uint64_t o
 	rc = bfs_space_check(fs, in, off, off + len);
 	if (rc) {
 		pthread_rwlock_unlock(&in->rw);
+		bfs_shadow_unreserve(fs, &slot);
 		return rc;
 	}
 	uint64_t us = fs->cache.unit_size;
@@ -447,11 +457,16 @@ ssize_t bfs_write(struct blobfs_file *f, const void *buf, size_t len, uint64_t o
 		atomic_store(&in->ctime_ns, now);
 		bfs_dirty_list_add(fs, in);
 	}
+	/* What was written is acknowledged once the shadow holds it (a short write's part). */
+	int sh = done ? bfs_shadow_write(fs, q, in, &slot, off, buf, done) : 0;
 	int wb = 0;
 	if (done && (in->dirty_pages * BFS_PAGE >= fs->opts.writeback_chunk ||
 		     atomic_load(&fs->cache.dirty_pages) > fs->cache.dirty_limit))
 		wb = bfs_writeback(fs, q, in);
 	pthread_rwlock_unlock(&in->rw);
+	bfs_shadow_unreserve(fs, &slot);
+	if (sh)
+		return sh;
 	bfs_throttle(fs);
 	if (done == 0)
 		return rc ? rc : wb;

@@ -175,6 +175,7 @@ static void free_inode_cb(void *arg, struct bfs_inode *in)
 
 static void fs_free(struct blobfs *fs)
 {
+	bfs_shadow_forget(fs);
 	if (fs->itab) {
 		bfs_itable_each(fs, free_inode_cb, fs);
 		free(fs->itab);
@@ -340,6 +341,7 @@ void bfs_simulate_crash(struct blobfs *fs)
 	 * this moment would leave (the device's volatile cache aside). */
 	bfs_ra_stop(fs);
 	bfs_flusher_stop(fs);
+	bfs_shadow_forget(fs);
 	pthread_mutex_lock(&fs->files_lock);
 	struct blobfs_file *f = fs->files;
 	fs->files = NULL;
@@ -405,6 +407,9 @@ int blobfs_mount(struct unvme_ns *ns, const struct blobfs_opts *opts, struct blo
 			rc = bfs_jnl_checkpoint(fs, false);
 		if (!rc)
 			rc = bfs_flusher_start(fs);
+		/* Writes a killed process had acknowledged come back before anyone looks. */
+		if (!rc)
+			rc = bfs_shadow_open(fs);
 	}
 	if (!rc)
 		rc = bfs_ra_start(fs);
@@ -471,6 +476,7 @@ int blobfs_unmount(struct blobfs *fs)
 			rc = bfs_jnl_checkpoint(fs, true);
 			if (rc && !first)
 				first = rc;
+			bfs_shadow_close(fs, !first);
 		} else if (!first) {
 			first = bfs_err(-EIO, "changes after the failed metadata write are lost");
 		}

@@ -670,6 +670,7 @@ void blobfs_get_stats(struct blobfs *fs, struct blobfs_stats *o)
 	o->commits = atomic_load(&fs->st.commits);
 	o->checkpoints = atomic_load(&fs->st.checkpoints);
 	o->replayed = atomic_load(&fs->st.replayed);
+	o->shadow_replayed = fs->shadow_replayed;
 	o->cache_bytes = (uint64_t)atomic_load(&fs->cache.nalloc) * fs->cache.unit_size;
 	o->dirty_bytes = atomic_load(&fs->cache.dirty_pages) * BFS_PAGE;
 	pthread_mutex_lock(&fs->ctx_lock);

@@ -55,7 +55,10 @@ static void sweep_stale(const char *dir, const char *prefix, const char *mine)
 		return;
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
-		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || strcmp(e->d_name, mine) == 0)
+		size_t n = strlen(e->d_name);
+		/* Lock files only: a shadow (shadow.c) may share the directory and the prefix. */
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || strcmp(e->d_name, mine) == 0 ||
+		    n < 5 || strcmp(e->d_name + n - 5, ".lock") != 0)
 			continue;
 		char path[512];
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);

@@ -217,6 +217,10 @@ static int replay(struct blobfs *fs, uint8_t *map, size_t len, uint64_t *applied
 
 /* ---- the session's shadow ---- */
 
+/* Where a mount without a shadow of its own still looks for a killed process's: a later
+ * mount with one would otherwise lay old writes over what this mount changes. */
+#define SHADOW_DEFAULT_DIR "/dev/shm"
+
 static void shadow_name(struct blobfs *fs, char *out, size_t len)
 {
 	char lock[256];
@@ -225,7 +229,8 @@ static void shadow_name(struct blobfs *fs, char *out, size_t len)
 	char *dot = strrchr(lock, '.');
 	if (dot)
 		*dot = '\0';
-	snprintf(out, len, "%s/%s.shadow", fs->opts.shadow_dir, lock);
+	snprintf(out, len, "%s/%s.shadow", fs->opts.shadow_dir ? fs->opts.shadow_dir : SHADOW_DEFAULT_DIR,
+		 lock);
 }
 
 /* Opens an existing shadow file if it is one we may trust: ours, regular, not writable by
@@ -267,7 +272,7 @@ static int replay_file(struct blobfs *fs, const char *path, int fd, uint64_t *ap
 
 int bfs_shadow_open(struct blobfs *fs)
 {
-	if (!fs->opts.shadow_dir || fs->read_only)
+	if (fs->read_only)
 		return 0;
 	shadow_name(fs, fs->shadow_path, sizeof(fs->shadow_path));
 	int fd = -1;
@@ -285,6 +290,8 @@ int bfs_shadow_open(struct blobfs *fs)
 		fs->shadow_replayed = applied;
 		unlink(fs->shadow_path);
 	}
+	if (!fs->opts.shadow_dir)
+		return 0;
 	struct bfs_shadow *s = calloc(1, sizeof(*s));
 	if (!s)
 		return bfs_err(-ENOMEM, "out of memory for the shadow");

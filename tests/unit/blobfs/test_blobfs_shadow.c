@@ -190,6 +190,31 @@ static void test_writers_at_once(void)
 	blobfs_unmount(fs);
 }
 
+/* In the lock directory itself, where the mount sweeps stale lock files of the same
+ * prefix: the shadow is not one of them (the sweep once took it for one). */
+static void test_shadow_beside_lock_files(void)
+{
+	const char *locks = getenv("UNVME_LOCK_DIR");
+	SKIP_UNLESS(locks && *locks, "UNVME_LOCK_DIR is not set");
+	struct blobfs_opts o = opts(0);
+	o.shadow_dir = locks;
+	struct blobfs *fs = bt_fresh(ns, 0, &o);
+	REQUIRE(fs);
+	struct blobfs_file *f = open_shadowed(fs, "/beside.log");
+	REQUIRE(f);
+	REQUIRE(blobfs_commit(fs) == 0);
+	uint64_t size = 0;
+	REQUIRE(wal_append(f, 8, &size, 5000) == 0);
+	bfs_simulate_crash(fs);
+	fs = bt_mount(ns, &o);
+	REQUIRE(fs);
+	struct blobfs_stats st;
+	blobfs_get_stats(fs, &st);
+	CHECK_EQ(st.shadow_replayed, 1);
+	CHECK_EQ(bt_verify_file(fs, "/beside.log", 8, size), 0);
+	blobfs_unmount(fs);
+}
+
 /* The path of the one shadow file in dir. */
 static void shadow_path(char *out, size_t len)
 {
@@ -296,4 +321,4 @@ static void teardown(void)
 
 BT_MAIN(setup, teardown, TEST(test_unsynced_shadowed_writes_survive),
 	TEST(test_halves_switch_and_large_writes), TEST(test_writers_at_once),
-	TEST(test_untrusted_shadows))
+	TEST(test_untrusted_shadows), TEST(test_shadow_beside_lock_files))

@@ -110,32 +110,54 @@ struct shadow_entry {
 	const uint8_t *data;
 };
 
-static int apply_entry(struct blobfs *fs, const struct shadow_entry *e, uint64_t *applied)
-{
-	pthread_rwlock_rdlock(&fs->ns_lock);
-	struct bfs_inode *in = bfs_itable_find(fs, e->r->ino);
-	if (in && in->type == BLOBFS_TYPE_FILE)
-		bfs_inode_ref(in);
-	else
-		in = NULL;
-	pthread_rwlock_unlock(&fs->ns_lock);
-	if (!in)
-		return 0; /* removed (or never made durable) since: nothing to bring back */
+/* The file an entry applies to: the handle of the previous entry when it is the same file
+ * (a WAL's entries come in long runs), else a new one (NULL: the inode is gone). */
+struct apply_ctx {
+	struct blobfs *fs;
+	uint64_t ino;
 	struct blobfs_file *f;
-	int rc = bfs_open_inode(fs, in, O_RDWR, &f);
-	if (rc) {
-		bfs_inode_unref(fs, in);
-		return rc;
+};
+
+static int apply_close(struct apply_ctx *c)
+{
+	int rc = c->f ? blobfs_close(c->f) : 0;
+	c->f = NULL;
+	c->ino = 0;
+	return rc;
+}
+
+static int apply_entry(struct apply_ctx *c, const struct shadow_entry *e, uint64_t *applied)
+{
+	struct blobfs *fs = c->fs;
+	if (e->r->ino != c->ino || !c->f) {
+		int rc = apply_close(c);
+		if (rc)
+			return rc;
+		c->ino = e->r->ino;
+		pthread_rwlock_rdlock(&fs->ns_lock);
+		struct bfs_inode *in = bfs_itable_find(fs, e->r->ino);
+		if (in && in->type == BLOBFS_TYPE_FILE)
+			bfs_inode_ref(in);
+		else
+			in = NULL;
+		pthread_rwlock_unlock(&fs->ns_lock);
+		if (!in)
+			return 0; /* removed (or never made durable) since: nothing to bring back */
+		rc = bfs_open_inode(fs, in, O_RDWR, &c->f);
+		if (rc) {
+			bfs_inode_unref(fs, in);
+			return rc;
+		}
 	}
+	int rc;
 	if (e->r->type == SH_WRITE) {
-		ssize_t w = bfs_write(f, e->data, e->r->len, e->r->off, false);
+		ssize_t w = bfs_write(c->f, e->data, e->r->len, e->r->off, false);
 		rc = w == (ssize_t)e->r->len ? 0 : w < 0 ? (int)w : -EIO;
 	} else {
-		rc = bfs_truncate_inode(fs, in, e->r->off);
+		rc = bfs_truncate_inode(fs, c->f->in, e->r->off);
 	}
-	int c = blobfs_close(f);
 	(*applied)++;
-	return rc ? rc : c;
+	return rc;
 }
 
 /* The entries of a half that pass every check; stops at the first that does not. */
@@ -200,19 +222,39 @@ static int replay(struct blobfs *fs, uint8_t *map, size_t len, uint64_t *applied
 			return bfs_err(-ENOMEM, "out of memory replaying the shadow");
 		}
 	}
-	/* A DROP says the file's earlier entries are durable already. */
-	int rc = 0;
-	for (size_t i = 0; i < n && !rc; i++) {
-		if (v[i].r->type == SH_DROP)
-			continue;
-		bool dropped = false;
-		for (size_t k = i + 1; k < n && !dropped; k++)
-			dropped = v[k].r->type == SH_DROP && v[k].r->ino == v[i].r->ino;
-		if (!dropped)
-			rc = apply_entry(fs, &v[i], applied);
+	/* A DROP says the file's earlier entries are durable already: the last DROP of each
+	 * file, found walking back, hides what comes before it. */
+	bool *skip = calloc(n ? n : 1, sizeof(*skip));
+	uint64_t *dropped = calloc(n ? n : 1, sizeof(*dropped));
+	if (!skip || !dropped) {
+		free(v);
+		free(skip);
+		free(dropped);
+		return bfs_err(-ENOMEM, "out of memory replaying the shadow");
 	}
+	size_t ndropped = 0;
+	for (size_t i = n; i-- > 0;) {
+		bool seen = false;
+		for (size_t k = 0; k < ndropped && !seen; k++)
+			seen = dropped[k] == v[i].r->ino;
+		if (v[i].r->type == SH_DROP) {
+			skip[i] = true;
+			if (!seen)
+				dropped[ndropped++] = v[i].r->ino;
+		} else {
+			skip[i] = seen;
+		}
+	}
+	struct apply_ctx c = { fs, 0, NULL };
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++)
+		if (!skip[i])
+			rc = apply_entry(&c, &v[i], applied);
+	int cl = apply_close(&c);
 	free(v);
-	return rc;
+	free(skip);
+	free(dropped);
+	return rc ? rc : cl;
 }
 
 /* ---- the session's shadow ---- */

@@ -367,6 +367,8 @@ def blobfs_writer(build):
 
 
 COMPONENTS = {c.name: c for c in (Block, Kv, KvAsync, KvStd, Ctrl, Ftl, HostKv, Blobfs)}
+import crash_blobfs_user  # noqa: E402  (BlobFS as users drive it: FUSE programs, RocksDB)
+COMPONENTS.update({c.name: c for c in crash_blobfs_user.components(Component, Block, tool_run)})
 
 KV_REC = struct.Struct("<IIQIBBBB")
 

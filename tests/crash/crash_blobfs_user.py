@@ -443,7 +443,9 @@ def check_files(a, v, recs, found):
             v.bad(f"{name}: {e['s']} bytes crc {e['c']}: no version written since the last "
                   f"acknowledgement (nor a prefix of one) has them", 0, 1)
     for name, (size, ver) in durable.items():
-        if name not in found and not maybe.get(name):
+        # gone only if something since could take it away (unlink, renamed away); a rewrite
+        # or a rename over it leaves one version or the other, never nothing
+        if name not in found and None not in maybe.get(name, []):
             v.bad(f"{name}: acknowledged ({size} bytes), missing")
 
 
@@ -720,10 +722,12 @@ def components(Component, Block, tool_run):
                     "--state", str(self.state)] + (["--powerloss"] if powerloss else []) + \
                 self.common(log)
 
-    return [fuse("bfs-bulk", "bulk", max_delay=3.0), fuse("bfs-tar", "tar", max_delay=4.0),
-            fuse("bfs-rmrf", "rmrf", max_delay=4.0), fuse("bfs-rename", "rename", writes=600),
-            fuse("bfs-large", "large", writes=400, size="1G", max_delay=5.0),
-            fuse("bfs-sqlite", "sqlite", writes=400), Rocks]
+    return [fuse("bfs-bulk", "bulk", writes=800, max_delay=2.5),
+            fuse("bfs-tar", "tar", writes=800, max_delay=3.0),
+            fuse("bfs-rmrf", "rmrf", writes=800, max_delay=3.0),
+            fuse("bfs-rename", "rename", writes=500, max_delay=3.0),
+            fuse("bfs-large", "large", writes=300, size="1G", max_delay=4.0),
+            fuse("bfs-sqlite", "sqlite", writes=300, max_delay=3.0), Rocks]
 
 
 # ---------------------------------------------------------------- command line

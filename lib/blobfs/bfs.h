@@ -505,10 +505,9 @@ struct bfs_shadow_slot {         /* space a writer reserved before taking the in
 /* At a read-write mount with opts.shadow_dir: replays a shadow a killed process left, then
  * starts this mount's. */
 int bfs_shadow_open(struct blobfs *fs);
-/* Unmount (durable: everything was written back and committed, so the file goes). */
+/* Unmount (durable: everything was written back and committed, so the file goes; else, as
+ * after a crash, it stays for the next mount). */
 void bfs_shadow_close(struct blobfs *fs, bool durable);
-/* A simulated crash: the mapping goes, the file stays. */
-void bfs_shadow_forget(struct blobfs *fs);
 /* Before taking in->rw for a write or truncate of len bytes (nothing when in is not
  * shadowed); may wait for the flusher to make room. */
 int bfs_shadow_reserve(struct blobfs *fs, struct bfs_inode *in, size_t len, struct bfs_shadow_slot *slot);

@@ -382,6 +382,21 @@ int64_t blobfs_seek(struct blobfs_file *f, int64_t off, int whence)
 	return r;
 }
 
+/* jlock held: a TRUNCATE or PUNCH of a file (nothing to log for one without a name). */
+static int log_file_rec(struct blobfs *fs, struct bfs_inode *in, const struct bfs_rec *r)
+{
+	if (!in->linked || fs->read_only)
+		return 0;
+	int rc = bfs_jnl_append(fs, r);
+	if (!rc) {
+		if (r->type == BFS_REC_TRUNCATE)
+			in->logged_size = r->size;
+		in->logged_mtime = r->mtime;
+		bfs_jnl_op_done(fs);
+	}
+	return rc;
+}
+
 /* rw held for writing. */
 static int truncate_locked(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t size)
 {
@@ -417,16 +432,9 @@ static int truncate_locked(struct blobfs *fs, struct bfs_qctx *q, struct bfs_ino
 	atomic_store(&in->ctime_ns, now);
 	pthread_mutex_lock(&fs->jlock);
 	bfs_free_from(fs, in, (size + cs - 1) / cs, true);
-	if (in->linked && !fs->read_only) {
-		struct bfs_rec r = { .type = BFS_REC_TRUNCATE, .ino = in->ino, .size = size,
-				     .mtime = now, .ctime = now };
-		rc = bfs_jnl_append(fs, &r);
-		if (!rc) {
-			in->logged_size = size;
-			in->logged_mtime = now;
-			bfs_jnl_op_done(fs);
-		}
-	}
+	struct bfs_rec r = { .type = BFS_REC_TRUNCATE, .ino = in->ino, .size = size, .mtime = now,
+			     .ctime = now };
+	rc = log_file_rec(fs, in, &r);
 	pthread_mutex_unlock(&fs->jlock);
 	if (!rc)
 		bfs_dirty_list_add(fs, in);
@@ -551,14 +559,10 @@ static int punch_locked(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode 
 	pthread_mutex_lock(&fs->jlock);
 	rc = bfs_ext_punch(&in->ext, c0, c1 - c0, 0, bfs_free_range, fs);
 	bfs_meta_update(fs, in);
-	if (!rc && in->linked && !fs->read_only) {
+	if (!rc) {
 		struct bfs_rec r = { .type = BFS_REC_PUNCH, .ino = in->ino, .lclu = c0, .size = c1 - c0,
 				     .mtime = now, .ctime = now };
-		rc = bfs_jnl_append(fs, &r);
-		if (!rc) {
-			in->logged_mtime = now;
-			bfs_jnl_op_done(fs);
-		}
+		rc = log_file_rec(fs, in, &r);
 	}
 	pthread_mutex_unlock(&fs->jlock);
 	if (!rc)

@@ -178,7 +178,7 @@ static void free_inode_cb(void *arg, struct bfs_inode *in)
 
 static void fs_free(struct blobfs *fs)
 {
-	bfs_shadow_forget(fs);
+	bfs_shadow_close(fs, false);
 	if (fs->itab) {
 		bfs_itable_each(fs, free_inode_cb, fs);
 		free(fs->itab);
@@ -344,7 +344,7 @@ void bfs_simulate_crash(struct blobfs *fs)
 	 * this moment would leave (the device's volatile cache aside). */
 	bfs_ra_stop(fs);
 	bfs_flusher_stop(fs);
-	bfs_shadow_forget(fs);
+	bfs_shadow_close(fs, false);
 	pthread_mutex_lock(&fs->files_lock);
 	struct blobfs_file *f = fs->files;
 	fs->files = NULL;

@@ -380,19 +380,6 @@ void bfs_shadow_close(struct blobfs *fs, bool durable)
 	free(s);
 }
 
-void bfs_shadow_forget(struct blobfs *fs)
-{
-	struct bfs_shadow *s = fs->shadow;
-	if (!s)
-		return;
-	fs->shadow = NULL;
-	munmap(s->map, s->map_len);
-	close(s->fd);
-	pthread_mutex_destroy(&s->lock);
-	pthread_cond_destroy(&s->cv);
-	free(s);
-}
-
 int bfs_shadow_reserve(struct blobfs *fs, struct bfs_inode *in, size_t len, struct bfs_shadow_slot *slot)
 {
 	struct bfs_shadow *s = fs->shadow;

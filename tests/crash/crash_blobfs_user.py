@@ -639,8 +639,28 @@ def check(a):
 def components(Component, Block, tool_run):
     """The harness's component classes for these workloads (crash.py registers them)."""
 
-    class Fuse(Component):
+    class User(Component):
+        """A writer and a checker run by this file; subclasses say what they share."""
         points = Block.points
+
+        def common(self, log):
+            raise NotImplementedError
+
+        def check_extra(self):
+            return []
+
+        def writer(self, rnd, log, seed):
+            self.seed = seed & ((1 << 30) - 1)
+            return [sys.executable, str(HERE / "crash_blobfs_user.py"), "write",
+                    "--seed", str(self.seed)] + self.common(log)
+
+        def checker(self, log, powerloss, damage):
+            return [sys.executable, str(HERE / "crash_blobfs_user.py"), "check",
+                    "--component", self.name, "--seed", str(self.seed),
+                    "--state", str(self.state)] + (["--powerloss"] if powerloss else []) + \
+                self.check_extra() + self.common(log)
+
+    class Fuse(User):
         # how often a round passes each point (about: a point not reached in the harness's
         # deadline ends as a random kill, which wastes the round's time)
         point_max = {"ns.write.before": 1500, "ns.write.torn": 1500, "ns.write.after": 1500,
@@ -672,26 +692,16 @@ def components(Component, Block, tool_run):
                     "--dev", self.dev(), "--mnt", str(self.mnt), "--log", str(log),
                     "--tarball", str(self.tarball), "--tree-src", TREE_SRC]
 
-        def writer(self, rnd, log, seed):
-            self.seed = seed & ((1 << 30) - 1)
-            return [sys.executable, str(HERE / "crash_blobfs_user.py"), "write",
-                    "--seed", str(self.seed)] + self.common(log)
-
-        def checker(self, log, powerloss, damage):
-            return [sys.executable, str(HERE / "crash_blobfs_user.py"), "check",
-                    "--component", self.name, "--seed", str(self.seed),
-                    "--tree", str(self.build / "tests/integration/blobfs_tree"),
-                    "--state", str(self.state)] + (["--powerloss"] if powerloss else []) + \
-                self.common(log)
+        def check_extra(self):
+            return ["--tree", str(self.build / "tests/integration/blobfs_tree")]
 
     def fuse(name, wl, writes=1500, **kw):
         pm = dict(Fuse.point_max, **{p: writes for p in ("ns.write.before", "ns.write.torn",
                                                            "ns.write.after")})
         return type(f"Bfs{wl.title()}", (Fuse,), dict(name=name, workload=wl, point_max=pm, **kw))
 
-    class Rocks(Component):
+    class Rocks(User):
         name = "bfs-rocksdb"
-        points = Block.points
         point_max = {"ns.write.before": 200, "ns.write.torn": 200, "ns.write.after": 200,
                      "ns.flush.before": 20, "ns.flush.after": 20}
         max_delay = 3.0
@@ -710,17 +720,6 @@ def components(Component, Block, tool_run):
             return ["--workload", "rocksdb", "--unvme", str(self.build / "tools/unvme/unvme"),
                     "--dev", self.dev(), "--log", str(log), "--shadow", str(self.shadow),
                     "--plugin", str(self.build / "plugins/rocksdb/libblobfs_rocksdb.so")]
-
-        def writer(self, rnd, log, seed):
-            self.seed = seed & ((1 << 30) - 1)
-            return [sys.executable, str(HERE / "crash_blobfs_user.py"), "write",
-                    "--seed", str(self.seed)] + self.common(log)
-
-        def checker(self, log, powerloss, damage):
-            return [sys.executable, str(HERE / "crash_blobfs_user.py"), "check",
-                    "--component", self.name, "--seed", str(self.seed),
-                    "--state", str(self.state)] + (["--powerloss"] if powerloss else []) + \
-                self.common(log)
 
     return [fuse("bfs-bulk", "bulk", writes=800, max_delay=2.5),
             fuse("bfs-tar", "tar", writes=800, max_delay=3.0),

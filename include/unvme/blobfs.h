@@ -384,6 +384,7 @@ struct blobfs_fsck_result {
 	uint32_t repaired;      /* of those, fixed (with BLOBFS_FSCK_REPAIR) */
 	uint32_t warnings;      /* harmless findings (leaked clusters, a torn last transaction) */
 	uint64_t files, dirs, symlinks;
+	uint64_t specials;      /* FIFOs, devices and sockets */
 	uint64_t used_clusters, free_clusters;
 	uint64_t replayed;      /* journal transactions that a mount would replay */
 	uint64_t lost_transactions; /* whole transactions the replay cannot reach although they

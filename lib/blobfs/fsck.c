@@ -171,7 +171,8 @@ static void check_inode(void *arg, struct bfs_inode *in)
 	switch (in->type) {
 	case BLOBFS_TYPE_DIR: c->res->dirs++; break;
 	case BLOBFS_TYPE_SYMLINK: c->res->symlinks++; break;
-	default: c->res->files++; break;
+	case BLOBFS_TYPE_FILE: c->res->files++; break;
+	default: c->res->specials++; break;
 	}
 	if (c->flags & BLOBFS_FSCK_VERBOSE)
 		say(c, "%8llu %s %12llu %s\n", (unsigned long long)in->ino,
@@ -191,7 +192,8 @@ static void check_inode(void *arg, struct bfs_inode *in)
 	}
 	if (in->type != BLOBFS_TYPE_FILE && in->ext.n) {
 		c->res->errors++;
-		say(c, "error: %s: a %s owns clusters\n", path, in->type == BLOBFS_TYPE_DIR ? "directory" : "symlink");
+		say(c, "error: %s: a %s owns clusters\n", path, in->type == BLOBFS_TYPE_DIR ? "directory" :
+		    in->type == BLOBFS_TYPE_SYMLINK ? "symlink" : "special file");
 	}
 	check_extents(c, in, path);
 }
@@ -388,10 +390,11 @@ int blobfs_fsck(struct unvme_ns *ns, uint32_t flags, FILE *out, struct blobfs_fs
 			fprintf(out, "wrote a clean checkpoint\n");
 	}
 	if (out)
-		fprintf(out, "%llu files, %llu directories, %llu symlinks; %llu of %llu clusters used "
-			"(%llu KiB each); %u errors, %u repaired, %u warnings\n",
+		fprintf(out, "%llu files, %llu directories, %llu symlinks, %llu special files; %llu of %llu "
+			"clusters used (%llu KiB each); %u errors, %u repaired, %u warnings\n",
 			(unsigned long long)res->files, (unsigned long long)res->dirs,
-			(unsigned long long)res->symlinks, (unsigned long long)res->used_clusters,
+			(unsigned long long)res->symlinks, (unsigned long long)res->specials,
+			(unsigned long long)res->used_clusters,
 			(unsigned long long)fs->g.nclusters, (unsigned long long)(fs->g.cluster_size >> 10),
 			res->errors, res->repaired, res->warnings);
 	bfs_mount_abandon(fs);

@@ -114,6 +114,8 @@ static void test_special_files_survive_a_crash(void)
 	struct blobfs_fsck_result r;
 	CHECK_EQ(blobfs_fsck(ns, 0, NULL, &r), 0);
 	CHECK_EQ(r.errors, 0);
+	CHECK_EQ(r.specials, 5);
+	CHECK_EQ(r.files, 0);
 	fs = bt_mount(ns, &quiet);
 	REQUIRE(fs);
 	struct blobfs_stat st;

@@ -13,8 +13,8 @@ cuts the power, and checks that nothing acknowledged was lost.
   bfs-rmrf     rm -rf of an extracted, synced tree, fsync of the parent, then a new tree
   bfs-rename   files replaced by rename over them (write a temporary, fsync, rename, a batch
                of them per directory fsync)
-  bfs-large    two large files written interleaved (thousands of extents each: the largest
-               MAP transactions), fsync'ed, truncated, rewritten
+  bfs-large    two large files written interleaved from their ends back (up to a thousand
+               extents each: the largest MAP transactions), fsync'ed, truncated, rewritten
   bfs-sqlite   sqlite3 transactions (WAL or rollback journal, synchronous=FULL) on the mount
   bfs-rocksdb  Debian's db_bench with the plugin (no FUSE): unsynced fills with kill_safe
                (every acknowledged write survives a kill) and synced fills (they survive a
@@ -224,18 +224,20 @@ def w_large(mnt, log, rng, seed, a):
     d.mkdir()
     ver = 0
     while True:
-        # two files written in alternating 64 KiB pieces: each gets thousands of extents
-        sizes = [rng.randint(8, 32) << 20, rng.randint(8, 32) << 20]
+        # two files written in alternating 16 KiB pieces: up to a thousand extents each
+        sizes = [rng.randint(4, 16) << 20, rng.randint(4, 16) << 20]
         data = []
         for j in range(2):
             log("F", f"l/big{j}", sizes[j], ver + j)
             data.append(blob(seed, f"v{ver + j}", sizes[j]))
         fds = [os.open(d / f"big{j}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) for j in range(2)]
         try:
-            for off in range(0, max(sizes), 65536):
+            # from the end back: each piece fills a hole (no run taken ahead, as an append
+            # would), and the two files' pieces alternate on the device
+            for off in reversed(range(0, max(sizes), 16384)):
                 for j in range(2):
                     if off < sizes[j]:
-                        os.pwrite(fds[j], data[j][off:off + 65536], off)
+                        os.pwrite(fds[j], data[j][off:off + 16384], off)
             for fd in fds:
                 os.fsync(fd)
         finally:

@@ -33,6 +33,12 @@ void kvt_phase_merge(struct kvt_phase *dst, const struct kvt_phase *src, bool fi
 		dst->first_bad_key = src->first_bad_key;
 	dst->verify_errors += src->verify_errors;
 	dst->bytes += src->bytes;
+	for (int k = 0; k < 3; k++) {
+		dst->op_ops[k] += src->op_ops[k];
+		dst->op_value_bytes[k] += src->op_value_bytes[k];
+		for (int v = 0; v < KVT_MAX_VALUE_SIZES; v++)
+			dst->op_size_ops[k][v] += src->op_size_ops[k][v];
+	}
 	lat_hist_merge(&dst->hist, &src->hist);
 }
 

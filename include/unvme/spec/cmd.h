@@ -147,6 +147,8 @@ enum nvme_identify_cns {
 	NVME_CNS_CSI_CTRL        = 0x06,
 	NVME_CNS_CSI_ACTIVE_NS_LIST = 0x07,
 	NVME_CNS_ALLOC_NS_LIST   = 0x10,
+	NVME_CNS_NS_CTRL_LIST    = 0x12,  /* controllers attached to NSID */
+	NVME_CNS_CTRL_LIST       = 0x13,  /* controllers in the NVM subsystem */
 	NVME_CNS_CSI_ALLOC_NS_LIST = 0x1a,
 	NVME_CNS_IOCS            = 0x1c,
 };

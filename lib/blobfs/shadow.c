@@ -441,7 +441,8 @@ static void append(struct blobfs *fs, struct bfs_shadow_slot *slot, uint32_t typ
 	atomic_store_explicit(&h->used, used + size, memory_order_release);
 	s->reserved -= slot->bytes;
 	slot->bytes = 0;
-	bool half_full = used + size > s->cap / 2;
+	/* Half full: the flusher switches halves (once: the writers that follow do not ask). */
+	bool half_full = used <= s->cap / 2 && used + size > s->cap / 2;
 	pthread_mutex_unlock(&s->lock);
 	if (half_full)
 		bfs_flusher_kick(fs);

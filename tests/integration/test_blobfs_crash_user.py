@@ -31,8 +31,9 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.mark.parametrize("component", ["bfs-bulk", "bfs-tar", "bfs-rmrf", "bfs-rename",
                                        "bfs-large", "bfs-sqlite", "bfs-rocksdb"])
-def test_one_round_of_each_workload(component, tmp_path):
-    rc = crash.main(["--build", str(BUILD), "--component", component, "--rounds", "1",
+def test_one_round_of_each_workload(component, tmp_path, monkeypatch):
+    monkeypatch.setenv("UNVME_CRASH_BLOBFS_SHORT", "1")  # a smaller tree, smaller files
+    rc = crash.main(["--build", str(BUILD), "--component", component, "--rounds", "1", "--seed", "28",
                      "--seconds", "120", "--json", str(tmp_path / "crash.json"),
                      "--keep", str(tmp_path / "failed")])
     assert rc == 0, (tmp_path / "crash.json").read_text()

@@ -13,8 +13,8 @@ cuts the power, and checks that nothing acknowledged was lost.
   bfs-rmrf     rm -rf of an extracted, synced tree, fsync of the parent, then a new tree
   bfs-rename   files replaced by rename over them (write a temporary, fsync, rename, a batch
                of them per directory fsync)
-  bfs-large    two large files written interleaved from their ends back (up to a thousand
-               extents each: the largest MAP transactions), fsync'ed, truncated, rewritten
+  bfs-large    two large files written interleaved from their ends back (up to 512 extents
+               each: the largest MAP transactions), fsync'ed, truncated, rewritten
   bfs-sqlite   sqlite3 transactions (WAL or rollback journal, synchronous=FULL) on the mount
   bfs-rocksdb  Debian's db_bench with the plugin (no FUSE): unsynced fills with kill_safe
                (every acknowledged write survives a kill) and synced fills (they survive a
@@ -231,8 +231,9 @@ def w_large(mnt, log, rng, seed, a):
     d.mkdir()
     ver = 0
     while True:
-        # two files written in alternating 16 KiB pieces: up to a thousand extents each
-        sizes = [rng.randint(1, 4 if short() else 16) << 20, rng.randint(1, 4 if short() else 16) << 20]
+        # two files written in alternating 16 KiB pieces: up to 512 extents each
+        top = 4 if short() else 8
+        sizes = [rng.randint(1, top) << 20, rng.randint(1, top) << 20]
         data = []
         for j in range(2):
             log("F", f"l/big{j}", sizes[j], ver + j)

@@ -135,7 +135,8 @@ struct blobfs_opts {
 	 * process dies. A power cut takes tmpfs with it (only fsync'ed data is promised then).
 	 * NULL: off. Files are shadowed with blobfs_file_opts.shadow, or all with shadow_all. */
 	const char *shadow_dir;
-	uint64_t shadow_size;        /* bytes of each of the shadow's two halves (0: 32 MiB) */
+	uint64_t shadow_size;        /* bytes of each of the shadow's two halves: 64 KiB..1 GiB
+	                                (0: 16 MiB) */
 	bool shadow_all;             /* every file's writes are shadowed */
 };
 

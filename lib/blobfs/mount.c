@@ -164,6 +164,9 @@ static int check_opts(const struct blobfs_opts *o)
 		return bfs_err(-EINVAL, "cache_unit %u is not a power of two in 4 KiB..256 KiB", o->cache_unit);
 	if (o->queue_depth < 2 || o->queue_depth > 65536)
 		return bfs_err(-EINVAL, "queue_depth %u is outside 2..65536", o->queue_depth);
+	if (o->shadow_size && (o->shadow_size < (64u << 10) || o->shadow_size > (1ull << 30)))
+		return bfs_err(-EINVAL, "shadow_size %llu is outside 64 KiB..1 GiB",
+			       (unsigned long long)o->shadow_size);
 	return 0;
 }
 

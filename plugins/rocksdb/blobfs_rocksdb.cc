@@ -24,7 +24,7 @@
 //   cluster_size        cluster size for a format                     (0: mkfs's default)
 //   kill_safe           WAL writes survive a kill of the process      (true)
 //   shadow_dir          where the kill-safe copies live (tmpfs)       (/dev/shm)
-//   shadow_size         bytes of each half of that copy               (0: 32 MiB)
+//   shadow_size         bytes of each half of that copy               (0: 16 MiB)
 //
 // Durability: what RocksDB syncs (Sync/Fsync: its synced writes, SSTs, MANIFEST, CURRENT)
 // survives a kill and a power cut. With kill_safe, every write to a WAL file (*.log) is also

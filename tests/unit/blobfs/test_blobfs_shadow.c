@@ -248,6 +248,10 @@ static void test_untrusted_shadows(void)
 	char path[320];
 	struct blobfs_opts o = opts(0);
 	struct blobfs *fs = NULL;
+	/* a shadow too small to hold an entry is a bad option, not a hang */
+	struct blobfs_opts tiny = opts(4096);
+	CHECK_EQ(blobfs_mount(ns, &tiny, &fs), -EINVAL);
+	CHECK(strstr(blobfs_errmsg(), "shadow_size") != NULL);
 	/* others may write it: refused, named */
 	crashed_with_shadow(path, sizeof(path));
 	REQUIRE(path[0]);

@@ -624,7 +624,7 @@ struct blobfs {
 	int lock_fd;
 	char lock_path[256];
 
-	struct bfs_shadow *shadow;
+	_Atomic(struct bfs_shadow *) shadow; /* set once the replay is done (the flusher runs) */
 	char shadow_path[512];
 	uint64_t shadow_replayed;         /* entries applied at mount */
 

@@ -94,18 +94,33 @@ static size_t rec_size(uint32_t type, size_t len)
 	return sizeof(struct shadow_rec) + (type == SH_WRITE ? (len + 7) & ~(size_t)7 : 0);
 }
 
+/* The last durable transaction (the flusher may be committing: jlock). */
+static uint64_t committed_seq(struct blobfs *fs)
+{
+	pthread_mutex_lock(&fs->jlock);
+	uint64_t seq = fs->j.committed_seq;
+	pthread_mutex_unlock(&fs->jlock);
+	return seq;
+}
+
+static struct bfs_shadow *shadow_of(struct blobfs *fs)
+{
+	return atomic_load_explicit(&fs->shadow, memory_order_acquire);
+}
+
 static uint8_t *half_data(struct shadow_half *h)
 {
 	return (uint8_t *)(h + 1);
 }
 
-static void half_reset(struct blobfs *fs, struct shadow_half *h, uint64_t gen, uint64_t base)
+static void half_reset(struct blobfs *fs, struct bfs_shadow *s, struct shadow_half *h, uint64_t gen,
+		       uint64_t base)
 {
 	atomic_store(&h->used, 0);
 	h->magic = SHADOW_MAGIC;
 	h->version = SHADOW_VERSION;
 	memcpy(h->uuid, fs->sb.uuid, 16);
-	h->cap = fs->shadow->cap;
+	h->cap = s->cap;
 	h->base_seq = base;
 	h->gen = gen;
 }
@@ -213,11 +228,12 @@ static int replay(struct blobfs *fs, uint8_t *map, size_t len, uint64_t *applied
 	int first = ok[0] && (!ok[1] || h[0]->gen < h[1]->gen) ? 0 : 1;
 	if (!ok[0] && !ok[1])
 		return 0;
-	if (h[first]->base_seq > fs->j.committed_seq)
+	uint64_t committed = committed_seq(fs);
+	if (h[first]->base_seq > committed)
 		return bfs_err(BLOBFS_EBADSB, "the shadow of unsynced writes (%s) is newer than the device "
 			       "(journal at %llu, shadow from %llu): the device lost synced changes; "
 			       "remove the file to mount without it", fs->shadow_path,
-			       (unsigned long long)fs->j.committed_seq, (unsigned long long)h[first]->base_seq);
+			       (unsigned long long)committed, (unsigned long long)h[first]->base_seq);
 	struct shadow_entry *v = NULL;
 	size_t n = 0, vcap = 0;
 	for (int k = 0; k < 2; k++) {
@@ -367,18 +383,19 @@ int bfs_shadow_open(struct blobfs *fs)
 	pthread_cond_init(&s->cv, NULL);
 	s->h[0] = (struct shadow_half *)s->map;
 	s->h[1] = (struct shadow_half *)(s->map + s->map_len / 2);
-	fs->shadow = s;
-	half_reset(fs, s->h[1], 0, 0);
-	half_reset(fs, s->h[0], 1, fs->j.committed_seq);
+	half_reset(fs, s, s->h[1], 0, 0);
+	half_reset(fs, s, s->h[0], 1, committed_seq(fs));
+	/* The flusher runs already (the replay above needed it): it finds the shadow from here. */
+	atomic_store_explicit(&fs->shadow, s, memory_order_release);
 	return 0;
 }
 
 void bfs_shadow_close(struct blobfs *fs, bool durable)
 {
-	struct bfs_shadow *s = fs->shadow;
+	struct bfs_shadow *s = shadow_of(fs);
 	if (!s)
 		return;
-	fs->shadow = NULL;
+	atomic_store_explicit(&fs->shadow, NULL, memory_order_relaxed); /* the flusher is stopped */
 	munmap(s->map, s->map_len);
 	close(s->fd);
 	/* Everything in it is on the device: nothing to replay. A crash (or a failed final
@@ -392,7 +409,7 @@ void bfs_shadow_close(struct blobfs *fs, bool durable)
 
 int bfs_shadow_reserve(struct blobfs *fs, struct bfs_inode *in, size_t len, struct bfs_shadow_slot *slot)
 {
-	struct bfs_shadow *s = fs->shadow;
+	struct bfs_shadow *s = shadow_of(fs);
 	slot->bytes = 0;
 	slot->sync = false;
 	if (!s || !atomic_load_explicit(&in->shadowed, memory_order_relaxed))
@@ -424,7 +441,7 @@ int bfs_shadow_reserve(struct blobfs *fs, struct bfs_inode *in, size_t len, stru
 
 void bfs_shadow_unreserve(struct blobfs *fs, struct bfs_shadow_slot *slot)
 {
-	struct bfs_shadow *s = fs->shadow;
+	struct bfs_shadow *s = shadow_of(fs);
 	if (!s || !slot->bytes)
 		return;
 	pthread_mutex_lock(&s->lock);
@@ -436,7 +453,7 @@ void bfs_shadow_unreserve(struct blobfs *fs, struct bfs_shadow_slot *slot)
 static void append(struct blobfs *fs, struct bfs_shadow_slot *slot, uint32_t type, uint64_t ino,
 		   uint64_t off, const void *data, size_t len)
 {
-	struct bfs_shadow *s = fs->shadow;
+	struct bfs_shadow *s = shadow_of(fs);
 	pthread_mutex_lock(&s->lock);
 	struct shadow_half *h = s->h[s->active];
 	uint64_t used = atomic_load_explicit(&h->used, memory_order_relaxed);
@@ -487,7 +504,7 @@ void bfs_shadow_trunc(struct blobfs *fs, struct bfs_inode *in, struct bfs_shadow
 
 int bfs_shadow_cycle(struct blobfs *fs)
 {
-	struct bfs_shadow *s = fs->shadow;
+	struct bfs_shadow *s = shadow_of(fs);
 	if (!s) {
 		int rc = bfs_writeback_all(fs);
 		if (bfs_jnl_pending(fs)) {
@@ -501,10 +518,8 @@ int bfs_shadow_cycle(struct blobfs *fs)
 	if (!s->old_pending && atomic_load(&s->h[old]->used)) {
 		/* Entries from here on go to the other half; those before are covered by the
 		 * write-back and commit below. */
-		pthread_mutex_lock(&fs->jlock);
-		uint64_t base = fs->j.committed_seq;
-		pthread_mutex_unlock(&fs->jlock);
-		half_reset(fs, s->h[old ^ 1], s->h[old]->gen + 1, base);
+		uint64_t base = committed_seq(fs);
+		half_reset(fs, s, s->h[old ^ 1], s->h[old]->gen + 1, base);
 		s->active = old ^ 1;
 		s->old_pending = true;
 	}

@@ -268,6 +268,44 @@ static void test_fallocate_modes(void)
 	free(g);
 }
 
+/* Clusters a deleted file had, given to fallocate (the file system has no others): they read
+ * zeros, never the deleted file's bytes. */
+static void test_fallocate_never_shows_old_data(void)
+{
+	struct blobfs *fs = bt_fresh(ns, 4096, &quiet);
+	REQUIRE(fs);
+	struct blobfs_statfs sf;
+	blobfs_statfs(fs, &sf);
+	size_t len = (size_t)(sf.free_clusters - 64) * 4096;
+	REQUIRE(bt_write_file(fs, "/old", 9, 0, len, true) == 0);
+	REQUIRE(blobfs_unlink(fs, "/old") == 0);
+	REQUIRE(blobfs_sync(fs) == 0);
+	struct blobfs_file *f;
+	REQUIRE(blobfs_open(fs, "/new", O_RDWR | O_CREAT, 0644, &f) == 0);
+	REQUIRE(blobfs_fallocate(f, 0, 0, len) == 0);
+	REQUIRE(blobfs_fallocate(f, BLOBFS_FALLOC_KEEP_SIZE, len, 4096) == 0);
+	uint8_t *b = malloc(len);
+	CHECK_EQ(blobfs_pread(f, b, len, 0), (ssize_t)len);
+	size_t nonzero = 0;
+	for (size_t i = 0; i < len; i++)
+		nonzero += b[i] != 0;
+	CHECK_EQ(nonzero, 0);
+	/* and after a remount, read from the device */
+	blobfs_close(f);
+	blobfs_unmount(fs);
+	fs = bt_mount(ns, &quiet);
+	REQUIRE(fs);
+	REQUIRE(blobfs_open(fs, "/new", O_RDONLY, 0, &f) == 0);
+	CHECK_EQ(blobfs_pread(f, b, len, 0), (ssize_t)len);
+	nonzero = 0;
+	for (size_t i = 0; i < len; i++)
+		nonzero += b[i] != 0;
+	CHECK_EQ(nonzero, 0);
+	blobfs_close(f);
+	blobfs_unmount(fs);
+	free(b);
+}
+
 static void test_statfs_exact_after_removes(void)
 {
 	struct blobfs *fs = bt_fresh(ns, 4096, &quiet);
@@ -321,4 +359,5 @@ static void test_statfs_exact_after_removes(void)
 
 BT_DEVICE_MAIN(DEV, TEST(test_handles_outlive_names), TEST(test_special_files_survive_a_crash),
 	       TEST(test_version_1_refuses_new_features), TEST(test_tmpfile_leaves_nothing),
-	       TEST(test_fallocate_modes), TEST(test_statfs_exact_after_removes))
+	       TEST(test_fallocate_modes), TEST(test_fallocate_never_shows_old_data),
+	       TEST(test_statfs_exact_after_removes))

@@ -103,11 +103,19 @@ class ServerGone(Exception):
     pass
 
 
+def die_with_parent():
+    """In the child before exec: SIGKILL when the driver dies, however it dies (a server left
+    behind would hold the harness's pipes open, and the harness waits for their end)."""
+    import ctypes
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 def mount(unvme, dev, mnt, env):
     """`unvme fuse -f` as our child: it dies with us. Returns it once the mount is up."""
     mnt.mkdir(parents=True, exist_ok=True)
     subprocess.run(["fusermount3", "-u", "-z", str(mnt)], capture_output=True)
-    srv = subprocess.Popen([unvme, "fuse", dev, str(mnt), "-f", "--threads", "4"], env=env)
+    srv = subprocess.Popen([unvme, "fuse", dev, str(mnt), "-f", "--threads", "4"], env=env,
+                           preexec_fn=die_with_parent)
     end = time.monotonic() + 60
     while not os.path.ismount(mnt):
         if srv.poll() is not None:
@@ -142,6 +150,7 @@ def w_bulk(mnt, log, rng, seed, a):
     d.mkdir()
     n = 0
     first = True
+    live = {}  # what stays, oldest first: the file system (256 MiB) must not fill
     while True:
         count = rng.randint(600, 1000 if short() else 3000) if first else rng.randint(50, 600)
         first = False
@@ -150,15 +159,24 @@ def w_bulk(mnt, log, rng, seed, a):
             size = rng.choice([0, 100, 1000, 4096, 5000, 20000, 70000])
             log("F", f"b/f{n}", size, n)
             write_file(d / f"f{n}", blob(seed, f"f{n}", size))
+            live[n] = size
             n += 1
+        while sum(live.values()) > 64 << 20:
+            k = next(iter(live))
+            del live[k]
+            log("U", f"b/f{k}")
+            os.unlink(d / f"f{k}")
         for _ in range(rng.randint(0, 5)):  # some removed in the same commit
             k = rng.randrange(0, n)
-            if (d / f"f{k}").exists():
+            if k in live:
+                del live[k]
                 log("U", f"b/f{k}")
                 os.unlink(d / f"f{k}")
-        # the issue's sequence: fsync one file, then the directory
-        fsync_path(d / f"f{start}")
-        log("ACKF", f"b/f{start}")
+        # the issue's sequence: fsync one file (of this batch), then the directory
+        one = next((k for k in range(start, n) if k in live), None)
+        if one is not None:
+            fsync_path(d / f"f{one}")
+            log("ACKF", f"b/f{one}")
         fsync_path(d)
         log("ACK")
         # one more file, fsync'ed by itself
@@ -306,6 +324,10 @@ def write(a):
         if srv.poll() is None:
             raise
         print(f"writer: the server is gone ({srv.returncode}): {e}", file=sys.stderr)
+    finally:
+        if srv.poll() is None:  # a workload error: the server goes with us
+            srv.kill()
+            srv.wait()
     return 0
 
 

@@ -696,6 +696,9 @@ def components(Component, Block, tool_run):
     class User(Component):
         """A writer and a checker run by this file; subclasses say what they share."""
         points = Block.points
+        # a round takes seconds: the short mode of the whole harness (make reliability, its
+        # test) leaves them out; test_blobfs_crash_user.py runs one small round of each
+        long_only = True
 
         def common(self, log):
             raise NotImplementedError

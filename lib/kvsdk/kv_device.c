@@ -17,7 +17,7 @@ static void query_geometry(struct kv_dev *d, uint64_t *num_sectors, uint32_t *se
 	struct nvme_id_ns *id = unvme_dma_zalloc(4096, 4096);
 	if (id && unvme_identify(d->ctrlr, 0x00, d->nsid, 0, id) == 0) {
 		*num_sectors = id->nsze;
-		*sector_size = 1u << id->lbaf[nvme_ns_flbas_index(id)].lbads;
+		*sector_size = nvme_ns_lba_size(id); /* 0 for a format the device got wrong */
 	} else {
 		struct unvme_ns *ns = unvme_ctrlr_ns(d->ctrlr, d->nsid);
 		*num_sectors = ns ? unvme_ns_nlbas(ns) : 0;

@@ -169,6 +169,9 @@ int kv_config_from_sdk(const kv_sdk *sdk, struct kv_config *cfg);
 int kv_config_check_masks(struct kv_config *cfg, int ncpu);
 const char *kv_config_error(void);
 void kv_config_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* kv_errmsg(): emptied at the start of each call, recorded by kv_err whatever the log level */
+void kv_errmsg_clear(void);
+void kv_errmsg_record(const char *msg);
 /* A warning on stderr (unless UNVME_QUIET) and in the log. */
 void kv_config_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parses a hexadecimal mask written as a JSON number (10 means 0x10) or a string ("c", "0x1"). */

@@ -2,6 +2,7 @@
 /* Per-phase figures of the KV benchmarks, as text and as JSON. */
 #include <string.h>
 
+#include "kv_ns_hint.h"
 #include "kv_report.h"
 #include "kv_result_name.h"
 #include "tsc.h"
@@ -173,6 +174,8 @@ void kvt_report_failure(const char *prog, const char *title, const struct kvt_ph
 			prog, title, (unsigned long long)p->errors, (unsigned long long)p->ops,
 			(unsigned long long)p->first_error_key,
 			kvt_result_str(p->first_error, rs, sizeof(rs)));
+	if (p->errors)
+		kvt_explain_failure(prog, p->first_error);
 	if (p->verify_errors)
 		fprintf(stderr, "%s: %s: %llu values failed verification; the first: key #%llu\n",
 			prog, title, (unsigned long long)p->verify_errors,

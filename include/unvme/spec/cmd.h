@@ -56,6 +56,7 @@ NVME_STATIC_ASSERT(sizeof(struct nvme_cqe) == 16, "CQE is 16 bytes");
 #define NVME_CQE_CRD(st)   (((st) >> 12) & 0x3u)
 #define NVME_CQE_MORE(st)  (((st) >> 14) & 0x1u)
 #define NVME_CQE_DNR(st)   (((st) >> 15) & 0x1u)
+#define NVME_CQE_DNR_BIT   0x8000u
 /* Builds the status word (without phase) from type and code. */
 #define NVME_CQE_STATUS(sct, sc) ((uint16_t)((((sct) & 0x7u) << 9) | (((sc) & 0xffu) << 1)))
 

@@ -84,7 +84,7 @@ extern "C" {
 #define BLOBFS_PATH_MAX 4096u     /* bytes of a whole path, and of a symlink target */
 #define BLOBFS_BLOCK_SIZE 4096u   /* the file system's block: metadata unit and I/O granule */
 #define BLOBFS_FILE_MAX (1ull << 50)
-#define BLOBFS_VERSION 1u         /* on-disk format version written by mkfs */
+#define BLOBFS_VERSION 2u         /* on-disk format version written by mkfs (1 is read too) */
 
 /* ---- messages ---- */
 /* Why the calling thread's last BlobFS call failed, "" if it did not. */
@@ -95,8 +95,8 @@ UNVME_API const char *blobfs_strerror(int rc);
 /* ---- mkfs ---- */
 struct blobfs_mkfs_opts {
 	uint32_t cluster_size;  /* allocation unit in bytes: power of two, 4 KiB..64 MiB, and a
-	                           multiple of the LBA size (0: 4 KiB on namespaces under 1 GiB,
-	                           else 64 KiB) */
+	                           multiple of the LBA size (0: 4 KiB, doubled on namespaces
+	                           over 1 TiB so that there are at most 2^28 clusters) */
 	uint64_t journal_size;  /* bytes of the metadata journal (0: 1/64 of the device, 1..64 MiB) */
 	uint64_t meta_size;     /* bytes of each of the two checkpoint slots, which bounds the
 	                           metadata: about 300 bytes per file plus 24 per extent
@@ -128,6 +128,16 @@ struct blobfs_opts {
 	bool read_only;              /* mount read-only: replay the journal in memory, write nothing */
 	bool format_if_empty;        /* run blobfs_mkfs() first when the namespace holds no BlobFS
 	                                (BLOBFS_ENOFS only: never over a corrupt one) */
+	/* Kill-safe writes ("the shadow"): a directory on tmpfs (say /dev/shm) where a read-write
+	 * mount keeps a copy of every write (and truncate) to shadowed files until the flusher
+	 * has written it back and committed it. A kill of the process then loses none of them:
+	 * the next mount replays the copy, as ext4 keeps what sits in the page cache when a
+	 * process dies. A power cut takes tmpfs with it (only fsync'ed data is promised then).
+	 * NULL: off. Files are shadowed with blobfs_file_opts.shadow, or all with shadow_all. */
+	const char *shadow_dir;
+	uint64_t shadow_size;        /* bytes of each of the shadow's two halves: 64 KiB..1 GiB
+	                                (0: 16 MiB) */
+	bool shadow_all;             /* every file's writes are shadowed */
 };
 
 struct blobfs;
@@ -177,6 +187,7 @@ struct blobfs_stats {
 	uint64_t commits;           /* journal transactions written */
 	uint64_t checkpoints;
 	uint64_t replayed;          /* transactions replayed at mount */
+	uint64_t shadow_replayed;   /* writes and truncates brought back from the shadow at mount */
 	uint64_t cache_bytes;       /* DMA memory held by the cache now */
 	uint64_t dirty_bytes;
 	uint32_t qpairs;            /* per-thread queue pairs alive */
@@ -212,9 +223,17 @@ UNVME_API int blobfs_truncate(struct blobfs *fs, const char *path, uint64_t size
 /* Makes the file's data and all metadata changes so far durable (see Guarantees). On a
  * directory handle it commits the metadata. */
 UNVME_API int blobfs_fsync(struct blobfs_file *f);
-/* Reserves clusters for [off, off+len) so later writes there cannot fail with -ENOSPC;
- * extends the size unless keep_size. */
-UNVME_API int blobfs_fallocate(struct blobfs_file *f, uint64_t off, uint64_t len, bool keep_size);
+/* fallocate(2) on a file, with Linux's mode bits and errors. 0: clusters for [off, off+len)
+ * (zeros where they were holes) so later writes there cannot fail with -ENOSPC, the size
+ * extended to off+len; KEEP_SIZE: the size stays (clusters past the end are preallocation,
+ * kept while the file is open, not across a remount); PUNCH_HOLE (with KEEP_SIZE): the
+ * range reads as zeros and its whole clusters are freed; ZERO_RANGE: the range reads as
+ * zeros and has clusters. Other modes: -EOPNOTSUPP; PUNCH_HOLE and ZERO_RANGE need format
+ * version 2. */
+#define BLOBFS_FALLOC_KEEP_SIZE 0x01u  /* FALLOC_FL_KEEP_SIZE */
+#define BLOBFS_FALLOC_PUNCH_HOLE 0x02u /* FALLOC_FL_PUNCH_HOLE */
+#define BLOBFS_FALLOC_ZERO_RANGE 0x10u /* FALLOC_FL_ZERO_RANGE */
+UNVME_API int blobfs_fallocate(struct blobfs_file *f, uint32_t mode, uint64_t off, uint64_t len);
 
 /* Per-file cache controls; a field left 0 / false keeps the file system's setting. */
 struct blobfs_file_opts {
@@ -224,11 +243,18 @@ struct blobfs_file_opts {
 	int retain;                  /* 1 retain, -1 evict after read and close, 0 the mount's */
 	int direct_read;             /* 1 bypass the cache for reads, -1 use it, 0 the mount's */
 	int direct_write;
+	int shadow;                  /* 1: this file's writes (any handle's, from now on) go to the
+	                                mount's shadow (blobfs_opts.shadow_dir) */
 };
 UNVME_API int blobfs_file_set_opts(struct blobfs_file *f, const struct blobfs_file_opts *o);
 
 /* ---- metadata ---- */
-enum blobfs_type { BLOBFS_TYPE_FILE = 1, BLOBFS_TYPE_DIR = 2, BLOBFS_TYPE_SYMLINK = 3 };
+/* FIFO, character and block devices and sockets (format version 2) hold no data: BlobFS
+ * keeps their name, attributes and device number; FUSE's kernel side gives them meaning. */
+enum blobfs_type {
+	BLOBFS_TYPE_FILE = 1, BLOBFS_TYPE_DIR = 2, BLOBFS_TYPE_SYMLINK = 3, BLOBFS_TYPE_FIFO = 4,
+	BLOBFS_TYPE_CHR = 5, BLOBFS_TYPE_BLK = 6, BLOBFS_TYPE_SOCK = 7,
+};
 
 struct blobfs_stat {
 	uint64_t ino;
@@ -239,6 +265,7 @@ struct blobfs_stat {
 	uint64_t size;      /* bytes (a symlink: its target's length; a directory: entries) */
 	uint64_t blocks;    /* BLOBFS_BLOCK_SIZE blocks allocated */
 	int64_t atime_ns, mtime_ns, ctime_ns;   /* nanoseconds since the epoch */
+	uint64_t rdev;      /* character and block devices: the device number (makedev) */
 };
 UNVME_API int blobfs_stat(struct blobfs *fs, const char *path, struct blobfs_stat *st);
 /* lstat semantics: a symlink is described, not followed. BlobFS never follows symlinks
@@ -280,6 +307,66 @@ UNVME_API int blobfs_opendir(struct blobfs *fs, const char *path, struct blobfs_
 UNVME_API int blobfs_readdir(struct blobfs_dir *d, struct blobfs_dirent *ent);
 UNVME_API void blobfs_closedir(struct blobfs_dir *d);
 
+/* Makes the namespace changes made so far durable (one journal commit), without writing
+ * back file data: what fsync of a directory needs. blobfs_sync() does both. */
+UNVME_API int blobfs_commit(struct blobfs *fs);
+
+/* ---- inode handles ----
+ * For callers that hold on to inodes rather than paths (a FUSE low-level server): a handle
+ * is a counted reference that stays valid while its name changes or goes (unlink, rename
+ * over), as an open file does on any POSIX file system; an unlinked inode's space is
+ * released with its last reference. Names are single components (no '/'). Every function
+ * takes ns_lock the way its path-based twin does. */
+struct blobfs_inode;
+/* A new reference to the root directory. */
+UNVME_API struct blobfs_inode *blobfs_root(struct blobfs *fs);
+/* Looks name up in directory dir: *out gets a new reference, st (may be NULL) its stat. */
+UNVME_API int blobfs_lookup(struct blobfs *fs, struct blobfs_inode *dir, const char *name,
+			    struct blobfs_inode **out, struct blobfs_stat *st);
+/* Drops n references. */
+UNVME_API void blobfs_inode_put(struct blobfs *fs, struct blobfs_inode *in, uint64_t n);
+UNVME_API int blobfs_inode_stat(struct blobfs *fs, struct blobfs_inode *in, struct blobfs_stat *st);
+/* setattr by handle; BLOBFS_SET_SIZE truncates (files only). */
+#define BLOBFS_SET_SIZE 0x20u
+UNVME_API int blobfs_inode_setattr(struct blobfs *fs, struct blobfs_inode *in,
+				   const struct blobfs_stat *st, uint32_t mask);
+/* What blobfs_make_at creates: type, permission bits, owner, and for a symlink its target,
+ * for a device its number. */
+struct blobfs_node {
+	enum blobfs_type type;
+	uint32_t mode, uid, gid;
+	uint64_t rdev;
+	const char *target;
+};
+/* Creates name in dir (any type; -EEXIST if it exists): *out (may be NULL) gets a new
+ * reference, st (may be NULL) its stat. FIFOs, devices and sockets need format version 2
+ * (-EOPNOTSUPP on a version 1 file system). */
+UNVME_API int blobfs_make_at(struct blobfs *fs, struct blobfs_inode *dir, const char *name,
+			     const struct blobfs_node *node, struct blobfs_inode **out,
+			     struct blobfs_stat *st);
+/* Opens name in dir as blobfs_open() would (O_CREAT, O_EXCL, O_TRUNC, with owner uid/gid
+ * for a new file); *out (may be NULL) gets a reference to the inode. */
+UNVME_API int blobfs_open_at(struct blobfs *fs, struct blobfs_inode *dir, const char *name,
+			     int flags, uint32_t mode, uint32_t uid, uint32_t gid,
+			     struct blobfs_file **file, struct blobfs_inode **out);
+/* Opens an inode (a file) by handle, unlinked or not. */
+UNVME_API int blobfs_open_inode(struct blobfs *fs, struct blobfs_inode *in, int flags,
+				struct blobfs_file **file);
+/* The inode a handle is open on (a new reference). */
+UNVME_API struct blobfs_inode *blobfs_file_inode(struct blobfs_file *f);
+/* A file without a name (O_TMPFILE): it lives while its handle is open and is never
+ * written to the journal, so a crash leaves nothing of it. dir must be a directory. */
+UNVME_API int blobfs_tmpfile_at(struct blobfs *fs, struct blobfs_inode *dir, int flags,
+				uint32_t mode, uint32_t uid, uint32_t gid, struct blobfs_file **file);
+/* unlink (dir false) or rmdir (dir true) of name in parent. */
+UNVME_API int blobfs_remove_at(struct blobfs *fs, struct blobfs_inode *parent, const char *name,
+			       bool dir);
+UNVME_API int blobfs_rename_at(struct blobfs *fs, struct blobfs_inode *sdir, const char *sname,
+			       struct blobfs_inode *ddir, const char *dname, uint32_t flags);
+UNVME_API int blobfs_opendir_inode(struct blobfs *fs, struct blobfs_inode *in, struct blobfs_dir **out);
+UNVME_API ssize_t blobfs_readlink_inode(struct blobfs *fs, struct blobfs_inode *in, char *buf,
+					size_t len);
+
 /* ---- lock files (RocksDB's LOCK) ----
  * Creates the file if missing and locks it for this mount: a second lock of the same file
  * fails with -EAGAIN until blobfs_unlock_file(). Other processes cannot mount the namespace
@@ -298,8 +385,12 @@ struct blobfs_fsck_result {
 	uint32_t repaired;      /* of those, fixed (with BLOBFS_FSCK_REPAIR) */
 	uint32_t warnings;      /* harmless findings (leaked clusters, a torn last transaction) */
 	uint64_t files, dirs, symlinks;
+	uint64_t specials;      /* FIFOs, devices and sockets */
 	uint64_t used_clusters, free_clusters;
 	uint64_t replayed;      /* journal transactions that a mount would replay */
+	uint64_t lost_transactions; /* whole transactions the replay cannot reach although they
+	                           were written after the one it stops at (an error: that one had
+	                           been acknowledged, so acknowledged changes are lost) */
 	bool clean_unmount;     /* the last stop was an unmount (nothing to replay) */
 };
 /* Checks the file system on ns without mounting it (it must not be mounted read-write):

@@ -22,6 +22,7 @@
  *   nsops.c       create, mkdir, rename, unlink, stat, readdir, symlink
  *   lockfile.c    lock files
  *   fsck.c        the checker
+ *   shadow.c      copies of unsynced writes outside the process (kill-safe RocksDB WALs)
  *
  * Lock order (outer first): fs->ns_lock (rwlock) -> inode->rw (rwlock) -> inode->cache_lock
  * -> unit->lock; fs->commit_lock -> fs->jlock -> fs->alloc.lock. Namespace structure
@@ -59,6 +60,7 @@
 #define BFS_PAGE_SHIFT 12
 #define BFS_PAGE (1u << BFS_PAGE_SHIFT)
 #define BFS_UNLOGGED 0x1u /* extent flag: allocated in memory, no MAP record yet */
+#define BFS_TXN_MAX (1u << 20) /* bytes of one journal transaction, at most a quarter of the journal */
 
 /* ---- errmsg.c ---- */
 /* Sets the thread's message and returns rc, so `return bfs_err(-ENOENT, "...")` works. */
@@ -221,6 +223,7 @@ struct bfs_inode {
 	struct bfs_inode *hnext;     /* inode table chain */
 	/* attributes: under rw (write) or ns_lock+jlock; read them under either */
 	uint32_t mode, uid, gid;
+	uint64_t rdev;               /* character and block devices */
 	_Atomic int64_t atime_ns, mtime_ns, ctime_ns;
 	_Atomic uint32_t refs;       /* link + open handles + transient users */
 	uint32_t nopen;              /* under fs->files_lock */
@@ -241,6 +244,9 @@ struct bfs_inode {
 	uint64_t dirty_pages;
 	_Atomic bool on_dirty_list;  /* set/cleared under fs->dirty_lock and rw (write) */
 	struct bfs_inode *dnext, *dprev;
+	struct bfs_inode *onext, *oprev; /* fs->orphans (under jlock) */
+	bool orphan;
+	_Atomic bool shadowed;       /* its writes go to the shadow (set once, never cleared) */
 };
 
 struct bfs_inode *bfs_inode_new(struct blobfs *fs, uint64_t ino, uint8_t type);
@@ -249,6 +255,8 @@ void bfs_inode_destroy(struct blobfs *fs, struct bfs_inode *in);
 void bfs_inode_ref(struct bfs_inode *in);
 /* Drops a reference; the last one of an unlinked inode releases its clusters and cache. */
 void bfs_inode_unref(struct blobfs *fs, struct bfs_inode *in);
+/* Releases an unlinked inode whose last reference is gone. */
+void bfs_inode_release(struct blobfs *fs, struct bfs_inode *in);
 struct bfs_inode *bfs_itable_find(struct blobfs *fs, uint64_t ino);
 int bfs_itable_insert(struct blobfs *fs, struct bfs_inode *in);
 void bfs_itable_remove(struct blobfs *fs, struct bfs_inode *in);
@@ -281,7 +289,7 @@ int bfs_name_check(const char *name, size_t len);
 /* ---- record.c ---- */
 struct bfs_rec {
 	enum bfs_rec_type type;
-	uint64_t ino, parent, parent2;
+	uint64_t ino, parent, parent2, rdev;
 	uint64_t size, lclu, pclu;
 	uint32_t count, mode, uid, gid, mask;
 	uint8_t ftype;
@@ -301,27 +309,39 @@ size_t bfs_rec_decode(const uint8_t *p, size_t avail, struct bfs_rec *r);
  * naming an inconsistency (replay only). */
 int bfs_rec_apply_ns(struct blobfs *fs, const struct bfs_rec *r, bool runtime,
 		     struct bfs_inode **dropped);
-/* Applies MAP, SETSIZE, TRUNCATE at replay. */
+/* Applies MAP, SETSIZE, TRUNCATE, PUNCH at replay. */
 int bfs_rec_replay_data(struct blobfs *fs, const struct bfs_rec *r);
 
 /* ---- journal.c ---- */
 struct bfs_deferred {
 	uint64_t pclu, count, seq;
 };
+struct bfs_jcut {                /* the end of an operation's records in the buffer */
+	size_t len;
+	uint32_t nrec;
+};
 struct bfs_journal {
 	uint8_t *buf;                /* records not yet committed */
 	size_t len, cap;
 	uint32_t nrec;
+	struct bfs_jcut *cuts;       /* where a transaction may end */
+	size_t ncuts, capcuts;
+	size_t txn_max;              /* record bytes per transaction (one operation may exceed it) */
+	bool kicked;                 /* the flusher was woken for a full buffer */
 	uint64_t seq;                /* the transaction the buffer will become */
 	uint64_t head;               /* journal block where it will be written */
 	uint64_t committed_seq;      /* last durable transaction */
 	struct bfs_deferred *defer;  /* clusters freed by records not yet durable */
 	size_t ndefer, capdefer;
+	uint64_t deferred_clusters;  /* their sum */
 	int64_t first_rec_ns;        /* when the oldest pending record was appended */
 	uint32_t last_ckpt_slot;     /* slot of the newest checkpoint (0 A, 1 B) */
 };
 /* Appends a record (caller holds jlock). -ENOMEM only. */
 int bfs_jnl_append(struct blobfs *fs, const struct bfs_rec *r);
+/* The records appended so far form whole operations: a transaction may end here (caller
+ * holds jlock; every path that appends calls it before releasing jlock). */
+void bfs_jnl_op_done(struct blobfs *fs);
 /* Frees clusters once the current transaction is durable (caller holds jlock). */
 void bfs_jnl_defer_free(struct blobfs *fs, uint64_t pclu, uint64_t count);
 /* Makes every record appended so far durable (group commit): Flush, transaction, Flush;
@@ -330,9 +350,19 @@ int bfs_jnl_commit(struct blobfs *fs);
 bool bfs_jnl_pending(struct blobfs *fs);
 /* Writes a checkpoint now (folding pending records into it); clean marks an unmount. */
 int bfs_jnl_checkpoint(struct blobfs *fs, bool clean);
-/* Replays transactions after the loaded checkpoint. *count gets how many, *torn whether the
- * last one found was incomplete. */
-int bfs_jnl_replay(struct blobfs *fs, struct bfs_qctx *q, uint64_t *count, bool *torn, FILE *report);
+/* What a replay found. */
+struct bfs_replay {
+	uint64_t count;              /* transactions applied */
+	bool torn;                   /* the chain ended at an incomplete transaction */
+	uint64_t torn_seq, torn_blk;
+	uint64_t lost;               /* whole transactions newer than the chain's end: acknowledged
+	                                work it cannot reach (damage, not a crash) */
+	uint64_t lost_first, lost_last, lost_blk;
+	uint64_t max_seq;            /* highest sequence number of a whole transaction seen */
+};
+/* Replays transactions after the loaded checkpoint, then scans the rest of the journal for
+ * whole transactions the chain did not reach. */
+int bfs_jnl_replay(struct blobfs *fs, struct bfs_qctx *q, struct bfs_replay *rp, FILE *report);
 /* The commit DMA buffer, at least bytes long (commit_lock held, or mount). */
 int bfs_jdma_reserve(struct blobfs *fs, size_t bytes);
 
@@ -412,6 +442,14 @@ uint64_t bfs_map_run(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uint
  * failure nothing stays allocated. */
 int bfs_alloc_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t off,
 		    uint64_t end, uint64_t size, bool *fresh_head, bool *fresh_tail);
+/* The holes in [off, end) get clusters (fallocate): zeroed on the device as far as they lie
+ * inside the file, whose size afterwards is size. */
+int bfs_alloc_fill(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t off,
+		   uint64_t end, uint64_t size);
+/* Zeroes the bytes [from, to) of in (inside its size) through the cache, exactly (rw held
+ * for writing). */
+int bfs_zero_bytes(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t from,
+		   uint64_t to);
 /* Clusters [off, end) still needs, and whether the file system has them (-ENOSPC with a
  * message if not, after a commit has returned what deferred frees hold back). */
 uint64_t bfs_holes_in(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uint64_t end);
@@ -458,6 +496,30 @@ void bfs_flusher_kick(struct blobfs *fs);
 /* Blocks the caller while dirty data is over the limit (not holding any inode lock). */
 void bfs_throttle(struct blobfs *fs);
 
+/* ---- shadow.c ---- */
+struct bfs_shadow;
+struct bfs_shadow_slot {         /* space a writer reserved before taking the inode's lock */
+	size_t bytes;
+	bool sync;                   /* too large to copy: write back and commit instead */
+};
+/* At a read-write mount with opts.shadow_dir: replays a shadow a killed process left, then
+ * starts this mount's. */
+int bfs_shadow_open(struct blobfs *fs);
+/* Unmount (durable: everything was written back and committed, so the file goes; else, as
+ * after a crash, it stays for the next mount). */
+void bfs_shadow_close(struct blobfs *fs, bool durable);
+/* Before taking in->rw for a write or truncate of len bytes (nothing when in is not
+ * shadowed); may wait for the flusher to make room. */
+int bfs_shadow_reserve(struct blobfs *fs, struct bfs_inode *in, size_t len, struct bfs_shadow_slot *slot);
+void bfs_shadow_unreserve(struct blobfs *fs, struct bfs_shadow_slot *slot);
+/* rw held: the write just made (len bytes at off) goes to the shadow. */
+int bfs_shadow_write(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in,
+		     struct bfs_shadow_slot *slot, uint64_t off, const void *buf, size_t len);
+void bfs_shadow_trunc(struct blobfs *fs, struct bfs_inode *in, struct bfs_shadow_slot *slot, uint64_t size);
+/* The flusher's round: write back every file and commit (switching the shadow's halves
+ * first and clearing the old one after). */
+int bfs_shadow_cycle(struct blobfs *fs);
+
 /* ---- file handles ---- */
 struct blobfs_file {
 	struct blobfs *fs;
@@ -481,6 +543,14 @@ int bfs_open_inode(struct blobfs *fs, struct bfs_inode *in, int flags, struct bl
 int bfs_ns_change(struct blobfs *fs, const struct bfs_rec *r, struct bfs_inode **dropped);
 /* Creates p's last component (ns_lock held for writing); p->inode gets the new inode. */
 int bfs_create(struct blobfs *fs, struct bfs_path *p, uint8_t type, uint32_t mode, const char *link);
+int bfs_create_node(struct blobfs *fs, struct bfs_path *p, const struct blobfs_node *n);
+/* Resolves name in directory dir like a path (ns_lock taken, for writing when write; not
+ * held on failure). */
+int bfs_at_begin(struct blobfs *fs, struct bfs_inode *dir, const char *name, bool write,
+		 bool existing, struct bfs_path *p);
+/* -EROFS / -EIO when the file system takes no changes. */
+int bfs_check_writable(struct blobfs *fs);
+int bfs_truncate_inode(struct blobfs *fs, struct bfs_inode *in, uint64_t size);
 void bfs_fill_stat(struct blobfs *fs, struct bfs_inode *in, struct blobfs_stat *st);
 
 /* ---- the file system ---- */
@@ -512,6 +582,7 @@ struct blobfs {
 	uint64_t itab_n, itab_cap;
 	uint64_t next_ino;
 	_Atomic uint64_t meta_bytes;
+	struct bfs_inode *orphans;        /* unlinked, still referenced (jlock) */
 
 	pthread_mutex_t commit_lock;
 	pthread_mutex_t jlock;
@@ -553,6 +624,10 @@ struct blobfs {
 	int lock_fd;
 	char lock_path[256];
 
+	_Atomic(struct bfs_shadow *) shadow; /* set once the replay is done (the flusher runs) */
+	char shadow_path[512];
+	uint64_t shadow_replayed;         /* entries applied at mount */
+
 	struct bfs_stats_atomic st;
 };
 
@@ -564,7 +639,7 @@ void bfs_ns_unlock(int fd, const char *path);
  * sb (may be NULL) used instead of block 0. */
 int bfs_mount_prepare(struct unvme_ns *ns, const struct blobfs_opts *opts, FILE *report,
 		      const struct bfs_sb_disk *sb, struct blobfs **out, struct bfs_ckpt_hdr *hdr,
-		      bool *torn);
+		      struct bfs_replay *rp);
 void bfs_mount_abandon(struct blobfs *fs);
 /* Test hook: drops the mount as a kill -9 would, writing nothing (handles are freed; dirty
  * data and uncommitted records are lost). */

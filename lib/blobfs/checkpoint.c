@@ -52,7 +52,8 @@ static void add_inode(void *arg, struct bfs_inode *in)
 	struct bfs_ckpt_inode ci = {
 		.ino = in->ino,
 		.parent = in->parent ? in->parent->ino : 0,
-		.size = in->type == BLOBFS_TYPE_FILE ? in->logged_size : link_len,
+		.size = in->type == BLOBFS_TYPE_FILE ? in->logged_size :
+			in->type == BLOBFS_TYPE_CHR || in->type == BLOBFS_TYPE_BLK ? in->rdev : link_len,
 		.atime_ns = atomic_load(&in->atime_ns),
 		.mtime_ns = in->type == BLOBFS_TYPE_FILE ? in->logged_mtime : atomic_load(&in->mtime_ns),
 		.ctime_ns = atomic_load(&in->ctime_ns),
@@ -172,7 +173,8 @@ static int parse(struct blobfs *fs, const uint8_t *p, size_t len, uint64_t ninod
 		memcpy(&ci, p, sizeof(ci));
 		size_t need = sizeof(ci) + ci.name_len + ci.link_len +
 			      (size_t)ci.nextents * sizeof(struct bfs_extent_disk);
-		if ((size_t)(end - p) < need || ci.type < 1 || ci.type > 3 ||
+		uint32_t tmax = fs->sb.version >= 2 ? BFS_TYPE_MAX : BLOBFS_TYPE_SYMLINK;
+		if ((size_t)(end - p) < need || ci.type < 1 || ci.type > tmax ||
 		    ci.name_len > BLOBFS_NAME_MAX || ci.link_len > BLOBFS_PATH_MAX ||
 		    bfs_itable_find(fs, ci.ino) || ci.ino == 0) {
 			*why = "malformed or duplicate inode record";
@@ -191,8 +193,12 @@ static int parse(struct blobfs *fs, const uint8_t *p, size_t len, uint64_t ninod
 		atomic_store(&in->mtime_ns, ci.mtime_ns);
 		atomic_store(&in->ctime_ns, ci.ctime_ns);
 		in->logged_mtime = ci.mtime_ns;
-		atomic_store(&in->size, ci.size);
-		in->logged_size = ci.size;
+		if (ci.type == BLOBFS_TYPE_CHR || ci.type == BLOBFS_TYPE_BLK) {
+			in->rdev = ci.size;
+		} else if (ci.type == BLOBFS_TYPE_FILE || ci.type == BLOBFS_TYPE_SYMLINK) {
+			atomic_store(&in->size, ci.size);
+			in->logged_size = ci.size;
+		}
 		const uint8_t *q = p + sizeof(ci);
 		links[n] = (struct pending_link){ in, ci.parent, (const char *)q, ci.name_len };
 		q += ci.name_len;

@@ -48,23 +48,33 @@ int bfs_open_inode(struct blobfs *fs, struct bfs_inode *in, int flags, struct bl
 	fs->files = f;
 	in->nopen++;
 	pthread_mutex_unlock(&fs->files_lock);
+	if (fs->opts.shadow_all && in->type == BLOBFS_TYPE_FILE)
+		atomic_store(&in->shadowed, true);
 	*out = f;
 	return 0;
 }
 
 /* ns_lock held for writing. */
-static int create_locked(struct blobfs *fs, struct bfs_path *p, uint8_t type, uint32_t mode,
-			 const char *link)
+static int create_locked(struct blobfs *fs, struct bfs_path *p, const struct blobfs_node *n)
 {
+	uint8_t type = (uint8_t)n->type;
+	const char *link = type == BLOBFS_TYPE_SYMLINK ? n->target : NULL;
+	if (type < BLOBFS_TYPE_FILE || type > BFS_TYPE_MAX || (type == BLOBFS_TYPE_SYMLINK && !link))
+		return bfs_err(-EINVAL, "cannot create '%.*s': node type %u", (int)p->name_len, p->name, type);
+	if (type > BLOBFS_TYPE_SYMLINK && fs->sb.version < 2)
+		return bfs_err(-EOPNOTSUPP, "cannot create '%.*s': FIFOs, devices and sockets need BlobFS "
+			       "format version 2 (this file system is version %u)", (int)p->name_len, p->name,
+			       fs->sb.version);
 	uint64_t est = sizeof(struct bfs_ckpt_inode) + p->name_len + (link ? strlen(link) : 0) + 8;
 	if (atomic_load(&fs->meta_bytes) + est + BFS_BLOCK > (fs->g.ckpt_blocks - 1) * BFS_BLOCK)
 		return bfs_err(-ENOSPC, "no space left for metadata (checkpoint slot of %llu bytes is full)",
 			       (unsigned long long)((fs->g.ckpt_blocks - 1) * BFS_BLOCK));
 	struct bfs_rec r = {
 		.type = BFS_REC_CREATE, .ino = fs->next_ino, .parent = p->parent->ino, .ftype = type,
-		.mode = mode & 07777, .ctime = bfs_now_ns(), .name = p->name,
-		.name_len = (uint16_t)p->name_len, .link = link,
+		.mode = n->mode & 07777, .uid = n->uid, .gid = n->gid, .ctime = bfs_now_ns(),
+		.name = p->name, .name_len = (uint16_t)p->name_len, .link = link,
 		.link_len = link ? (uint32_t)strlen(link) : 0,
+		.rdev = type == BLOBFS_TYPE_CHR || type == BLOBFS_TYPE_BLK ? n->rdev : 0,
 	};
 	int rc = bfs_ns_change(fs, &r, NULL);
 	if (!rc)
@@ -72,56 +82,67 @@ static int create_locked(struct blobfs *fs, struct bfs_path *p, uint8_t type, ui
 	return rc;
 }
 
-int bfs_create(struct blobfs *fs, struct bfs_path *p, uint8_t type, uint32_t mode, const char *link)
+int bfs_create_node(struct blobfs *fs, struct bfs_path *p, const struct blobfs_node *n)
 {
-	return create_locked(fs, p, type, mode, link);
+	return create_locked(fs, p, n);
 }
 
-int blobfs_open(struct blobfs *fs, const char *path, int flags, uint32_t mode, struct blobfs_file **out)
+int bfs_create(struct blobfs *fs, struct bfs_path *p, uint8_t type, uint32_t mode, const char *link)
 {
-	bfs_err_clear();
-	if (!fs || !out)
-		return bfs_err(-EINVAL, "no file system or handle pointer given");
+	struct blobfs_node n = { .type = (enum blobfs_type)type, .mode = mode, .target = link };
+	return create_locked(fs, p, &n);
+}
+
+/* The checks of an open before any lock. */
+static int open_check(struct blobfs *fs, int flags, const char *what)
+{
 	int acc = flags & O_ACCMODE;
 	if (acc != O_RDONLY && acc != O_WRONLY && acc != O_RDWR)
 		return bfs_err(-EINVAL, "open flags 0x%x: access mode is not O_RDONLY, O_WRONLY or O_RDWR", flags);
-	bool creating = flags & O_CREAT;
 	bool writing = acc != O_RDONLY || (flags & O_TRUNC);
-	if (fs->read_only && (creating || writing))
-		return bfs_err(-EROFS, "'%s': the file system is mounted read-only", path);
-	if ((creating || writing) && fs->jnl_error)
+	if (fs->read_only && ((flags & O_CREAT) || writing))
+		return bfs_err(-EROFS, "'%s': the file system is mounted read-only", what);
+	if (((flags & O_CREAT) || writing) && fs->jnl_error)
 		return bfs_err(-EIO, "the file system stopped taking changes after a failed metadata write");
-	if (creating)
-		pthread_rwlock_wrlock(&fs->ns_lock);
-	else
-		pthread_rwlock_rdlock(&fs->ns_lock);
-	struct bfs_path p;
-	int rc = bfs_path_resolve(fs, path, &p);
-	if (!rc && !p.inode) {
-		if (!creating)
-			rc = bfs_err(-ENOENT, "'%s' does not exist", path);
+	return 0;
+}
+
+/* ns_lock held (for writing with O_CREAT): creates p if needed, checks the inode and takes a
+ * reference to it for the handle. */
+static int open_locked(struct blobfs *fs, struct bfs_path *p, int flags, const struct blobfs_node *n,
+		       const char *what)
+{
+	bool writing = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+	int rc = 0;
+	if (!p->inode) {
+		if (!(flags & O_CREAT))
+			rc = bfs_err(-ENOENT, "'%s' does not exist", what);
 		else
-			rc = create_locked(fs, &p, BLOBFS_TYPE_FILE, mode, NULL);
-	} else if (!rc) {
-		if (creating && (flags & O_EXCL))
-			rc = bfs_err(-EEXIST, "'%s' exists already", path);
-		else if (p.inode->type == BLOBFS_TYPE_DIR && writing)
-			rc = bfs_err(-EISDIR, "'%s' is a directory", path);
-		else if (p.inode->type == BLOBFS_TYPE_SYMLINK)
-			rc = bfs_err(-ELOOP, "'%s' is a symbolic link (BlobFS does not follow them)", path);
+			rc = create_locked(fs, p, n);
+	} else if ((flags & O_CREAT) && (flags & O_EXCL)) {
+		rc = bfs_err(-EEXIST, "'%s' exists already", what);
+	} else if (p->inode->type == BLOBFS_TYPE_DIR && writing) {
+		rc = bfs_err(-EISDIR, "'%s' is a directory", what);
+	} else if (p->inode->type == BLOBFS_TYPE_SYMLINK) {
+		rc = bfs_err(-ELOOP, "'%s' is a symbolic link (BlobFS does not follow them)", what);
+	} else if (p->inode->type > BLOBFS_TYPE_SYMLINK) {
+		rc = bfs_err(-ENXIO, "'%s' is a FIFO, device or socket: it has no data in BlobFS", what);
 	}
 	if (!rc)
-		bfs_inode_ref(p.inode);
-	pthread_rwlock_unlock(&fs->ns_lock);
-	if (rc)
-		return rc;
+		bfs_inode_ref(p->inode);
+	return rc;
+}
+
+/* After open_locked: the handle, and O_TRUNC. */
+static int open_finish(struct blobfs *fs, struct bfs_inode *in, int flags, struct blobfs_file **out)
+{
 	struct blobfs_file *f = NULL;
-	rc = bfs_open_inode(fs, p.inode, flags, &f);
+	int rc = bfs_open_inode(fs, in, flags, &f);
 	if (rc) {
-		bfs_inode_unref(fs, p.inode);
+		bfs_inode_unref(fs, in);
 		return rc;
 	}
-	if ((flags & O_TRUNC) && p.inode->type == BLOBFS_TYPE_FILE && bfs_load_size(p.inode)) {
+	if ((flags & O_TRUNC) && in->type == BLOBFS_TYPE_FILE && bfs_load_size(in)) {
 		rc = blobfs_ftruncate(f, 0);
 		if (rc) {
 			blobfs_close(f);
@@ -130,6 +151,124 @@ int blobfs_open(struct blobfs *fs, const char *path, int flags, uint32_t mode, s
 	}
 	*out = f;
 	return 0;
+}
+
+int blobfs_open(struct blobfs *fs, const char *path, int flags, uint32_t mode, struct blobfs_file **out)
+{
+	bfs_err_clear();
+	if (!fs || !out)
+		return bfs_err(-EINVAL, "no file system or handle pointer given");
+	int rc = open_check(fs, flags, path);
+	if (rc)
+		return rc;
+	bool creating = flags & O_CREAT;
+	if (creating)
+		pthread_rwlock_wrlock(&fs->ns_lock);
+	else
+		pthread_rwlock_rdlock(&fs->ns_lock);
+	struct bfs_path p;
+	rc = bfs_path_resolve(fs, path, &p);
+	struct blobfs_node n = { .type = BLOBFS_TYPE_FILE, .mode = mode };
+	if (!rc)
+		rc = open_locked(fs, &p, flags, &n, path);
+	pthread_rwlock_unlock(&fs->ns_lock);
+	return rc ? rc : open_finish(fs, p.inode, flags, out);
+}
+
+int blobfs_open_at(struct blobfs *fs, struct blobfs_inode *dir, const char *name, int flags,
+		   uint32_t mode, uint32_t uid, uint32_t gid, struct blobfs_file **file,
+		   struct blobfs_inode **out)
+{
+	bfs_err_clear();
+	if (!fs || !file)
+		return bfs_err(-EINVAL, "no file system or handle pointer given");
+	int rc = open_check(fs, flags, name ? name : "");
+	if (rc)
+		return rc;
+	struct bfs_path p;
+	rc = bfs_at_begin(fs, (struct bfs_inode *)dir, name, flags & O_CREAT, false, &p);
+	if (rc)
+		return rc;
+	struct blobfs_node n = { .type = BLOBFS_TYPE_FILE, .mode = mode, .uid = uid, .gid = gid };
+	rc = open_locked(fs, &p, flags, &n, name);
+	if (!rc && out)
+		bfs_inode_ref(p.inode);
+	pthread_rwlock_unlock(&fs->ns_lock);
+	if (rc)
+		return rc;
+	rc = open_finish(fs, p.inode, flags, file);
+	if (out) {
+		if (rc)
+			bfs_inode_unref(fs, p.inode);
+		else
+			*out = (struct blobfs_inode *)p.inode;
+	}
+	return rc;
+}
+
+int blobfs_open_inode(struct blobfs *fs, struct blobfs_inode *h, int flags, struct blobfs_file **file)
+{
+	bfs_err_clear();
+	struct bfs_inode *in = (struct bfs_inode *)h;
+	if (!fs || !in || !file)
+		return bfs_err(-EINVAL, "no file system, inode or handle pointer given");
+	int rc = open_check(fs, flags & ~(O_CREAT | O_EXCL), "the inode");
+	if (rc)
+		return rc;
+	pthread_rwlock_rdlock(&fs->ns_lock);
+	struct bfs_path p = { NULL, in, "", 0 };
+	rc = open_locked(fs, &p, flags & ~(O_CREAT | O_EXCL), NULL, "the inode");
+	pthread_rwlock_unlock(&fs->ns_lock);
+	return rc ? rc : open_finish(fs, in, flags, file);
+}
+
+struct blobfs_inode *blobfs_file_inode(struct blobfs_file *f)
+{
+	if (!f)
+		return NULL;
+	bfs_inode_ref(f->in);
+	return (struct blobfs_inode *)f->in;
+}
+
+int blobfs_tmpfile_at(struct blobfs *fs, struct blobfs_inode *dir, int flags, uint32_t mode,
+		      uint32_t uid, uint32_t gid, struct blobfs_file **file)
+{
+	bfs_err_clear();
+	struct bfs_inode *d = (struct bfs_inode *)dir;
+	if (!fs || !d || !file)
+		return bfs_err(-EINVAL, "no file system, directory or handle pointer given");
+	if ((flags & O_ACCMODE) == O_RDONLY)
+		return bfs_err(-EINVAL, "a file without a name must be opened for writing");
+	int rc = bfs_check_writable(fs);
+	if (rc)
+		return rc;
+	pthread_rwlock_rdlock(&fs->ns_lock);
+	if (d->type != BLOBFS_TYPE_DIR)
+		rc = bfs_err(-ENOTDIR, "inode %llu is not a directory", (unsigned long long)d->ino);
+	else if (!d->linked)
+		rc = bfs_err(-ENOENT, "directory inode %llu was removed", (unsigned long long)d->ino);
+	pthread_rwlock_unlock(&fs->ns_lock);
+	if (rc)
+		return rc;
+	/* Never linked, never logged: its clusters stay unlogged and go with its last handle. */
+	pthread_mutex_lock(&fs->jlock);
+	uint64_t ino = fs->next_ino++;
+	pthread_mutex_unlock(&fs->jlock);
+	struct bfs_inode *in = bfs_inode_new(fs, ino, BLOBFS_TYPE_FILE);
+	if (!in)
+		return -ENOMEM;
+	in->mode = mode & 07777;
+	in->uid = uid;
+	in->gid = gid;
+	int64_t now = bfs_now_ns();
+	atomic_store(&in->atime_ns, now);
+	atomic_store(&in->mtime_ns, now);
+	atomic_store(&in->ctime_ns, now);
+	atomic_store(&in->refs, 1);
+	rc = bfs_open_inode(fs, in, flags & ~(O_CREAT | O_EXCL | O_TRUNC), file);
+	if (rc)
+		bfs_inode_unref(fs, in);
+	return rc;
 }
 
 int blobfs_close(struct blobfs_file *f)
@@ -243,6 +382,21 @@ int64_t blobfs_seek(struct blobfs_file *f, int64_t off, int whence)
 	return r;
 }
 
+/* jlock held: a TRUNCATE or PUNCH of a file (nothing to log for one without a name). */
+static int log_file_rec(struct blobfs *fs, struct bfs_inode *in, const struct bfs_rec *r)
+{
+	if (!in->linked || fs->read_only)
+		return 0;
+	int rc = bfs_jnl_append(fs, r);
+	if (!rc) {
+		if (r->type == BFS_REC_TRUNCATE)
+			in->logged_size = r->size;
+		in->logged_mtime = r->mtime;
+		bfs_jnl_op_done(fs);
+	}
+	return rc;
+}
+
 /* rw held for writing. */
 static int truncate_locked(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t size)
 {
@@ -278,22 +432,16 @@ static int truncate_locked(struct blobfs *fs, struct bfs_qctx *q, struct bfs_ino
 	atomic_store(&in->ctime_ns, now);
 	pthread_mutex_lock(&fs->jlock);
 	bfs_free_from(fs, in, (size + cs - 1) / cs, true);
-	if (in->linked && !fs->read_only) {
-		struct bfs_rec r = { .type = BFS_REC_TRUNCATE, .ino = in->ino, .size = size,
-				     .mtime = now, .ctime = now };
-		rc = bfs_jnl_append(fs, &r);
-		if (!rc) {
-			in->logged_size = size;
-			in->logged_mtime = now;
-		}
-	}
+	struct bfs_rec r = { .type = BFS_REC_TRUNCATE, .ino = in->ino, .size = size, .mtime = now,
+			     .ctime = now };
+	rc = log_file_rec(fs, in, &r);
 	pthread_mutex_unlock(&fs->jlock);
 	if (!rc)
 		bfs_dirty_list_add(fs, in);
 	return rc;
 }
 
-static int do_truncate(struct blobfs *fs, struct bfs_inode *in, uint64_t size)
+int bfs_truncate_inode(struct blobfs *fs, struct bfs_inode *in, uint64_t size)
 {
 	if (in->type != BLOBFS_TYPE_FILE)
 		return bfs_err(in->type == BLOBFS_TYPE_DIR ? -EISDIR : -EINVAL, "only files can be truncated");
@@ -307,9 +455,16 @@ static int do_truncate(struct blobfs *fs, struct bfs_inode *in, uint64_t size)
 	struct bfs_qctx *q = bfs_qctx_get(fs, &rc);
 	if (!q)
 		return rc;
+	struct bfs_shadow_slot slot;
+	rc = bfs_shadow_reserve(fs, in, 0, &slot);
+	if (rc)
+		return rc;
 	pthread_rwlock_wrlock(&in->rw);
 	rc = truncate_locked(fs, q, in, size);
+	if (!rc)
+		bfs_shadow_trunc(fs, in, &slot, size);
 	pthread_rwlock_unlock(&in->rw);
+	bfs_shadow_unreserve(fs, &slot);
 	return rc;
 }
 
@@ -320,7 +475,7 @@ int blobfs_ftruncate(struct blobfs_file *f, uint64_t size)
 		return bfs_err(-EINVAL, "no file given");
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return bfs_err(-EBADF, "the file was opened read-only");
-	return do_truncate(f->fs, f->in, size);
+	return bfs_truncate_inode(f->fs, f->in, size);
 }
 
 int blobfs_truncate(struct blobfs *fs, const char *path, uint64_t size)
@@ -329,7 +484,7 @@ int blobfs_truncate(struct blobfs *fs, const char *path, uint64_t size)
 	int rc = blobfs_open(fs, path, O_WRONLY, 0, &f);
 	if (rc)
 		return rc;
-	rc = do_truncate(fs, f->in, size);
+	rc = bfs_truncate_inode(fs, f->in, size);
 	int c = blobfs_close(f);
 	return rc ? rc : c;
 }
@@ -356,35 +511,123 @@ int blobfs_fsync(struct blobfs_file *f)
 	return rc;
 }
 
-int blobfs_fallocate(struct blobfs_file *f, uint64_t off, uint64_t len, bool keep_size)
+/* Cached pages of [from, to) (page aligned) read as zeros from now on and are not written
+ * back (their clusters are being punched out). rw held for writing. */
+static void zero_cached(struct blobfs *fs, struct bfs_inode *in, uint64_t from, uint64_t to)
+{
+	uint64_t us = fs->cache.unit_size;
+	pthread_mutex_lock(&in->cache_lock);
+	for (uint64_t idx = from / us; idx * us < to; idx++) {
+		struct bfs_unit *u = bfs_umap_find(&in->units, idx);
+		if (!u)
+			continue;
+		uint64_t pages = 0;
+		for (uint32_t pg = 0; pg < fs->cache.unit_pages; pg++) {
+			uint64_t po = idx * us + (uint64_t)pg * BFS_PAGE;
+			if (po >= from && po + BFS_PAGE <= to)
+				pages |= 1ull << pg;
+		}
+		for (uint32_t pg = 0; pg < fs->cache.unit_pages; pg++)
+			if (pages & u->valid & (1ull << pg))
+				memset(u->buf + (size_t)pg * BFS_PAGE, 0, BFS_PAGE);
+		bfs_cache_clear_dirty(fs, in, u, u->dirty & pages);
+	}
+	pthread_mutex_unlock(&in->cache_lock);
+}
+
+/* FALLOC_FL_PUNCH_HOLE: [off, end) reads as zeros; the whole clusters in it are freed (once
+ * the PUNCH record is durable), the bytes of partial ones zeroed. rw held for writing. */
+static int punch_locked(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t off,
+			uint64_t end)
+{
+	uint64_t cs = fs->g.cluster_size;
+	uint64_t c0 = (off + cs - 1) / cs, c1 = end / cs;
+	int rc = 0;
+	if (c1 <= c0) {
+		rc = bfs_zero_bytes(fs, q, in, off, end); /* within one or two partial clusters */
+	} else {
+		rc = bfs_zero_bytes(fs, q, in, off, c0 * cs);
+		if (!rc)
+			rc = bfs_zero_bytes(fs, q, in, c1 * cs, end);
+	}
+	if (rc || c1 <= c0)
+		return rc;
+	zero_cached(fs, in, c0 * cs, c1 * cs);
+	int64_t now = bfs_now_ns();
+	atomic_store(&in->mtime_ns, now);
+	atomic_store(&in->ctime_ns, now);
+	pthread_mutex_lock(&fs->jlock);
+	rc = bfs_ext_punch(&in->ext, c0, c1 - c0, 0, bfs_free_range, fs);
+	bfs_meta_update(fs, in);
+	if (!rc) {
+		struct bfs_rec r = { .type = BFS_REC_PUNCH, .ino = in->ino, .lclu = c0, .size = c1 - c0,
+				     .mtime = now, .ctime = now };
+		rc = log_file_rec(fs, in, &r);
+	}
+	pthread_mutex_unlock(&fs->jlock);
+	if (!rc)
+		bfs_dirty_list_add(fs, in);
+	return rc;
+}
+
+int blobfs_fallocate(struct blobfs_file *f, uint32_t mode, uint64_t off, uint64_t len)
 {
 	bfs_err_clear();
-	if (!f || len == 0)
-		return bfs_err(-EINVAL, "no file or an empty range given");
+	if (!f)
+		return bfs_err(-EINVAL, "no file given");
 	struct blobfs *fs = f->fs;
 	struct bfs_inode *in = f->in;
+	bool keep = mode & BLOBFS_FALLOC_KEEP_SIZE;
+	bool punch = mode & BLOBFS_FALLOC_PUNCH_HOLE, zero = mode & BLOBFS_FALLOC_ZERO_RANGE;
+	/* The errors Linux's fallocate(2) gives, in its order. */
+	if (mode & ~(BLOBFS_FALLOC_KEEP_SIZE | BLOBFS_FALLOC_PUNCH_HOLE | BLOBFS_FALLOC_ZERO_RANGE))
+		return bfs_err(-EOPNOTSUPP, "fallocate mode 0x%x: only keep-size, punch-hole and zero-range "
+			       "are supported", mode);
+	if (punch && (zero || !keep))
+		return bfs_err(-EOPNOTSUPP, "fallocate: punch-hole goes with keep-size and without zero-range");
+	if (len == 0)
+		return bfs_err(-EINVAL, "fallocate of an empty range");
 	if ((f->flags & O_ACCMODE) == O_RDONLY)
 		return bfs_err(-EBADF, "the file was opened read-only");
-	if (fs->read_only)
-		return bfs_err(-EROFS, "the file system is mounted read-only");
+	if (in->type != BLOBFS_TYPE_FILE)
+		return bfs_err(in->type == BLOBFS_TYPE_DIR ? -EISDIR : -ENODEV, "fallocate works on files only");
+	int rc = bfs_check_writable(fs);
+	if (rc)
+		return rc;
+	if ((punch || zero) && fs->sb.version < 2)
+		return bfs_err(-EOPNOTSUPP, "punch-hole and zero-range need BlobFS format version 2 "
+			       "(this file system is version %u)", fs->sb.version);
 	if (off > BLOBFS_FILE_MAX || len > BLOBFS_FILE_MAX - off)
 		return bfs_err(-EFBIG, "range past the largest file size");
-	int rc = 0;
 	struct bfs_qctx *q = bfs_qctx_get(fs, &rc);
 	if (!q)
 		return rc;
+	uint64_t end = off + len;
+	/* The shadow has no entry for this: on a shadowed file it is made durable at once. */
+	struct bfs_shadow_slot slot;
+	rc = bfs_shadow_reserve(fs, in, SIZE_MAX / 2, &slot);
+	if (rc)
+		return rc;
 	pthread_rwlock_wrlock(&in->rw);
 	uint64_t size = bfs_load_size(in);
-	/* Clusters past the end are only kept while the file is open (they are preallocation);
-	 * inside the size they are zeroed and logged like written data. */
-	if (!keep_size && off + len > size)
-		rc = truncate_locked(fs, q, in, off + len);
-	bool fh, ft;
-	if (!rc)
-		rc = bfs_alloc_range(fs, q, in, off, off + len, bfs_load_size(in), &fh, &ft);
-	if (!rc && !keep_size)
+	if (punch || zero)
+		rc = punch_locked(fs, q, in, off, end);
+	if (!rc && !punch) {
+		/* Space inside the file is zeroed and logged like written data; clusters past the
+		 * end (keep-size) are preallocation, kept while the file is open. */
+		if (!keep && end > size)
+			rc = truncate_locked(fs, q, in, end);
+		if (!rc)
+			rc = bfs_space_check(fs, in, off, end);
+		if (!rc)
+			rc = bfs_alloc_fill(fs, q, in, off, end, bfs_load_size(in));
+	}
+	if (!rc && (bfs_load_size(in) != size || punch || zero))
 		rc = bfs_writeback(fs, q, in);
+	if (!rc)
+		rc = bfs_shadow_write(fs, q, in, &slot, 0, NULL, 0);
 	pthread_rwlock_unlock(&in->rw);
+	bfs_shadow_unreserve(fs, &slot);
 	return rc;
 }
 
@@ -394,6 +637,8 @@ int blobfs_file_set_opts(struct blobfs_file *f, const struct blobfs_file_opts *o
 	if (!f || !o)
 		return bfs_err(-EINVAL, "no file or options given");
 	f->o = *o;
+	if (o->shadow > 0)
+		atomic_store(&f->in->shadowed, true);
 	return 0;
 }
 

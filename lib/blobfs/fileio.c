@@ -278,6 +278,34 @@ ssize_t bfs_read(struct blobfs_file *f, void *buf, size_t len, uint64_t off)
 	return (ssize_t)done;
 }
 
+int bfs_zero_bytes(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t from,
+		   uint64_t to)
+{
+	uint64_t size = bfs_load_size(in), us = fs->cache.unit_size;
+	to = BFS_MIN(to, size);
+	struct ustep st[STEP_MAX];
+	while (from < to) {
+		uint64_t n = BFS_MIN(to - from, (uint64_t)step_units(fs) * us - from % us);
+		uint32_t k;
+		int rc = acquire(fs, q, in, from, n, size, false, st, &k);
+		if (rc)
+			return rc;
+		pthread_mutex_lock(&in->cache_lock);
+		for (uint32_t i = 0; i < k; i++) {
+			struct bfs_unit *u = st[i].u;
+			uint64_t base = u->index * us;
+			uint64_t a = BFS_MAX(from, base), b = BFS_MIN(from + n, base + us);
+			memset(u->buf + (a - base), 0, b - a);
+			bfs_cache_mark_dirty(fs, in, u, unit_pages(fs, u->index, a, b));
+			bfs_cache_unpin(u);
+		}
+		pthread_mutex_unlock(&in->cache_lock);
+		from += n;
+	}
+	bfs_dirty_list_add(fs, in);
+	return 0;
+}
+
 /* Partial pages at the edges of [o, end) that are not in the cache: read them first, or
  * zero them when they hold nothing yet. rw is held for writing. */
 static int fill_edges(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, struct ustep *st,
@@ -331,17 +359,26 @@ ssize_t bfs_write(struct blobfs_file *f, const void *buf, size_t len, uint64_t o
 	struct bfs_qctx *q = io_begin(fs, len, &rc);
 	if (!q)
 		return rc;
+	/* Room in the shadow first: a full one waits for the flusher, which needs in->rw. */
+	struct bfs_shadow_slot slot;
+	rc = bfs_shadow_reserve(fs, in, len, &slot);
+	if (rc)
+		return rc;
 	pthread_rwlock_wrlock(&in->rw);
 	if (append)
 		off = bfs_load_size(in);
 	if (off > BLOBFS_FILE_MAX || len > BLOBFS_FILE_MAX - off) {
 		pthread_rwlock_unlock(&in->rw);
+		bfs_shadow_unreserve(fs, &slot);
 		return bfs_err(-EFBIG, "write past the largest file offset (%llu)",
 			       (unsigned long long)BLOBFS_FILE_MAX);
 	}
 	if (bfs_file_direct_write(f)) {
 		ssize_t r = bfs_direct_write(f, q, buf, len, off);
+		if (r > 0 && (rc = bfs_shadow_write(fs, q, in, &slot, off, buf, (size_t)r)) != 0)
+			r = rc;
 		pthread_rwlock_unlock(&in->rw);
+		bfs_shadow_unreserve(fs, &slot);
 		return r;
 	}
 	/* All or nothing where it can be known beforehand: a write that cannot fit fails
@@ -350,6 +387,7 @@ ssize_t bfs_write(struct blobfs_file *f, const void *buf, size_t len, uint64_t o
 	rc = bfs_space_check(fs, in, off, off + len);
 	if (rc) {
 		pthread_rwlock_unlock(&in->rw);
+		bfs_shadow_unreserve(fs, &slot);
 		return rc;
 	}
 	uint64_t us = fs->cache.unit_size;
@@ -419,11 +457,16 @@ ssize_t bfs_write(struct blobfs_file *f, const void *buf, size_t len, uint64_t o
 		atomic_store(&in->ctime_ns, now);
 		bfs_dirty_list_add(fs, in);
 	}
+	/* What was written is acknowledged once the shadow holds it (a short write's part). */
+	int sh = done ? bfs_shadow_write(fs, q, in, &slot, off, buf, done) : 0;
 	int wb = 0;
 	if (done && (in->dirty_pages * BFS_PAGE >= fs->opts.writeback_chunk ||
 		     atomic_load(&fs->cache.dirty_pages) > fs->cache.dirty_limit))
 		wb = bfs_writeback(fs, q, in);
 	pthread_rwlock_unlock(&in->rw);
+	bfs_shadow_unreserve(fs, &slot);
+	if (sh)
+		return sh;
 	bfs_throttle(fs);
 	if (done == 0)
 		return rc ? rc : wb;

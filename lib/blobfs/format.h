@@ -11,6 +11,11 @@
  *   data_start ..          nclusters clusters of cluster_size bytes
  *   last block             copy of the superblock
  *
+ * Version 2 adds special files (FIFO, devices, sockets: inode types 4..7; a device's number
+ * is kept in the checkpoint's size field and after a CREATE record's symlink target) and the
+ * PUNCH record. Version 1 file systems are read and written as they are; the version 2
+ * features are refused on them (-EOPNOTSUPP).
+ *
  * A checkpoint is a snapshot of all metadata after transaction `seq`; the journal holds
  * transactions seq+1, seq+2, ... from block `jnl_head` of the journal on. Mount takes the
  * valid checkpoint with the highest seq and applies transactions while their header has the
@@ -28,6 +33,7 @@
 #define BFS_TXN_MAGIC 0x4e584254u             /* "TBXN" */
 #define BFS_ROOT_INO 1u
 #define BFS_MIN_DEVICE (8ull << 20)
+#define BFS_CLUSTERS_MAX (1ull << 28) /* mkfs's default cluster keeps the count at most this */
 
 struct bfs_sb_disk {
 	char magic[8];
@@ -73,7 +79,7 @@ _Static_assert(sizeof(struct bfs_ckpt_hdr) == 128, "checkpoint header layout");
 struct bfs_ckpt_inode {
 	uint64_t ino;
 	uint64_t parent;         /* 0 for the root */
-	uint64_t size;
+	uint64_t size;           /* devices: their number */
 	int64_t atime_ns, mtime_ns, ctime_ns;
 	uint32_t mode, uid, gid;
 	uint8_t type;            /* enum blobfs_type */
@@ -116,7 +122,9 @@ enum bfs_rec_type {
 	BFS_REC_SETSIZE = 5,     /* ino, size, mtime, ctime: the file grew (or only its times moved) */
 	BFS_REC_TRUNCATE = 6,    /* ino, size, mtime, ctime: drop clusters from ceil(size) on */
 	BFS_REC_SETATTR = 7,     /* ino, mask, mode, uid, gid, atime, mtime, ctime */
+	BFS_REC_PUNCH = 8,       /* ino, lclu, count, mtime, ctime: the clusters become a hole (v2) */
 };
+#define BFS_TYPE_MAX 7u          /* highest enum blobfs_type (version 2; 3 in version 1) */
 
 struct bfs_rec_hdr {
 	uint16_t type;

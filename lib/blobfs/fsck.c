@@ -21,7 +21,7 @@ struct fsck {
 	FILE *out;
 	uint32_t flags;
 	struct blobfs_fsck_result *res;
-	uint64_t *owner;         /* per cluster: inode number that owns it, 0 free */
+	uint64_t *used;          /* bitmap: clusters some inode owns (the first one checked) */
 	uint64_t max_ino;
 	bool changed;
 };
@@ -63,23 +63,51 @@ static bool reachable(const struct bfs_inode *in, const struct bfs_inode *root)
 	return false;
 }
 
-static void disown(struct fsck *c, struct bfs_inode *in, uint64_t p, uint32_t n)
+static bool is_used(const struct fsck *c, uint64_t p)
 {
-	for (uint64_t k = p; k < p + n; k++)
-		if (c->owner[k] == in->ino)
-			c->owner[k] = 0;
+	return c->used[p / 64] >> (p % 64) & 1;
 }
 
+static void set_used(struct fsck *c, uint64_t p)
+{
+	c->used[p / 64] |= 1ull << (p % 64);
+}
+
+/* The inode (other than not) whose extents hold cluster p: for the report only. */
+struct find_owner {
+	uint64_t p, found;
+	const struct bfs_inode *not;
+};
+
+static void owner_cb(void *arg, struct bfs_inode *in)
+{
+	struct find_owner *f = arg;
+	if (f->found || in == f->not)
+		return;
+	for (uint32_t i = 0; i < in->ext.n; i++)
+		if (f->p >= in->ext.e[i].pclu && f->p < in->ext.e[i].pclu + in->ext.e[i].count)
+			f->found = in->ino;
+}
+
+static uint64_t other_owner(struct fsck *c, const struct bfs_inode *in, uint64_t p)
+{
+	struct find_owner f = { p, 0, in };
+	bfs_itable_each(c->fs, owner_cb, &f);
+	return f.found;
+}
+
+/* Clusters freed by a repair: clusters have one owner once double use is resolved. */
 static void trim_cb(void *arg, uint64_t pclu, uint32_t count, uint32_t flags)
 {
-	struct fsck *c = ((void **)arg)[0];
-	struct bfs_inode *in = ((void **)arg)[1];
+	struct fsck *c = arg;
 	(void)flags;
-	disown(c, in, pclu, count);
+	for (uint64_t k = pclu; k < pclu + count; k++)
+		c->used[k / 64] &= ~(1ull << (k % 64));
 }
 
 /* Records the inode's clusters; a cluster owned already is an error (repair: the file gets a
- * hole there). Clusters past the end are a warning (repair: freed). */
+ * hole there). Clusters past the end are a warning (repair: freed): the file system never
+ * logs them (preallocation past the end lives in memory only). */
 static void check_extents(struct fsck *c, struct bfs_inode *in, const char *path)
 {
 	uint64_t cs = c->fs->g.cluster_size;
@@ -90,13 +118,13 @@ restart:
 		struct bfs_extent *e = &in->ext.e[i];
 		for (uint64_t k = 0; k < e->count; k++) {
 			uint64_t p = e->pclu + k;
-			if (!c->owner[p] || c->owner[p] == in->ino) {
-				c->owner[p] = in->ino;
+			if (!is_used(c, p)) {
+				set_used(c, p);
 				continue;
 			}
 			c->res->errors++;
 			say(c, "error: %s: cluster %llu is also used by inode %llu\n", path,
-			    (unsigned long long)p, (unsigned long long)c->owner[p]);
+			    (unsigned long long)p, (unsigned long long)other_owner(c, in, p));
 			if (!repair)
 				continue;
 			struct bfs_extents keep = {0};
@@ -125,8 +153,7 @@ restart:
 		say(c, "warning: %s: %llu clusters past the end of the file are allocated\n", path,
 		    (unsigned long long)past);
 		if (repair) {
-			void *arg[2] = { c, in };
-			bfs_ext_trim(&in->ext, limit, trim_cb, arg);
+			bfs_ext_trim(&in->ext, limit, trim_cb, c);
 			c->res->repaired++;
 			c->changed = true;
 		}
@@ -144,7 +171,8 @@ static void check_inode(void *arg, struct bfs_inode *in)
 	switch (in->type) {
 	case BLOBFS_TYPE_DIR: c->res->dirs++; break;
 	case BLOBFS_TYPE_SYMLINK: c->res->symlinks++; break;
-	default: c->res->files++; break;
+	case BLOBFS_TYPE_FILE: c->res->files++; break;
+	default: c->res->specials++; break;
 	}
 	if (c->flags & BLOBFS_FSCK_VERBOSE)
 		say(c, "%8llu %s %12llu %s\n", (unsigned long long)in->ino,
@@ -164,7 +192,8 @@ static void check_inode(void *arg, struct bfs_inode *in)
 	}
 	if (in->type != BLOBFS_TYPE_FILE && in->ext.n) {
 		c->res->errors++;
-		say(c, "error: %s: a %s owns clusters\n", path, in->type == BLOBFS_TYPE_DIR ? "directory" : "symlink");
+		say(c, "error: %s: a %s owns clusters\n", path, in->type == BLOBFS_TYPE_DIR ? "directory" :
+		    in->type == BLOBFS_TYPE_SYMLINK ? "symlink" : "special file");
 	}
 	check_extents(c, in, path);
 }
@@ -267,9 +296,9 @@ int blobfs_fsck(struct unvme_ns *ns, uint32_t flags, FILE *out, struct blobfs_fs
 	struct blobfs_opts o = { .cache_size = 1u << 20, .read_only = !repair };
 	struct blobfs *fs = NULL;
 	struct bfs_ckpt_hdr hdr;
-	bool torn = false;
+	struct bfs_replay rp;
 	FILE *rep = out ? out : fopen("/dev/null", "w");
-	rc = bfs_mount_prepare(ns, &o, rep, &sb, &fs, &hdr, &torn);
+	rc = bfs_mount_prepare(ns, &o, rep, &sb, &fs, &hdr, &rp);
 	if (rc) {
 		if (rep != out)
 			fclose(rep);
@@ -286,8 +315,24 @@ int blobfs_fsck(struct unvme_ns *ns, uint32_t flags, FILE *out, struct blobfs_fs
 	fs->lock_fd = lock_fd;
 	snprintf(fs->lock_path, sizeof(fs->lock_path), "%s", lock_path);
 	res->replayed = atomic_load(&fs->st.replayed);
-	res->clean_unmount = hdr.clean && res->replayed == 0 && !torn;
-	if (torn) {
+	bool torn = rp.torn;
+	res->clean_unmount = hdr.clean && res->replayed == 0 && !torn && !rp.lost;
+	res->lost_transactions = rp.lost;
+	if (rp.lost) {
+		/* Written after the one the chain stops at, which had therefore been acknowledged. */
+		res->errors++;
+		if (out)
+			fprintf(out, "error: the journal lost acknowledged changes: %llu whole transaction%s "
+				"after the one replay stops at cannot be applied%s\n",
+				(unsigned long long)rp.lost, rp.lost == 1 ? "" : "s",
+				repair ? "" : " (--repair drops them and keeps the rest)");
+		if (repair) {
+			res->repaired++;
+			if (out)
+				fprintf(out, "  repaired: the file system is the one before the damaged "
+					"transaction\n");
+		}
+	} else if (torn) {
 		res->warnings++;
 		if (out)
 			fprintf(out, "warning: the last journal transaction was torn by a crash (never "
@@ -298,8 +343,8 @@ int blobfs_fsck(struct unvme_ns *ns, uint32_t flags, FILE *out, struct blobfs_fs
 			(unsigned long long)res->replayed, (unsigned long long)hdr.seq);
 
 	struct fsck c = { .fs = fs, .out = out, .flags = flags, .res = res };
-	c.owner = calloc(fs->g.nclusters, sizeof(*c.owner));
-	if (!c.owner) {
+	c.used = calloc((fs->g.nclusters + 63) / 64, sizeof(*c.used));
+	if (!c.used) {
 		bfs_mount_abandon(fs);
 		if (rep != out)
 			fclose(rep);
@@ -333,22 +378,23 @@ int blobfs_fsck(struct unvme_ns *ns, uint32_t flags, FILE *out, struct blobfs_fs
 		}
 	}
 	uint64_t used = 0;
-	for (uint64_t i = 0; i < fs->g.nclusters; i++)
-		used += c.owner[i] != 0;
+	for (uint64_t i = 0; i < (fs->g.nclusters + 63) / 64; i++)
+		used += (uint64_t)__builtin_popcountll(c.used[i]);
 	res->used_clusters = used;
 	res->free_clusters = fs->g.nclusters - used;
-	free(c.owner);
-	if (repair && (c.changed || res->replayed || torn || !hdr.clean)) {
+	free(c.used);
+	if (repair && (c.changed || res->replayed || torn || rp.lost || !hdr.clean)) {
 		fs->read_only = false;
 		rc = bfs_jnl_checkpoint(fs, true);
 		if (!rc && out)
 			fprintf(out, "wrote a clean checkpoint\n");
 	}
 	if (out)
-		fprintf(out, "%llu files, %llu directories, %llu symlinks; %llu of %llu clusters used "
-			"(%llu KiB each); %u errors, %u repaired, %u warnings\n",
+		fprintf(out, "%llu files, %llu directories, %llu symlinks, %llu special files; %llu of %llu "
+			"clusters used (%llu KiB each); %u errors, %u repaired, %u warnings\n",
 			(unsigned long long)res->files, (unsigned long long)res->dirs,
-			(unsigned long long)res->symlinks, (unsigned long long)res->used_clusters,
+			(unsigned long long)res->symlinks, (unsigned long long)res->specials,
+			(unsigned long long)res->used_clusters,
 			(unsigned long long)fs->g.nclusters, (unsigned long long)(fs->g.cluster_size >> 10),
 			res->errors, res->repaired, res->warnings);
 	bfs_mount_abandon(fs);

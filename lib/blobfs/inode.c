@@ -53,24 +53,32 @@ void bfs_inode_ref(struct bfs_inode *in)
 }
 
 /* The last reference of an unlinked inode: nobody can reach it any more. */
-static void release_orphan(struct blobfs *fs, struct bfs_inode *in)
+void bfs_inode_release(struct blobfs *fs, struct bfs_inode *in)
 {
 	bfs_dirty_list_remove(fs, in);
 	pthread_mutex_lock(&in->cache_lock);
 	bfs_cache_drop_from(fs, in, 0, false);
 	pthread_mutex_unlock(&in->cache_lock);
-	if (!fs->read_only) {
-		pthread_mutex_lock(&fs->jlock);
-		bfs_ext_trim(&in->ext, 0, bfs_free_range, fs);
-		pthread_mutex_unlock(&fs->jlock);
+	pthread_mutex_lock(&fs->jlock);
+	if (in->orphan) {
+		if (in->oprev)
+			in->oprev->onext = in->onext;
+		else
+			fs->orphans = in->onext;
+		if (in->onext)
+			in->onext->oprev = in->oprev;
+		in->orphan = false;
 	}
+	if (!fs->read_only)
+		bfs_ext_trim(&in->ext, 0, bfs_free_range, fs);
+	pthread_mutex_unlock(&fs->jlock);
 	bfs_inode_destroy(fs, in);
 }
 
 void bfs_inode_unref(struct blobfs *fs, struct bfs_inode *in)
 {
 	if (atomic_fetch_sub(&in->refs, 1) == 1)
-		release_orphan(fs, in);
+		bfs_inode_release(fs, in);
 }
 
 /* ---- the inode table ---- */

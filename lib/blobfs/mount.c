@@ -55,7 +55,10 @@ static void sweep_stale(const char *dir, const char *prefix, const char *mine)
 		return;
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
-		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || strcmp(e->d_name, mine) == 0)
+		size_t n = strlen(e->d_name);
+		/* Lock files only: a shadow (shadow.c) may share the directory and the prefix. */
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || strcmp(e->d_name, mine) == 0 ||
+		    n < 5 || strcmp(e->d_name + n - 5, ".lock") != 0)
 			continue;
 		char path[512];
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
@@ -161,6 +164,9 @@ static int check_opts(const struct blobfs_opts *o)
 		return bfs_err(-EINVAL, "cache_unit %u is not a power of two in 4 KiB..256 KiB", o->cache_unit);
 	if (o->queue_depth < 2 || o->queue_depth > 65536)
 		return bfs_err(-EINVAL, "queue_depth %u is outside 2..65536", o->queue_depth);
+	if (o->shadow_size && (o->shadow_size < (64u << 10) || o->shadow_size > (1ull << 30)))
+		return bfs_err(-EINVAL, "shadow_size %llu is outside 64 KiB..1 GiB",
+			       (unsigned long long)o->shadow_size);
 	return 0;
 }
 
@@ -175,9 +181,17 @@ static void free_inode_cb(void *arg, struct bfs_inode *in)
 
 static void fs_free(struct blobfs *fs)
 {
+	bfs_shadow_close(fs, false);
 	if (fs->itab) {
 		bfs_itable_each(fs, free_inode_cb, fs);
 		free(fs->itab);
+	}
+	/* Removed inodes that references (not handles: those are closed) still held: their
+	 * space is free in the metadata already, only the memory goes. */
+	while (fs->orphans) {
+		struct bfs_inode *in = fs->orphans;
+		fs->orphans = in->onext;
+		free_inode_cb(fs, in);
 	}
 	bfs_qctx_release_all(fs);
 	if (fs->shared_qp)
@@ -187,6 +201,7 @@ static void fs_free(struct blobfs *fs)
 		bfs_alloc_fini(&fs->alloc);
 	unvme_dma_free(fs->jdma);
 	free(fs->j.buf);
+	free(fs->j.cuts);
 	free(fs->j.defer);
 	bfs_ns_unlock(fs->lock_fd, fs->lock_path);
 	pthread_rwlock_destroy(&fs->ns_lock);
@@ -230,7 +245,7 @@ static void mark_inode(void *arg, struct bfs_inode *in)
 
 int bfs_mount_prepare(struct unvme_ns *ns, const struct blobfs_opts *opts, FILE *report,
 		      const struct bfs_sb_disk *sb, struct blobfs **out, struct bfs_ckpt_hdr *hdr,
-		      bool *torn)
+		      struct bfs_replay *rp)
 {
 	struct blobfs *fs = calloc(1, sizeof(*fs));
 	if (!fs)
@@ -286,6 +301,9 @@ int bfs_mount_prepare(struct unvme_ns *ns, const struct blobfs_opts *opts, FILE 
 	if (rc)
 		goto fail;
 	bfs_sb_geom(&fs->sb, unvme_ns_lba_size(ns), &fs->g);
+	/* A quarter of the journal at most, so several fit between checkpoints. */
+	fs->j.txn_max = BFS_MIN((size_t)BFS_TXN_MAX, (size_t)(fs->g.jnl_blocks / 4) * BFS_BLOCK) -
+			sizeof(struct bfs_txn_hdr);
 	rc = bfs_alloc_init(&fs->alloc, fs->g.nclusters);
 	if (!rc)
 		rc = bfs_cache_init(fs);
@@ -300,11 +318,10 @@ int bfs_mount_prepare(struct unvme_ns *ns, const struct blobfs_opts *opts, FILE 
 	rc = bfs_ckpt_load(fs, q, hdr, &fs->j.last_ckpt_slot, report);
 	if (rc)
 		goto fail;
-	uint64_t replayed = 0;
-	rc = bfs_jnl_replay(fs, q, &replayed, torn, report);
+	rc = bfs_jnl_replay(fs, q, rp, report);
 	if (rc)
 		goto fail;
-	atomic_store(&fs->st.replayed, replayed);
+	atomic_store(&fs->st.replayed, rp->count);
 	if (!report) {
 		struct mark_ctx m = { fs, 0 };
 		bfs_itable_each(fs, mark_inode, &m);
@@ -330,6 +347,7 @@ void bfs_simulate_crash(struct blobfs *fs)
 	 * this moment would leave (the device's volatile cache aside). */
 	bfs_ra_stop(fs);
 	bfs_flusher_stop(fs);
+	bfs_shadow_close(fs, false);
 	pthread_mutex_lock(&fs->files_lock);
 	struct blobfs_file *f = fs->files;
 	fs->files = NULL;
@@ -337,14 +355,15 @@ void bfs_simulate_crash(struct blobfs *fs)
 	while (f) {
 		struct blobfs_file *next = f->next;
 		struct bfs_inode *in = f->in;
-		if (!in->linked && atomic_fetch_sub(&in->refs, 1) == 1)
+		/* A removed inode on the orphan list goes with fs_free below; a file that never had
+		 * a name (O_TMPFILE) here with its last handle. */
+		if (!in->linked && atomic_fetch_sub(&in->refs, 1) == 1 && !in->orphan)
 			bfs_inode_destroy(fs, in);
 		pthread_mutex_destroy(&f->pos_lock);
 		pthread_mutex_destroy(&f->ra.lock);
 		free(f);
 		f = next;
 	}
-	/* Orphans (unlinked, open) are reachable only from the handles freed above. */
 	fs_free(fs);
 }
 
@@ -370,17 +389,33 @@ int blobfs_mount(struct unvme_ns *ns, const struct blobfs_opts *opts, struct blo
 	}
 	struct blobfs *fs;
 	struct bfs_ckpt_hdr hdr;
-	bool torn = false;
-	int rc = bfs_mount_prepare(ns, opts, NULL, NULL, &fs, &hdr, &torn);
+	struct bfs_replay rp;
+	int rc = bfs_mount_prepare(ns, opts, NULL, NULL, &fs, &hdr, &rp);
 	if (rc)
 		return rc;
+	if (rp.lost && !fs->read_only) {
+		/* Mounting would write a checkpoint without them and lose them for good. */
+		rc = bfs_err(BLOBFS_EBADSB, "namespace %u: the journal is damaged: transaction %llu "
+			     "(block %llu) cannot be read, but %llu later transaction%s (%llu..%llu) were "
+			     "written after it, so it had been acknowledged; 'unvme fsck' reports, "
+			     "'unvme fsck --repair' accepts the loss", unvme_ns_id(ns),
+			     (unsigned long long)(hdr.seq + rp.count + 1),
+			     (unsigned long long)(rp.torn ? rp.torn_blk : fs->j.head),
+			     (unsigned long long)rp.lost, rp.lost == 1 ? "" : "s",
+			     (unsigned long long)rp.lost_first, (unsigned long long)rp.lost_last);
+		fs_free(fs);
+		return rc;
+	}
 	if (!fs->read_only) {
 		/* After a replay (or a torn transaction) start from a fresh checkpoint, so the journal
 		 * behind it can never be read again. */
-		if (fs->st.replayed || torn || !hdr.clean)
+		if (fs->st.replayed || rp.torn || !hdr.clean)
 			rc = bfs_jnl_checkpoint(fs, false);
 		if (!rc)
 			rc = bfs_flusher_start(fs);
+		/* Writes a killed process had acknowledged come back before anyone looks. */
+		if (!rc)
+			rc = bfs_shadow_open(fs);
 	}
 	if (!rc)
 		rc = bfs_ra_start(fs);
@@ -447,6 +482,7 @@ int blobfs_unmount(struct blobfs *fs)
 			rc = bfs_jnl_checkpoint(fs, true);
 			if (rc && !first)
 				first = rc;
+			bfs_shadow_close(fs, !first);
 		} else if (!first) {
 			first = bfs_err(-EIO, "changes after the failed metadata write are lost");
 		}

@@ -49,16 +49,23 @@ static const char *get_str(struct rd *r, size_t n)
 	return s;
 }
 
+static bool is_device(uint8_t ftype)
+{
+	return ftype == BLOBFS_TYPE_CHR || ftype == BLOBFS_TYPE_BLK;
+}
+
 static size_t payload_size(const struct bfs_rec *r)
 {
 	switch (r->type) {
-	case BFS_REC_CREATE: return 8 + 8 + 8 + 12 + 1 + 1 + 2 + 4 + r->name_len + r->link_len;
+	case BFS_REC_CREATE:
+		return 8 + 8 + 8 + 12 + 1 + 1 + 2 + 4 + r->name_len + r->link_len + (is_device(r->ftype) ? 8 : 0);
 	case BFS_REC_UNLINK: return 8 + 8 + 2 + r->name_len;
 	case BFS_REC_RENAME: return 8 + 8 + 8 + 2 + 2 + r->name_len + r->name2_len;
 	case BFS_REC_MAP: return 8 + 8 + 8 + 4;
 	case BFS_REC_SETSIZE:
 	case BFS_REC_TRUNCATE: return 8 + 8 + 8 + 8;
 	case BFS_REC_SETATTR: return 8 + 4 + 12 + 24;
+	case BFS_REC_PUNCH: return 8 + 8 + 8 + 8 + 8;
 	}
 	return 0;
 }
@@ -81,6 +88,8 @@ size_t bfs_rec_encode(const struct bfs_rec *r, uint8_t *out)
 		PUT(&w, r->ftype); PUT(&w, pad); PUT(&w, r->name_len); PUT(&w, r->link_len);
 		put(&w, r->name, r->name_len);
 		put(&w, r->link, r->link_len);
+		if (is_device(r->ftype))
+			PUT(&w, r->rdev);
 		break;
 	case BFS_REC_UNLINK:
 		PUT(&w, r->parent); PUT(&w, r->ctime); PUT(&w, r->name_len);
@@ -102,6 +111,9 @@ size_t bfs_rec_encode(const struct bfs_rec *r, uint8_t *out)
 	case BFS_REC_SETATTR:
 		PUT(&w, r->ino); PUT(&w, r->mask); PUT(&w, r->mode); PUT(&w, r->uid); PUT(&w, r->gid);
 		PUT(&w, r->atime); PUT(&w, r->mtime); PUT(&w, r->ctime);
+		break;
+	case BFS_REC_PUNCH:
+		PUT(&w, r->ino); PUT(&w, r->lclu); PUT(&w, r->size); PUT(&w, r->mtime); PUT(&w, r->ctime);
 		break;
 	}
 	return (size_t)(w.p - out);
@@ -126,6 +138,8 @@ size_t bfs_rec_decode(const uint8_t *p, size_t avail, struct bfs_rec *r)
 		GET(&d, r->ftype); GET(&d, pad); GET(&d, r->name_len); GET(&d, r->link_len);
 		r->name = get_str(&d, r->name_len);
 		r->link = get_str(&d, r->link_len);
+		if (is_device(r->ftype))
+			GET(&d, r->rdev);
 		r->atime = r->mtime = r->ctime;
 		break;
 	case BFS_REC_UNLINK:
@@ -148,6 +162,9 @@ size_t bfs_rec_decode(const uint8_t *p, size_t avail, struct bfs_rec *r)
 	case BFS_REC_SETATTR:
 		GET(&d, r->ino); GET(&d, r->mask); GET(&d, r->mode); GET(&d, r->uid); GET(&d, r->gid);
 		GET(&d, r->atime); GET(&d, r->mtime); GET(&d, r->ctime);
+		break;
+	case BFS_REC_PUNCH:
+		GET(&d, r->ino); GET(&d, r->lclu); GET(&d, r->size); GET(&d, r->mtime); GET(&d, r->ctime);
 		break;
 	default:
 		return 0;
@@ -184,6 +201,13 @@ static void detach(struct blobfs *fs, struct bfs_inode *in, bool runtime, struct
 	bfs_meta_update(fs, in);
 	bfs_itable_remove(fs, in);
 	if (runtime) {
+		/* Alive while open (or known to FUSE's kernel side) until its last reference. */
+		in->orphan = true;
+		in->oprev = NULL;
+		in->onext = fs->orphans;
+		if (fs->orphans)
+			fs->orphans->oprev = in;
+		fs->orphans = in;
 		*dropped = in;
 	} else {
 		bfs_dir_free(in);
@@ -199,12 +223,18 @@ static int apply_create(struct blobfs *fs, const struct bfs_rec *r)
 	if (bfs_itable_find(fs, r->ino) || bfs_dir_find(parent, r->name, r->name_len))
 		return bfs_err(BLOBFS_EBADSB, "journal: create of inode %llu '%.*s' that exists",
 			       (unsigned long long)r->ino, (int)r->name_len, r->name);
+	if (r->ftype < BLOBFS_TYPE_FILE || r->ftype > (fs->sb.version >= 2 ? BFS_TYPE_MAX : BLOBFS_TYPE_SYMLINK) ||
+	    r->ino == 0 || r->name_len == 0 || (r->ftype == BLOBFS_TYPE_SYMLINK) != (r->link_len > 0))
+		return bfs_err(BLOBFS_EBADSB, "journal: create of inode %llu '%.*s' with type %u%s",
+			       (unsigned long long)r->ino, (int)r->name_len, r->name, r->ftype,
+			       r->ftype == BLOBFS_TYPE_SYMLINK ? " and no target" : "");
 	struct bfs_inode *in = bfs_inode_new(fs, r->ino, r->ftype);
 	if (!in)
 		return -ENOMEM;
 	in->mode = r->mode;
 	in->uid = r->uid;
 	in->gid = r->gid;
+	in->rdev = r->rdev;
 	atomic_store(&in->atime_ns, r->ctime);
 	atomic_store(&in->mtime_ns, r->ctime);
 	atomic_store(&in->ctime_ns, r->ctime);
@@ -346,7 +376,21 @@ int bfs_rec_replay_data(struct blobfs *fs, const struct bfs_rec *r)
 		return bfs_err(BLOBFS_EBADSB, "journal: record %d for inode %llu that does not exist",
 			       r->type, (unsigned long long)r->ino);
 	uint64_t cs = fs->g.cluster_size;
+	if (in->type != BLOBFS_TYPE_FILE)
+		return bfs_err(BLOBFS_EBADSB, "journal: record %d for inode %llu, which is not a file",
+			       r->type, (unsigned long long)r->ino);
 	switch (r->type) {
+	case BFS_REC_PUNCH:
+		if (r->size > BLOBFS_FILE_MAX / cs || r->lclu > BLOBFS_FILE_MAX / cs)
+			return bfs_err(BLOBFS_EBADSB, "journal: punch of clusters %llu+%llu past the largest file",
+				       (unsigned long long)r->lclu, (unsigned long long)r->size);
+		if (bfs_ext_punch(&in->ext, r->lclu, r->size, 0, NULL, NULL))
+			return bfs_err(-ENOMEM, "out of memory replaying a punch");
+		atomic_store(&in->mtime_ns, r->mtime);
+		atomic_store(&in->ctime_ns, r->ctime);
+		in->logged_mtime = r->mtime;
+		bfs_meta_update(fs, in);
+		return 0;
 	case BFS_REC_MAP: {
 		if (r->count == 0 || r->pclu >= fs->g.nclusters || r->count > fs->g.nclusters - r->pclu)
 			return bfs_err(BLOBFS_EBADSB, "journal: map of clusters %llu+%u outside the data area",

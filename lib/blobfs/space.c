@@ -18,7 +18,7 @@
 
 #include "bfs.h"
 
-#define PREALLOC_MAX 256u /* clusters an append may take ahead of need */
+#define PREALLOC_BYTES (16u << 20) /* what an append may take ahead of need, at most */
 
 uint64_t bfs_map_run(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uint64_t max,
 		     uint64_t *blk, bool *hole)
@@ -79,12 +79,18 @@ static void undo(struct blobfs *fs, struct bfs_inode *in, const struct taken *t,
 	pthread_mutex_unlock(&fs->jlock);
 }
 
-/* Zeroes on the device the parts of a new cluster run that must read as zero. */
+/* Zeroes on the device the parts of a new cluster run that must read as zero: for a write,
+ * what it does not cover inside the file; with fill (fallocate: nothing covers it), all of
+ * it inside the file (size is then the file's size afterwards). */
 static int zero_fresh(struct blobfs *fs, struct bfs_qctx *q, uint64_t lclu, uint64_t pclu,
-		      uint64_t count, uint64_t off, uint64_t end, uint64_t size)
+		      uint64_t count, uint64_t off, uint64_t end, uint64_t size, bool fill)
 {
 	uint64_t cs = fs->g.cluster_size;
 	uint64_t start = lclu * cs, stop = (lclu + count) * cs;
+	if (fill) {
+		uint64_t to = BFS_MIN(stop, (size + BFS_PAGE - 1) / BFS_PAGE * BFS_PAGE);
+		return to > start ? bfs_io_zero(q, bfs_cluster_blk(fs, pclu), (to - start) / BFS_BLOCK) : 0;
+	}
 	uint64_t inside = BFS_MAX(size, end); /* the file's size once written */
 	/* [start, off) lies inside the file when the run starts before the write. */
 	uint64_t a0 = start, a1 = BFS_MIN(BFS_MAX(off, start), stop);
@@ -136,8 +142,8 @@ int bfs_space_check(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uint6
 		       (unsigned long long)nfree);
 }
 
-int bfs_alloc_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t off,
-		    uint64_t end, uint64_t size, bool *fresh_head, bool *fresh_tail)
+static int alloc_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t off,
+		       uint64_t end, uint64_t size, bool fill, bool *fresh_head, bool *fresh_tail)
 {
 	uint64_t cs = fs->g.cluster_size;
 	uint64_t first = off / cs, last = (end - 1) / cs;
@@ -159,7 +165,7 @@ int bfs_alloc_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in,
 		uint64_t want = need;
 		if (run == UINT64_MAX && end >= size) {
 			uint64_t file_clusters = (BFS_MAX(size, end) + cs - 1) / cs;
-			want = BFS_MAX(need, BFS_MIN((uint64_t)PREALLOC_MAX, file_clusters / 4));
+			want = BFS_MAX(need, BFS_MIN((uint64_t)PREALLOC_BYTES / cs, file_clusters / 4));
 		}
 		uint64_t goal = UINT64_MAX, ppc, prun;
 		if (lclu > 0 && bfs_ext_lookup(&in->ext, lclu - 1, &ppc, &prun, NULL))
@@ -210,7 +216,7 @@ int bfs_alloc_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in,
 			*fresh_head = true;
 		if (last >= lclu && last < lclu + used)
 			*fresh_tail = true;
-		rc = zero_fresh(fs, q, lclu, pclu, used, off, end, size);
+		rc = zero_fresh(fs, q, lclu, pclu, used, off, end, size, fill);
 		if (rc) {
 			undo(fs, in, t, nt);
 			return rc;
@@ -218,6 +224,19 @@ int bfs_alloc_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in,
 		lclu += used;
 	}
 	return 0;
+}
+
+int bfs_alloc_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t off,
+		    uint64_t end, uint64_t size, bool *fresh_head, bool *fresh_tail)
+{
+	return alloc_range(fs, q, in, off, end, size, false, fresh_head, fresh_tail);
+}
+
+int bfs_alloc_fill(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t off,
+		   uint64_t end, uint64_t size)
+{
+	bool fh, ft;
+	return alloc_range(fs, q, in, off, end, size, true, &fh, &ft);
 }
 
 int bfs_zero_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *in, uint64_t from,

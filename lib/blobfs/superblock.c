@@ -111,9 +111,14 @@ static int make_geometry(struct unvme_ns *ns, const struct blobfs_mkfs_opts *o, 
 	if (total * BFS_BLOCK < BFS_MIN_DEVICE)
 		return bfs_err(-EINVAL, "namespace %u holds %llu bytes; BlobFS needs at least 8 MiB",
 			       unvme_ns_id(ns), (unsigned long long)(total * BFS_BLOCK));
-	/* Small namespaces hold small files (a FUSE mount of a source tree); large ones hold
-	 * large files (RocksDB): 4 KiB clusters below 1 GiB, 64 KiB from there on. */
-	uint64_t cs = o->cluster_size ? o->cluster_size : total * BFS_BLOCK < (1ull << 30) ? 4096 : (64u << 10);
+	/* 4 KiB clusters, as ext4's blocks: a small file takes 4 KiB, not a large cluster, and
+	 * large files stay contiguous anyway (appends take runs of clusters ahead). Past
+	 * BFS_CLUSTERS_MAX clusters (1 TiB) the cluster doubles, which bounds the allocation
+	 * bitmap (32 MiB) and fsck's map. */
+	uint64_t cs = o->cluster_size;
+	if (!cs)
+		for (cs = BFS_BLOCK; total * BFS_BLOCK / cs > BFS_CLUSTERS_MAX; cs *= 2)
+			;
 	if (!is_pow2(cs) || cs < BFS_BLOCK || cs > (64u << 20))
 		return bfs_err(-EINVAL, "cluster size %llu is not a power of two in 4 KiB..64 MiB",
 			       (unsigned long long)cs);

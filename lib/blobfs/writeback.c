@@ -88,6 +88,9 @@ int bfs_log_inode(struct blobfs *fs, struct bfs_inode *in)
 				in->logged_mtime = mtime;
 			}
 		}
+		/* The file's MAP and SETSIZE records go in one transaction: a file never has
+		 * logged clusters past its logged end. */
+		bfs_jnl_op_done(fs);
 	}
 	pthread_mutex_unlock(&fs->jlock);
 	return c.rc;
@@ -262,9 +265,7 @@ static void *flusher_main(void *arg)
 			break;
 		fs->flusher_kicked = false;
 		pthread_mutex_unlock(&fs->flusher_lock);
-		bfs_writeback_all(fs);
-		if (bfs_jnl_pending(fs))
-			bfs_jnl_commit(fs);
+		bfs_shadow_cycle(fs);
 		pthread_mutex_lock(&fs->dirty_lock);
 		pthread_cond_broadcast(&fs->dirty_cv);
 		pthread_mutex_unlock(&fs->dirty_lock);

@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * `unvme fuse DEVICE MOUNTPOINT`: a BlobFS mounted through FUSE (libfuse3's path API,
+ * `unvme fuse DEVICE MOUNTPOINT`: a BlobFS mounted through FUSE (libfuse3's low-level API,
  * multithreaded), so that any program can use it. Every FUSE worker thread does its I/O on
- * its own queue pair (BlobFS gives each thread one). Unlinked files stay usable through
- * their open handles (hard_remove + nullpath_ok: operations on them get the handle, not a
- * path). SIGINT, SIGTERM and `fusermount3 -u` end the loop; BlobFS is then unmounted
- * cleanly (dirty data written back, a clean checkpoint).
+ * its own queue pair (BlobFS gives each thread one). SIGINT, SIGTERM and `fusermount3 -u`
+ * end the loop; BlobFS is then unmounted cleanly (dirty data written back, a clean
+ * checkpoint).
+ *
+ * The low-level API speaks in inodes, not paths: a FUSE node id is a BlobFS inode handle
+ * (struct blobfs_inode *, the root is FUSE_ROOT_ID), and every reply that hands the kernel
+ * a node (lookup, create, mkdir, mknod, symlink) takes a reference that the kernel's
+ * FORGET gives back. So an inode lives while the kernel knows it, whatever happens to its
+ * name: a file that was unlinked or renamed over answers fstat, read, write, truncate,
+ * fsync and close through its descriptor as on ext4 (with the path API, libfuse itself
+ * refused such calls with ESTALE).
  *
  * Without -f the command forks: the child opens the device, mounts, and tells the parent
  * through a pipe whether it worked, so the user sees errors and the exit code of the mount.
@@ -13,37 +20,67 @@
 #define FUSE_USE_VERSION 312
 #include <errno.h>
 #include <fcntl.h>
-#include <fuse.h>
+#include <fuse_lowlevel.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "blobfs_fuse.h"
 #include "unvme/blobfs.h"
 
-static struct blobfs *fs_of(void)
+/* The kernel caches names and attributes this long (libfuse's defaults); every change goes
+ * through this server, and the kernel drops what a change of its own makes stale. */
+#define ENTRY_TIMEOUT 1.0
+#define ATTR_TIMEOUT 1.0
+
+struct server {
+	struct blobfs *fs;
+	struct blobfs_inode *root;
+};
+
+static struct server *srv(fuse_req_t req)
 {
-	return fuse_get_context()->private_data;
+	return fuse_req_userdata(req);
+}
+
+static struct blobfs_inode *node(fuse_req_t req, fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? srv(req)->root : (struct blobfs_inode *)(uintptr_t)ino;
 }
 
 static struct blobfs_file *fh(const struct fuse_file_info *fi)
 {
-	return fi ? (struct blobfs_file *)(uintptr_t)fi->fh : NULL;
+	return (struct blobfs_file *)(uintptr_t)fi->fh;
+}
+
+static mode_t type_bits(enum blobfs_type t)
+{
+	switch (t) {
+	case BLOBFS_TYPE_DIR: return S_IFDIR;
+	case BLOBFS_TYPE_SYMLINK: return S_IFLNK;
+	case BLOBFS_TYPE_FIFO: return S_IFIFO;
+	case BLOBFS_TYPE_CHR: return S_IFCHR;
+	case BLOBFS_TYPE_BLK: return S_IFBLK;
+	case BLOBFS_TYPE_SOCK: return S_IFSOCK;
+	default: return S_IFREG;
+	}
 }
 
 static void to_stat(const struct blobfs_stat *s, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = s->ino;
-	st->st_mode = s->mode | (s->type == BLOBFS_TYPE_DIR ? S_IFDIR :
-				 s->type == BLOBFS_TYPE_SYMLINK ? S_IFLNK : S_IFREG);
+	st->st_mode = s->mode | type_bits(s->type);
 	st->st_nlink = s->nlink;
 	st->st_uid = s->uid;
 	st->st_gid = s->gid;
+	st->st_rdev = (dev_t)s->rdev;
 	st->st_size = (off_t)s->size;
 	st->st_blksize = BLOBFS_BLOCK_SIZE;
 	st->st_blocks = (blkcnt_t)(s->blocks * (BLOBFS_BLOCK_SIZE / 512));
@@ -55,280 +92,481 @@ static void to_stat(const struct blobfs_stat *s, struct stat *st)
 	st->st_ctim.tv_nsec = s->ctime_ns % 1000000000;
 }
 
-static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+/* Hands the kernel a node whose reference the caller took; gives it back if the reply
+ * cannot be sent (the kernel then never learnt of it). */
+static void reply_entry(fuse_req_t req, struct blobfs_inode *in, const struct blobfs_stat *s)
+{
+	struct fuse_entry_param e;
+	memset(&e, 0, sizeof(e));
+	e.ino = in == srv(req)->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)in;
+	e.generation = s->ino; /* inode numbers are never reused; node ids (addresses) may be */
+	e.attr_timeout = ATTR_TIMEOUT;
+	e.entry_timeout = ENTRY_TIMEOUT;
+	to_stat(s, &e.attr);
+	if (fuse_reply_entry(req, &e) != 0)
+		blobfs_inode_put(srv(req)->fs, in, 1);
+}
+
+static void reply_attr(fuse_req_t req, struct blobfs_inode *in)
 {
 	struct blobfs_stat s;
-	int rc = fi ? blobfs_fstat(fh(fi), &s) : blobfs_stat(fs_of(), path, &s);
-	if (!rc)
-		to_stat(&s, st);
-	return rc;
-}
-
-static int op_readlink(const char *path, char *buf, size_t len)
-{
-	ssize_t rc = blobfs_readlink(fs_of(), path, buf, len);
-	return rc < 0 ? (int)rc : 0;
-}
-
-/* New nodes belong to the caller, as on any file system. */
-static void own(const char *path)
-{
-	struct fuse_context *c = fuse_get_context();
-	if (!c->uid && !c->gid)
+	int rc = blobfs_inode_stat(srv(req)->fs, in, &s);
+	if (rc) {
+		fuse_reply_err(req, -rc);
 		return;
-	struct blobfs_stat s = { .uid = c->uid, .gid = c->gid };
-	blobfs_setattr(fs_of(), path, &s, BLOBFS_SET_UID | BLOBFS_SET_GID);
+	}
+	struct stat st;
+	to_stat(&s, &st);
+	fuse_reply_attr(req, &st, ATTR_TIMEOUT);
 }
 
-static int op_mkdir(const char *path, mode_t mode)
+static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
-	int rc = blobfs_mkdir(fs_of(), path, mode & 07777);
-	if (!rc)
-		own(path);
-	return rc;
+	(void)userdata;
+	/* Requests are read into memory (not spliced), whatever the kernel offers. */
+	conn->want &= ~(unsigned)FUSE_CAP_SPLICE_READ;
 }
 
-static int op_unlink(const char *path)
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	return blobfs_unlink(fs_of(), path);
+	struct blobfs_inode *in;
+	struct blobfs_stat s;
+	int rc = blobfs_lookup(srv(req)->fs, node(req, parent), name, &in, &s);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		reply_entry(req, in, &s);
 }
 
-static int op_rmdir(const char *path)
+static void forget_one(fuse_req_t req, fuse_ino_t ino, uint64_t n)
 {
-	return blobfs_rmdir(fs_of(), path);
+	if (ino != FUSE_ROOT_ID) /* the server holds the root itself */
+		blobfs_inode_put(srv(req)->fs, node(req, ino), n);
 }
 
-static int op_symlink(const char *target, const char *path)
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	int rc = blobfs_symlink(fs_of(), target, path);
-	if (!rc)
-		own(path);
-	return rc;
+	forget_one(req, ino, nlookup);
+	fuse_reply_none(req);
 }
 
-static int op_rename(const char *from, const char *to, unsigned int flags)
+static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *f)
 {
-	if (flags & ~(unsigned)RENAME_NOREPLACE)
-		return -EINVAL; /* RENAME_EXCHANGE, RENAME_WHITEOUT */
-	return blobfs_rename(fs_of(), from, to, flags & RENAME_NOREPLACE ? BLOBFS_RENAME_NOREPLACE : 0);
+	for (size_t i = 0; i < count; i++)
+		forget_one(req, f[i].ino, f[i].nlookup);
+	fuse_reply_none(req);
 }
 
-/* With nullpath_ok, calls through a file descriptor come with the handle and maybe no path. */
-static int setattr(const char *path, struct fuse_file_info *fi, const struct blobfs_stat *s, uint32_t mask)
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	return fi ? blobfs_fsetattr(fh(fi), s, mask) : blobfs_setattr(fs_of(), path, s, mask);
-}
-
-static int op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
-{
-	struct blobfs_stat s = { .mode = mode & 07777 };
-	return setattr(path, fi, &s, BLOBFS_SET_MODE);
-}
-
-static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
-{
-	struct blobfs_stat s = { .uid = uid, .gid = gid };
-	uint32_t mask = (uid != (uid_t)-1 ? BLOBFS_SET_UID : 0) | (gid != (gid_t)-1 ? BLOBFS_SET_GID : 0);
-	return mask ? setattr(path, fi, &s, mask) : 0;
-}
-
-static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
-{
-	if (size < 0)
-		return -EINVAL;
-	/* libfuse passes only the handle (not its open flags) for an ftruncate. */
-	if (fi)
-		return blobfs_ftruncate(fh(fi), (uint64_t)size);
-	return blobfs_truncate(fs_of(), path, (uint64_t)size);
+	(void)fi;
+	reply_attr(req, node(req, ino));
 }
 
 static int64_t ts_ns(const struct timespec *t)
 {
-	struct timespec now;
-	if (t->tv_nsec == UTIME_NOW) {
-		clock_gettime(CLOCK_REALTIME, &now);
-		t = &now;
-	}
 	return (int64_t)t->tv_sec * 1000000000ll + t->tv_nsec;
 }
 
-static int op_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
+static int64_t now_ns(void)
 {
-	struct blobfs_stat s = {0};
-	uint32_t mask = 0;
-	if (tv[0].tv_nsec != UTIME_OMIT) {
-		s.atime_ns = ts_ns(&tv[0]);
-		mask |= BLOBFS_SET_ATIME;
-	}
-	if (tv[1].tv_nsec != UTIME_OMIT) {
-		s.mtime_ns = ts_ns(&tv[1]);
-		mask |= BLOBFS_SET_MTIME;
-	}
-	return mask ? setattr(path, fi, &s, mask) : 0;
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return ts_ns(&t);
 }
 
-static int open_common(const char *path, int flags, mode_t mode, struct fuse_file_info *fi)
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
 {
-	struct blobfs_file *f;
-	int rc = blobfs_open(fs_of(), path, flags, mode & 07777, &f);
+	struct blobfs *fs = srv(req)->fs;
+	struct blobfs_inode *in = node(req, ino);
+	struct blobfs_stat s = { .mode = attr->st_mode & 07777, .uid = attr->st_uid, .gid = attr->st_gid };
+	uint32_t mask = 0;
+	int rc = 0;
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		if (attr->st_size < 0)
+			rc = -EINVAL;
+		else if (fi) /* ftruncate: the handle's access mode counts */
+			rc = blobfs_ftruncate(fh(fi), (uint64_t)attr->st_size);
+		else
+			rc = blobfs_inode_setattr(fs, in, &(struct blobfs_stat){ .size = (uint64_t)attr->st_size },
+						  BLOBFS_SET_SIZE);
+	}
+	if (to_set & FUSE_SET_ATTR_MODE)
+		mask |= BLOBFS_SET_MODE;
+	if (to_set & FUSE_SET_ATTR_UID)
+		mask |= BLOBFS_SET_UID;
+	if (to_set & FUSE_SET_ATTR_GID)
+		mask |= BLOBFS_SET_GID;
+	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW)) {
+		mask |= BLOBFS_SET_ATIME;
+		s.atime_ns = to_set & FUSE_SET_ATTR_ATIME_NOW ? now_ns() : ts_ns(&attr->st_atim);
+	}
+	if (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW)) {
+		mask |= BLOBFS_SET_MTIME;
+		s.mtime_ns = to_set & FUSE_SET_ATTR_MTIME_NOW ? now_ns() : ts_ns(&attr->st_mtim);
+	}
+	if (!rc && mask)
+		rc = blobfs_inode_setattr(fs, in, &s, mask);
 	if (rc)
-		return rc;
+		fuse_reply_err(req, -rc);
+	else
+		reply_attr(req, in);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	char buf[BLOBFS_PATH_MAX + 1];
+	ssize_t rc = blobfs_readlink_inode(srv(req)->fs, node(req, ino), buf, sizeof(buf));
+	if (rc < 0)
+		fuse_reply_err(req, (int)-rc);
+	else
+		fuse_reply_readlink(req, buf);
+}
+
+static void make(fuse_req_t req, fuse_ino_t parent, const char *name, enum blobfs_type type,
+		 mode_t mode, dev_t rdev, const char *target)
+{
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+	struct blobfs_node n = { .type = type, .mode = mode & 07777, .uid = c->uid, .gid = c->gid,
+				 .rdev = rdev, .target = target };
+	struct blobfs_inode *in;
+	struct blobfs_stat s;
+	int rc = blobfs_make_at(srv(req)->fs, node(req, parent), name, &n, &in, &s);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		reply_entry(req, in, &s);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	enum blobfs_type t;
+	switch (mode & S_IFMT) {
+	case S_IFREG: case 0: t = BLOBFS_TYPE_FILE; break;
+	case S_IFIFO: t = BLOBFS_TYPE_FIFO; break;
+	case S_IFCHR: t = BLOBFS_TYPE_CHR; break;
+	case S_IFBLK: t = BLOBFS_TYPE_BLK; break;
+	case S_IFSOCK: t = BLOBFS_TYPE_SOCK; break;
+	default:
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	make(req, parent, name, t, mode, rdev, NULL);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	make(req, parent, name, BLOBFS_TYPE_DIR, mode, 0, NULL);
+}
+
+static void op_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, const char *name)
+{
+	make(req, parent, name, BLOBFS_TYPE_SYMLINK, 0777, 0, target);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, -blobfs_remove_at(srv(req)->fs, node(req, parent), name, false));
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, -blobfs_remove_at(srv(req)->fs, node(req, parent), name, true));
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	if (flags & ~(unsigned)RENAME_NOREPLACE) {
+		fuse_reply_err(req, EINVAL); /* RENAME_EXCHANGE, RENAME_WHITEOUT */
+		return;
+	}
+	fuse_reply_err(req, -blobfs_rename_at(srv(req)->fs, node(req, parent), name, node(req, newparent),
+					      newname, flags & RENAME_NOREPLACE ? BLOBFS_RENAME_NOREPLACE : 0));
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	(void)ino;
+	(void)newparent;
+	(void)newname;
+	/* No hard links: what link(2) says on a file system without them. */
+	fuse_reply_err(req, EPERM);
+}
+
+static void set_open_flags(struct fuse_file_info *fi, struct blobfs_file *f)
+{
 	fi->fh = (uint64_t)(uintptr_t)f;
 	/* The kernel's page cache stays in front (mmap, as git and sqlite may use, needs it);
-	 * it is dropped at each open, since BlobFS can change underneath only through us. */
+	 * it is dropped at each open. */
 	fi->direct_io = 0;
 	fi->keep_cache = 0;
-	return 0;
 }
 
-static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	int rc = open_common(path, fi->flags | O_CREAT, mode, fi);
-	if (!rc)
-		own(path);
-	return rc;
+	struct blobfs_file *f;
+	int rc = blobfs_open_inode(srv(req)->fs, node(req, ino), fi->flags & ~(O_CREAT | O_EXCL), &f);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	set_open_flags(fi, f);
+	if (fuse_reply_open(req, fi) != 0)
+		blobfs_close(f); /* interrupted: the kernel has no handle */
 }
 
-static int op_open(const char *path, struct fuse_file_info *fi)
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
 {
-	return open_common(path, fi->flags, 0, fi);
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+	struct blobfs *fs = srv(req)->fs;
+	struct blobfs_file *f;
+	struct blobfs_inode *in;
+	int rc = blobfs_open_at(fs, node(req, parent), name, fi->flags | O_CREAT, mode & 07777,
+				c->uid, c->gid, &f, &in);
+	struct blobfs_stat s;
+	if (!rc && (rc = blobfs_inode_stat(fs, in, &s)) != 0) {
+		blobfs_close(f);
+		blobfs_inode_put(fs, in, 1);
+	}
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	set_open_flags(fi, f);
+	struct fuse_entry_param e;
+	memset(&e, 0, sizeof(e));
+	e.ino = (fuse_ino_t)(uintptr_t)in;
+	e.generation = s.ino;
+	e.attr_timeout = ATTR_TIMEOUT;
+	e.entry_timeout = ENTRY_TIMEOUT;
+	to_stat(&s, &e.attr);
+	if (fuse_reply_create(req, &e, fi) != 0) {
+		blobfs_close(f);
+		blobfs_inode_put(fs, in, 1);
+	}
 }
 
-static int op_read(const char *path, char *buf, size_t len, off_t off, struct fuse_file_info *fi)
+/* Read buffers: one per worker thread, grown to the largest read. */
+static __thread char *rbuf;
+static __thread size_t rbuf_cap;
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	(void)path;
-	ssize_t r = blobfs_pread(fh(fi), buf, len, (uint64_t)off);
-	return (int)r;
+	(void)ino;
+	if (size > rbuf_cap) {
+		char *b = realloc(rbuf, size);
+		if (!b) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		rbuf = b;
+		rbuf_cap = size;
+	}
+	ssize_t r = blobfs_pread(fh(fi), rbuf, size, (uint64_t)off);
+	if (r < 0)
+		fuse_reply_err(req, (int)-r);
+	else
+		fuse_reply_buf(req, rbuf, (size_t)r);
 }
 
-static int op_write(const char *path, const char *buf, size_t len, off_t off, struct fuse_file_info *fi)
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
 {
-	(void)path;
-	ssize_t r = (fi->flags & O_APPEND) ? blobfs_append(fh(fi), buf, len)
-					   : blobfs_pwrite(fh(fi), buf, len, (uint64_t)off);
-	return (int)r;
+	(void)ino;
+	ssize_t r = (fi->flags & O_APPEND) ? blobfs_append(fh(fi), buf, size)
+					   : blobfs_pwrite(fh(fi), buf, size, (uint64_t)off);
+	if (r < 0)
+		fuse_reply_err(req, (int)-r);
+	else
+		fuse_reply_write(req, (size_t)r);
 }
 
-static int op_statfs(const char *path, struct statvfs *sv)
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)path;
-	struct blobfs_statfs s;
-	int rc = blobfs_statfs(fs_of(), &s);
-	if (rc)
-		return rc;
-	memset(sv, 0, sizeof(*sv));
-	uint64_t per = s.cluster_size / BLOBFS_BLOCK_SIZE;
-	sv->f_bsize = s.cluster_size;
-	sv->f_frsize = BLOBFS_BLOCK_SIZE;
-	sv->f_blocks = s.clusters * per;
-	sv->f_bfree = sv->f_bavail = s.free_clusters * per;
-	/* Files are bounded by the metadata slot: about 300 bytes each. */
-	uint64_t room = s.meta_capacity > s.meta_bytes ? (s.meta_capacity - s.meta_bytes) / 300 : 0;
-	sv->f_files = s.files + room;
-	sv->f_ffree = sv->f_favail = room;
-	sv->f_namemax = BLOBFS_NAME_MAX;
-	return 0;
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, 0); /* close(2) commits nothing on ext4 either */
 }
 
-static int op_release(const char *path, struct fuse_file_info *fi)
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)path;
-	return blobfs_close(fh(fi));
+	(void)ino;
+	fuse_reply_err(req, -blobfs_close(fh(fi)));
 }
 
-static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	(void)path;
+	(void)ino;
 	(void)datasync;
-	return blobfs_fsync(fh(fi));
+	fuse_reply_err(req, -blobfs_fsync(fh(fi)));
 }
 
-static int op_opendir(const char *path, struct fuse_file_info *fi)
+/* A directory handle: the listing taken at opendir, served by offset. */
+struct dirlist {
+	struct blobfs_dirent *e;
+	size_t n;
+};
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct blobfs_dir *d;
-	int rc = blobfs_opendir(fs_of(), path, &d);
-	if (!rc)
-		fi->fh = (uint64_t)(uintptr_t)d;
-	return rc;
-}
-
-static int op_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
-		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
-{
-	(void)path;
-	(void)off;
-	(void)flags;
-	struct blobfs_dir *d = (struct blobfs_dir *)(uintptr_t)fi->fh;
-	fill(buf, ".", NULL, 0, 0);
-	fill(buf, "..", NULL, 0, 0);
+	int rc = blobfs_opendir_inode(srv(req)->fs, node(req, ino), &d);
+	struct dirlist *l = rc ? NULL : calloc(1, sizeof(*l));
+	size_t cap = 0;
 	struct blobfs_dirent e;
-	while (blobfs_readdir(d, &e) == 1) {
-		struct stat st = { .st_ino = e.ino, .st_mode = e.type == BLOBFS_TYPE_DIR ? S_IFDIR :
-						e.type == BLOBFS_TYPE_SYMLINK ? S_IFLNK : S_IFREG };
-		if (fill(buf, e.name, &st, 0, 0))
-			break;
+	while (l && blobfs_readdir(d, &e) == 1) {
+		if (l->n == cap) {
+			cap = cap ? cap * 2 : 16;
+			struct blobfs_dirent *ne = realloc(l->e, cap * sizeof(*ne));
+			if (!ne) {
+				free(l->e);
+				free(l);
+				l = NULL;
+				break;
+			}
+			l->e = ne;
+		}
+		l->e[l->n++] = e;
 	}
-	return 0;
+	if (!rc)
+		blobfs_closedir(d);
+	if (!rc && !l)
+		rc = -ENOMEM;
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)l;
+	if (fuse_reply_open(req, fi) != 0) {
+		free(l->e);
+		free(l);
+	}
 }
 
-static int op_releasedir(const char *path, struct fuse_file_info *fi)
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	(void)path;
-	blobfs_closedir((struct blobfs_dir *)(uintptr_t)fi->fh);
-	return 0;
+	struct dirlist *l = (struct dirlist *)(uintptr_t)fi->fh;
+	char *buf = malloc(size);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	size_t used = 0;
+	/* Offsets: 0 ".", 1 "..", 2 + i entry i; each entry carries the offset of the next. */
+	for (size_t k = off < 0 ? 0 : (size_t)off; k < l->n + 2; k++) {
+		struct stat st = {0};
+		const char *name;
+		if (k < 2) {
+			name = k ? ".." : ".";
+			st.st_mode = S_IFDIR;
+			st.st_ino = k ? 0 : (ino_t)ino;
+		} else {
+			name = l->e[k - 2].name;
+			st.st_ino = l->e[k - 2].ino;
+			st.st_mode = type_bits(l->e[k - 2].type);
+		}
+		size_t need = fuse_add_direntry(req, buf + used, size - used, name, &st, (off_t)(k + 1));
+		if (need > size - used)
+			break;
+		used += need;
+	}
+	fuse_reply_buf(req, buf, used);
+	free(buf);
 }
 
-static int op_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi)
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)path;
+	(void)ino;
+	struct dirlist *l = (struct dirlist *)(uintptr_t)fi->fh;
+	free(l->e);
+	free(l);
+	fuse_reply_err(req, 0);
+}
+
+static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)ino;
 	(void)datasync;
 	(void)fi;
-	return blobfs_sync(fs_of());
+	/* The names in the directory and, since `sync` and `syncfs` never reach a FUSE server,
+	 * every file's data too: the one call a program can make for all of it. */
+	fuse_reply_err(req, -blobfs_sync(srv(req)->fs));
 }
 
-static int op_fallocate(const char *path, int mode, off_t off, off_t len, struct fuse_file_info *fi)
+/* Bytes of metadata slot per inode in `df -i`'s totals: a file's record, a short name and an
+ * extent. */
+#define INODE_BUDGET 128u
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
-	(void)path;
-	if (mode & ~FALLOC_FL_KEEP_SIZE)
-		return -EOPNOTSUPP;
-	if (off < 0 || len <= 0)
-		return -EINVAL;
-	return blobfs_fallocate(fh(fi), (uint64_t)off, (uint64_t)len, mode & FALLOC_FL_KEEP_SIZE);
+	(void)ino;
+	struct blobfs_statfs s;
+	int rc = blobfs_statfs(srv(req)->fs, &s);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	struct statvfs sv;
+	memset(&sv, 0, sizeof(sv));
+	uint64_t per = s.cluster_size / BLOBFS_BLOCK_SIZE;
+	sv.f_bsize = s.cluster_size;
+	sv.f_frsize = BLOBFS_BLOCK_SIZE;
+	sv.f_blocks = s.clusters * per;
+	sv.f_bfree = sv.f_bavail = s.free_clusters * per;
+	/* A fixed total, as a file system with an inode table has (the metadata slot divided by
+	 * a typical inode's share), and exactly the inodes in use taken from it. Names and
+	 * extents come out of the same slot, so creates can run out earlier (ENOSPC), as ext4
+	 * can run out of blocks with inodes left. */
+	uint64_t total = s.meta_capacity / INODE_BUDGET;
+	if (total < s.files)
+		total = s.files;
+	sv.f_files = total;
+	sv.f_ffree = sv.f_favail = total - s.files;
+	sv.f_namemax = BLOBFS_NAME_MAX;
+	fuse_reply_statfs(req, &sv);
 }
 
-static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+			 struct fuse_file_info *fi)
 {
-	(void)conn;
-	cfg->use_ino = 1;
-	cfg->hard_remove = 1;
-	cfg->nullpath_ok = 1;
-	return fuse_get_context()->private_data;
+	(void)ino;
+	if (off < 0 || len <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	fuse_reply_err(req, -blobfs_fallocate(fh(fi), (uint32_t)mode, (uint64_t)off, (uint64_t)len));
 }
 
-static const struct fuse_operations ops = {
+static const struct fuse_lowlevel_ops ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
 	.getattr = op_getattr,
+	.setattr = op_setattr,
 	.readlink = op_readlink,
+	.mknod = op_mknod,
 	.mkdir = op_mkdir,
 	.unlink = op_unlink,
 	.rmdir = op_rmdir,
 	.symlink = op_symlink,
 	.rename = op_rename,
-	.chmod = op_chmod,
-	.chown = op_chown,
-	.truncate = op_truncate,
+	.link = op_link,
 	.open = op_open,
 	.read = op_read,
 	.write = op_write,
-	.statfs = op_statfs,
+	.flush = op_flush,
 	.release = op_release,
 	.fsync = op_fsync,
 	.opendir = op_opendir,
 	.readdir = op_readdir,
 	.releasedir = op_releasedir,
 	.fsyncdir = op_fsyncdir,
-	.init = op_init,
+	.statfs = op_statfs,
 	.create = op_create,
-	.utimens = op_utimens,
 	.fallocate = op_fallocate,
 };
 
@@ -430,9 +668,9 @@ static int serve(const struct fuse_args_own *a, int ready_fd)
 {
 	char err[600] = "";
 	int code = 3;
-	struct blobfs *fs = NULL;
-	struct fuse *f = NULL;
-	struct fuse_loop_config *cfg = NULL;
+	struct server sv = {0};
+	struct fuse_session *se = NULL;
+	bool mounted = false;
 	char *fargv[40];
 	int fargc = 0;
 	fargv[fargc++] = (char *)"unvme-fuse";
@@ -443,25 +681,26 @@ static int serve(const struct fuse_args_own *a, int ready_fd)
 		fargv[fargc++] = (char *)a->fuse_opts[i];
 	}
 	struct fuse_args args = FUSE_ARGS_INIT(fargc, fargv);
-	int rc = blobfs_mount_dev(a->dev, a->nsid, &a->o, &fs);
+	int rc = blobfs_mount_dev(a->dev, a->nsid, &a->o, &sv.fs);
 	if (rc) {
 		snprintf(err, sizeof(err), "cannot mount BlobFS on %s: %s", a->dev, blobfs_errmsg());
 		goto out;
 	}
-	f = fuse_new(&args, &ops, sizeof(ops), fs);
-	if (!f) {
+	sv.root = blobfs_root(sv.fs);
+	se = fuse_session_new(&args, &ops, sizeof(ops), &sv);
+	if (!se) {
 		snprintf(err, sizeof(err), "FUSE refused the options");
 		code = 2;
 		goto out;
 	}
-	if (fuse_mount(f, a->mnt) != 0) {
+	if (fuse_session_mount(se, a->mnt) != 0) {
 		snprintf(err, sizeof(err), "cannot mount FUSE at %s (does it exist, and is /dev/fuse usable?)",
 			 a->mnt);
 		goto out;
 	}
-	if (fuse_set_signal_handlers(fuse_get_session(f)) != 0) {
+	mounted = true;
+	if (fuse_set_signal_handlers(se) != 0) {
 		snprintf(err, sizeof(err), "cannot install signal handlers");
-		fuse_unmount(f);
 		goto out;
 	}
 	if (ready_fd >= 0) {
@@ -479,19 +718,22 @@ static int serve(const struct fuse_args_own *a, int ready_fd)
 				close(nul);
 		}
 	}
-	cfg = fuse_loop_cfg_create();
+	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
 	fuse_loop_cfg_set_max_threads(cfg, a->threads);
 	fuse_loop_cfg_set_idle_threads(cfg, a->threads);
-	rc = fuse_loop_mt(f, cfg);
+	rc = fuse_session_loop_mt(se, cfg);
 	fuse_loop_cfg_destroy(cfg);
-	fuse_remove_signal_handlers(fuse_get_session(f));
-	fuse_unmount(f);
+	fuse_remove_signal_handlers(se);
 	code = rc < 0 ? 3 : 0;
 out:
-	if (f)
-		fuse_destroy(f);
+	if (mounted)
+		fuse_session_unmount(se);
+	if (se)
+		fuse_session_destroy(se);
 	fuse_opt_free_args(&args);
-	if (fs && blobfs_unmount(fs) != 0) {
+	if (sv.root)
+		blobfs_inode_put(sv.fs, sv.root, 1);
+	if (sv.fs && blobfs_unmount(sv.fs) != 0) {
 		if (!err[0])
 			snprintf(err, sizeof(err), "unmount: %s", blobfs_errmsg());
 		code = 3;

@@ -22,6 +22,17 @@
 //   cache_size          BlobFS cache bytes                            (268435456)
 //   format              never | if_empty | always: mkfs at open       (never)
 //   cluster_size        cluster size for a format                     (0: mkfs's default)
+//   kill_safe           WAL writes survive a kill of the process      (true)
+//   shadow_dir          where the kill-safe copies live (tmpfs)       (/dev/shm)
+//   shadow_size         bytes of each half of that copy               (0: 16 MiB)
+//
+// Durability: what RocksDB syncs (Sync/Fsync: its synced writes, SSTs, MANIFEST, CURRENT)
+// survives a kill and a power cut. With kill_safe, every write to a WAL file (*.log) is also
+// copied into BlobFS's shadow in shadow_dir as it is appended, so a kill of the process
+// loses no write RocksDB has acknowledged (RocksDB appends a write batch to the WAL before
+// it returns), as on ext4, where those bytes sit in the kernel; a new WAL's name is
+// committed when it is created. Without it a kill loses what the last commit (every 5 s,
+// or a sync) did not cover.
 //
 // The file system is mounted when RocksDB has configured the object (PrepareOptions) and
 // unmounted when the last reference goes (db_bench exit). All paths are BlobFS paths;
@@ -63,6 +74,9 @@ struct BlobFsOptions {
 	uint64_t cache_size = 0;
 	std::string format = "never";
 	uint64_t cluster_size = 0;
+	bool kill_safe = true;
+	std::string shadow_dir = "/dev/shm";
+	uint64_t shadow_size = 0;
 };
 
 static const std::unordered_map<std::string, OptionTypeInfo> blobfs_option_info = {
@@ -77,6 +91,9 @@ static const std::unordered_map<std::string, OptionTypeInfo> blobfs_option_info 
 	{ "cache_size", { offsetof(BlobFsOptions, cache_size), OptionType::kUInt64T } },
 	{ "format", { offsetof(BlobFsOptions, format), OptionType::kString } },
 	{ "cluster_size", { offsetof(BlobFsOptions, cluster_size), OptionType::kUInt64T } },
+	{ "kill_safe", { offsetof(BlobFsOptions, kill_safe), OptionType::kBoolean } },
+	{ "shadow_dir", { offsetof(BlobFsOptions, shadow_dir), OptionType::kString } },
+	{ "shadow_size", { offsetof(BlobFsOptions, shadow_size), OptionType::kUInt64T } },
 };
 
 // A BlobFS result as a RocksDB status, with BlobFS's message.
@@ -298,13 +315,14 @@ public:
 			blobfs_get_stats(fs_, &st);
 			fprintf(stderr, "blobfs: cache hits %llu misses %llu read ahead %llu (used %llu) evictions %llu; "
 				"device reads %llu (%llu MiB) writes %llu (%llu MiB) flushes %llu; commits %llu "
-				"checkpoints %llu\n",
+				"checkpoints %llu; replayed %llu transactions and %llu shadowed writes\n",
 				(unsigned long long)st.cache_hits, (unsigned long long)st.cache_misses,
 				(unsigned long long)st.prefetch_pages, (unsigned long long)st.prefetch_hits,
 				(unsigned long long)st.evictions, (unsigned long long)st.dev_reads,
 				(unsigned long long)(st.dev_read_bytes >> 20), (unsigned long long)st.dev_writes,
 				(unsigned long long)(st.dev_write_bytes >> 20), (unsigned long long)st.dev_flushes,
-				(unsigned long long)st.commits, (unsigned long long)st.checkpoints);
+				(unsigned long long)st.commits, (unsigned long long)st.checkpoints,
+				(unsigned long long)st.replayed, (unsigned long long)st.shadow_replayed);
 		}
 		if (fs_)
 			blobfs_unmount(fs_);
@@ -502,6 +520,10 @@ private:
 		mo.direct_read = o_.direct_read;
 		mo.direct_write = o_.direct_write;
 		mo.format_if_empty = o_.format == "if_empty";
+		if (o_.kill_safe) {
+			mo.shadow_dir = o_.shadow_dir.c_str();
+			mo.shadow_size = o_.shadow_size;
+		}
 		int rc = unvme_ctrlr_open(o_.device.c_str(), nullptr, &ctrlr_);
 		if (rc)
 			return Status::IOError("BlobFS: cannot open " + o_.device + ": " + unvme_errmsg());
@@ -586,8 +608,26 @@ private:
 			return s;
 		struct blobfs_stat st;
 		blobfs_fstat(f, &st);
+		if (o_.kill_safe && IsWal(fname)) {
+			// Its appends are acknowledged to RocksDB's writers: kept outside the process.
+			blobfs_file_opts fopt = {};
+			fopt.shadow = 1;
+			blobfs_file_set_opts(f, &fopt);
+			// Its name durable now, or a kill could lose the file the copies belong to.
+			int rc = blobfs_commit(fs_);
+			if (rc) {
+				blobfs_close(f);
+				return Err(rc, "commit the creation of " + fname);
+			}
+		}
 		result->reset(new BlobWritableFile(f, fname, direct, fo, st.size));
 		return IOStatus::OK();
+	}
+
+	// RocksDB's write-ahead logs: NNNNNN.log (the info log is LOG, LOG.old.*).
+	static bool IsWal(const std::string &fname)
+	{
+		return fname.size() > 4 && fname.compare(fname.size() - 4, 4, ".log") == 0;
 	}
 
 	BlobFsOptions o_;

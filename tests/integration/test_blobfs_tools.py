@@ -24,7 +24,7 @@ def test_mkfs_reports_and_refuses_to_overwrite(unvme, tmp_path):
     r = unvme.run("mkfs", dev)
     assert r.rc == 2 and "already holds a BlobFS (label 'big')" in r.err and "force" in r.err
     r = unvme.ok("mkfs", dev, "--force")
-    assert "64 KiB" in r.out  # the default cluster for 1 GiB and up
+    assert "clusters of 4 KiB" in r.out  # the default cluster (up to 1 TiB)
     r = unvme.run("mkfs", dev, "--force", "-c", "3000")
     assert r.rc == 2 and "power of two" in r.err
     small = unvme.file_dev("s", size="4M")

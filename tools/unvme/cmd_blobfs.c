@@ -114,9 +114,11 @@ int cmd_fsck(struct cli_args *a)
 		json_object_object_add(j, "files", json_object_new_int64((int64_t)r.files));
 		json_object_object_add(j, "directories", json_object_new_int64((int64_t)r.dirs));
 		json_object_object_add(j, "symlinks", json_object_new_int64((int64_t)r.symlinks));
+		json_object_object_add(j, "special_files", json_object_new_int64((int64_t)r.specials));
 		json_object_object_add(j, "used_clusters", json_object_new_int64((int64_t)r.used_clusters));
 		json_object_object_add(j, "free_clusters", json_object_new_int64((int64_t)r.free_clusters));
 		json_object_object_add(j, "replayed", json_object_new_int64((int64_t)r.replayed));
+		json_object_object_add(j, "lost_transactions", json_object_new_int64((int64_t)r.lost_transactions));
 		json_object_object_add(j, "clean_unmount", json_object_new_boolean(r.clean_unmount));
 		cli_json_print(j);
 	} else {

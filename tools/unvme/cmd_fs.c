@@ -11,6 +11,7 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -105,7 +106,22 @@ static int need(const struct fsargs *a, int lo, int hi)
 
 static const char *type_name(enum blobfs_type t)
 {
-	return t == BLOBFS_TYPE_DIR ? "directory" : t == BLOBFS_TYPE_SYMLINK ? "symlink" : "file";
+	switch (t) {
+	case BLOBFS_TYPE_DIR: return "directory";
+	case BLOBFS_TYPE_SYMLINK: return "symlink";
+	case BLOBFS_TYPE_FIFO: return "fifo";
+	case BLOBFS_TYPE_CHR: return "character device";
+	case BLOBFS_TYPE_BLK: return "block device";
+	case BLOBFS_TYPE_SOCK: return "socket";
+	default: return "file";
+	}
+}
+
+/* The first letter of `ls -l`. */
+static char type_letter(enum blobfs_type t)
+{
+	static const char letters[] = "?-dlpcbs";
+	return (unsigned)t < sizeof(letters) - 1 ? letters[t] : '?';
 }
 
 static void fmt_time(int64_t ns, char *out, size_t len)
@@ -129,6 +145,8 @@ static struct json_object *stat_json(const char *path, const struct blobfs_stat 
 	json_object_object_add(j, "uid", json_object_new_int64(st->uid));
 	json_object_object_add(j, "gid", json_object_new_int64(st->gid));
 	json_object_object_add(j, "mtime_ns", json_object_new_int64(st->mtime_ns));
+	if (st->type == BLOBFS_TYPE_CHR || st->type == BLOBFS_TYPE_BLK)
+		json_object_object_add(j, "rdev", json_object_new_int64((int64_t)st->rdev));
 	return j;
 }
 
@@ -175,8 +193,7 @@ static int do_ls(struct blobfs *fs, const struct fsargs *a)
 		} else if (a->longfmt) {
 			char t[32];
 			fmt_time(es.mtime_ns, t, sizeof(t));
-			printf("%c%04o %5u %5u %12llu %s %s%s\n", es.type == BLOBFS_TYPE_DIR ? 'd' :
-			       es.type == BLOBFS_TYPE_SYMLINK ? 'l' : '-', es.mode, es.uid, es.gid,
+			printf("%c%04o %5u %5u %12llu %s %s%s\n", type_letter(es.type), es.mode, es.uid, es.gid,
 			       (unsigned long long)es.size, t, e.name, es.type == BLOBFS_TYPE_DIR ? "/" : "");
 		} else {
 			printf("%s%s\n", e.name, es.type == BLOBFS_TYPE_DIR ? "/" : "");
@@ -250,6 +267,8 @@ static int do_stat(struct blobfs *fs, const struct fsargs *a)
 		if (blobfs_readlink(fs, a->pos[0], t, sizeof(t)) >= 0)
 			printf("target: %s\n", t);
 	}
+	if (st.type == BLOBFS_TYPE_CHR || st.type == BLOBFS_TYPE_BLK)
+		printf("device: %u, %u\n", major((dev_t)st.rdev), minor((dev_t)st.rdev));
 	return EXIT_OK;
 }
 

@@ -460,7 +460,7 @@ static const struct opt_def kv_close_it_opts[] = {
 static const struct opt_def mkfs_opts[] = {
 	OPT_NSID("0"),
 	OPT("cluster-size", 'c', OPT_SIZE, fs_cluster, "BYTES",
-	    "allocation unit: a power of two, 4k..64m (default 4k below 1 GiB, else 64k)"),
+	    "allocation unit: a power of two, 4k..64m (default 4k; larger over 1 TiB)"),
 	OPT("journal-size", 'j', OPT_SIZE, fs_journal, "BYTES",
 	    "metadata journal (default 1/64 of the namespace, 1m..64m)"),
 	OPT("meta-size", 'm', OPT_SIZE, fs_meta, "BYTES",
@@ -485,7 +485,10 @@ static const struct opt_def fsck_opts[] = {
 static const char fs_details[] =
 	"A BlobFS (docs/blobfs.md) on namespace NSID (-n, default: the first). The device\n"
 	"must not be mounted read-write by another process (FUSE, RocksDB): the namespace lock\n"
-	"says which process holds it. Exit codes as below; fsck exits 1 when errors remain.\n";
+	"says which process holds it. Exit codes as below; fsck exits 1 when errors remain. A\n"
+	"journal transaction cut short by a crash is a warning (its fsync never returned); a\n"
+	"damaged one with whole transactions after it is an error (it had been acknowledged:\n"
+	"mounts refuse, --repair accepts the loss).\n";
 
 static const char fs_cmd_details[] =
 	"usage: unvme fs [<device>] <command> [args] [-n NSID] [-o json]\n"
@@ -509,7 +512,9 @@ static const char fuse_details[] =
 	"Mounts the BlobFS on the namespace through FUSE (multithreaded). Without -f it returns\n"
 	"once the mount is up and keeps serving in the background. Unmount with 'fusermount3 -u\n"
 	"<mountpoint>', or send the server SIGINT/SIGTERM (with -f: Ctrl-C): either way BlobFS\n"
-	"is unmounted cleanly (data written back, a clean checkpoint).\n";
+	"is unmounted cleanly (data written back, a clean checkpoint). fsync of a file commits\n"
+	"it; fsync of a directory writes back and commits everything (sync and syncfs never reach\n"
+	"a FUSE server). Unlinked files live on through their descriptors, as on ext4.\n";
 
 static const char kv_details[] =
 	"Key-value commands go through the KV SDK (kv_apis.h), started on the device for the rest\n"

@@ -8,6 +8,12 @@
  * model is on. CQ slots are claimed for a whole batch before fetching, so a command is
  * fetched only when its completion is sure to fit: with the CQ full the SQ stops (4.1: the
  * controller does not post to a full CQ) and resumes when the host moves the CQ head.
+ *
+ * Group commit: a command that changed a store promising durability at completion (a KV
+ * namespace on a file or a host engine: what a KV SSD with power-loss protection promises)
+ * leaves its namespace in io.commit. Its completion waits in the batch below; before the batch
+ * is posted, each such namespace is made durable once (emu_ns_sync), so one sync covers every
+ * store and delete fetched together. A failed sync fails them all with Write Fault.
  */
 #include "emu_ctrl.h"
 
@@ -55,22 +61,67 @@ static struct emu_ns *kv_vendor_target(const struct emu_ctrl *c, uint8_t opc)
 	return NULL;
 }
 
+/* Completions held back until their namespaces are durable (group commit, above). */
+#define BATCH_MAX 64u
+struct commit_batch {
+	uint32_t n;
+	struct {
+		struct emu_ns *ns;
+		struct emu_result r;
+		struct nvme_sqe cmd;  /* the latency model times a completion by its command */
+	} e[BATCH_MAX];
+};
+
+static void post(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe *cmd,
+		 const struct emu_result *r)
+{
+	if (c->lat.enabled)
+		emu_latency_submit(c, sq, cmd, r);
+	else
+		emu_complete(c, sq, cmd->cid, r, cmd->nsid);
+}
+
+/* Makes every namespace of the batch durable once, then posts the batch's completions. */
+static void batch_commit(struct emu_ctrl *c, struct emu_sq *sq, struct commit_batch *b)
+{
+	for (uint32_t i = 0; i < b->n; i++) {
+		struct emu_ns *ns = b->e[i].ns;
+		bool first = true;
+		for (uint32_t j = 0; j < i && first; j++)
+			first = b->e[j].ns != ns;
+		if (!first)
+			continue;
+		if (emu_ns_sync(ns) == 0)
+			continue;
+		for (uint32_t j = i; j < b->n; j++)
+			if (b->e[j].ns == ns)
+				emu_fail(&b->e[j].r, EMU_ST(NVME_SCT_MEDIA, NVME_SC_WRITE_FAULT),
+					 EMU_PLOC_NONE);
+	}
+	for (uint32_t i = 0; i < b->n; i++)
+		post(c, sq, &b->e[i].cmd, &b->e[i].r);
+	b->n = 0;
+}
+
 static void ns_run(struct emu_ctrl *c, struct emu_sq *sq, struct emu_ns *ns,
-		   const struct nvme_sqe *cmd, struct emu_result *r)
+		   const struct nvme_sqe *cmd, struct emu_result *r, struct emu_ns **commit)
 {
 	struct emu_io_ctx io = { .ctrl = c, .stats = &sq->stats };
 	r->status = emu_ns_execute(ns, cmd, &io);
 	r->dw0 = io.dw0;
 	r->dw1 = io.dw1;
+	*commit = io.commit;
 	if (__builtin_expect(r->status != 0, 0)) {
 		r->lba = io.err_lba;
 		r->param_loc = param_loc_for(r->status);
 	}
 }
 
-static inline void io_execute(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe *cmd)
+static inline void io_execute(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe *cmd,
+			      struct commit_batch *b)
 {
 	struct emu_result r = { .param_loc = EMU_PLOC_NONE };
+	struct emu_ns *commit = NULL;
 	uint32_t nsid = cmd->nsid;
 	struct emu_ns *ns = nsid - 1u < EMU_MAX_NS ? c->ns[nsid - 1u] : NULL;
 
@@ -94,6 +145,7 @@ static inline void io_execute(struct emu_ctrl *c, struct emu_sq *sq, const struc
 		r.status = emu_ns_execute(ns, cmd, &io);
 		r.dw0 = io.dw0;
 		r.dw1 = io.dw1;
+		commit = io.commit;
 		if (__builtin_expect(r.status != 0, 0)) {
 			r.lba = io.err_lba;
 			r.param_loc = param_loc_for(r.status);
@@ -102,11 +154,11 @@ static inline void io_execute(struct emu_ctrl *c, struct emu_sq *sq, const struc
 			if (r.status == EMU_ST_INVALID_OPCODE && emu_ns_csi(ns) != NVME_CSI_KV &&
 			    (kv = kv_vendor_target(c, cmd->opc)) != NULL) {
 				r = (struct emu_result){ .param_loc = EMU_PLOC_NONE };
-				ns_run(c, sq, kv, cmd, &r);
+				ns_run(c, sq, kv, cmd, &r, &commit);
 			}
 		}
 	} else if ((ns = kv_vendor_target(c, cmd->opc)) != NULL) {
-		ns_run(c, sq, ns, cmd, &r);
+		ns_run(c, sq, ns, cmd, &r, &commit);
 	} else if (nsid == NSID_ALL && cmd->opc == NVME_CMD_FLUSH) {
 		flush_all(c, sq, cmd, &r);
 	} else {
@@ -115,10 +167,16 @@ static inline void io_execute(struct emu_ctrl *c, struct emu_sq *sq, const struc
 		r.param_loc = EMU_PLOC_NSID;
 	}
 complete:
-	if (c->lat.enabled)
-		emu_latency_submit(c, sq, cmd, &r);
-	else
-		emu_complete(c, sq, cmd->cid, &r, nsid);
+	if (__builtin_expect(commit != NULL, 0)) {
+		if (b->n == BATCH_MAX)
+			batch_commit(c, sq, b);
+		b->e[b->n].ns = commit;
+		b->e[b->n].r = r;
+		b->e[b->n].cmd = *cmd;
+		b->n++;
+		return;
+	}
+	post(c, sq, cmd, &r);
 }
 
 uint32_t emu_sq_run(struct emu_ctrl *c, struct emu_sq *sq, uint32_t budget)
@@ -126,6 +184,8 @@ uint32_t emu_sq_run(struct emu_ctrl *c, struct emu_sq *sq, uint32_t budget)
 	struct emu_cq *cq = sq->cq;
 	const uint32_t size = sq->size;
 	uint32_t head = sq->head, done = 0;
+	struct commit_batch b;
+	b.n = 0;
 
 	if (atomic_load_explicit(&sq->blocked, memory_order_relaxed))
 		atomic_store_explicit(&sq->blocked, 0, memory_order_relaxed);
@@ -159,8 +219,10 @@ uint32_t emu_sq_run(struct emu_ctrl *c, struct emu_sq *sq, uint32_t budget)
 			sq->head = head;
 			if (__builtin_expect(sq->nr_aborts != 0, 0) && emu_abort_check_fetched(c, sq, cmd.cid))
 				continue;
-			io_execute(c, sq, &cmd);
+			io_execute(c, sq, &cmd, &b);
 		}
+		if (b.n)
+			batch_commit(c, sq, &b);
 		done += n;
 	}
 	return done;

@@ -202,6 +202,12 @@ int cops_build(const char *log_path, struct cops *ops)
 	return rc;
 }
 
+void cops_acked_durable(struct cops *ops)
+{
+	for (size_t i = 0; i < ops->n; i++)
+		ops->v[i].durable |= ops->v[i].acked;
+}
+
 /* ---- verdict ---- */
 
 void cverdict_violation(struct cverdict *v, const char *fmt, ...)

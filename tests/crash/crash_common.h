@@ -69,6 +69,9 @@ struct cops {
 };
 /* Builds the operation list of a round's log. -1 with a message if the log is malformed. */
 int cops_build(const char *log_path, struct cops *ops);
+/* A device that promises durability at completion (a KV SSD's power-loss protection): every
+ * acknowledged operation counts as durable. */
+void cops_acked_durable(struct cops *ops);
 struct cop *cops_find(struct cops *ops, uint64_t seq);
 
 /* ---- the checker's verdict ----

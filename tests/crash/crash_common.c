@@ -94,6 +94,10 @@ int ack_log_read(const char *path, struct clog_entry **out, size_t *n)
 		case 'A': e.kind = CL_ACK; break;
 		case 'F': e.kind = CL_FLUSH; break;
 		case 'G': e.kind = CL_FLUSHED; break;
+		case 'P': e.kind = CL_APPEND; break;
+		case 'L': e.kind = CL_LANDED; break;
+		case 'R': e.kind = CL_RESET; break;
+		case 'X': e.kind = CL_FINISH; break;
 		default: got = 0; break;
 		}
 		if (got < 1) {
@@ -154,7 +158,8 @@ int cops_build(const char *log_path, struct cops *ops)
 		case CL_VWC:
 			ops->vwc = x->a != 0;
 			break;
-		case CL_WRITE: case CL_ZERO: case CL_STORE: case CL_DELETE: case CL_FORMAT: {
+		case CL_WRITE: case CL_ZERO: case CL_STORE: case CL_DELETE: case CL_FORMAT:
+		case CL_APPEND: case CL_RESET: case CL_FINISH: {
 			if (ops->n && ops->v[ops->n - 1].seq >= x->a) {
 				fprintf(stderr, "crash: %s: sequence %" PRIu64 " out of order\n", log_path, x->a);
 				rc = -1;
@@ -162,7 +167,19 @@ int cops_build(const char *log_path, struct cops *ops)
 			}
 			struct cop *o = &ops->v[ops->n++];
 			*o = (struct cop){ .seq = x->a, .kind = x->kind, .a = x->b, .b = x->c,
-					   .fua = x->kind == CL_WRITE && x->d };
+					   .lba = UINT64_MAX,
+					   .fua = (x->kind == CL_WRITE || x->kind == CL_APPEND) && x->d };
+			break;
+		}
+		case CL_LANDED: {
+			struct cop *o = cops_find(ops, x->a);
+			if (!o || o->kind != CL_APPEND) {
+				fprintf(stderr, "crash: %s: landing of unknown append %" PRIu64 "\n",
+					log_path, x->a);
+				rc = -1;
+				break;
+			}
+			o->lba = x->b;
 			break;
 		}
 		case CL_ACK: {

@@ -15,6 +15,9 @@
  *   A <seq>                    operation <seq> acknowledged
  *   F <id>                     flush <id> submitted: it covers every A line above it
  *   G <id>                     flush <id> acknowledged
+ * and for zoned namespaces (crash_zns.c):
+ *   P <seq> <zslba> <nlb> <fua> Zone Append (intent)      L <seq> <lba>  where it landed
+ *   R <seq> <zslba>            Reset Zone                 X <seq> <zslba> Finish Zone
  * Sequence numbers are (round << 32) + n, unique across the rounds of one device.
  */
 #ifndef UNVME_CRASH_COMMON_H
@@ -40,7 +43,7 @@ void ack_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- acknowledgement log (checker side) ---- */
 enum clog_kind { CL_VWC, CL_WRITE, CL_ZERO, CL_STORE, CL_DELETE, CL_FORMAT, CL_ACK, CL_FLUSH,
-		 CL_FLUSHED };
+		 CL_FLUSHED, CL_APPEND, CL_LANDED, CL_RESET, CL_FINISH };
 struct clog_entry {
 	enum clog_kind kind;
 	uint64_t a, b, c, d;   /* the numbers of the line, in order */
@@ -55,8 +58,11 @@ int ack_log_read(const char *path, struct clog_entry **out, size_t *n);
  */
 struct cop {
 	uint64_t seq;
-	enum clog_kind kind;   /* CL_WRITE, CL_ZERO, CL_STORE, CL_DELETE, CL_FORMAT */
-	uint64_t a, b;         /* write: slba, nlb; store: key, length; delete: key */
+	enum clog_kind kind;   /* CL_WRITE, CL_ZERO, CL_STORE, CL_DELETE, CL_FORMAT, CL_APPEND,
+				  CL_RESET, CL_FINISH */
+	uint64_t a, b;         /* write: slba, nlb; store: key, length; delete: key;
+				  append: zslba, nlb; reset, finish: zslba */
+	uint64_t lba;          /* append: where it landed (UINT64_MAX: not known) */
 	bool fua;
 	bool acked;
 	bool durable;

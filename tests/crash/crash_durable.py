@@ -90,4 +90,32 @@ def components(h):
                     "--fua-pct", str(r.choice([0, 5])), "--zero-pct", str(r.choice([0, 5])),
                     "--max-nlb", str(r.choice([64, 512]))]
 
-    return [KvBig, HostKvBig, FtlBig]
+    class Zns(h.Component):
+        name = "zns"
+        points = h.Block.points  # the data file's: torn and killed writes and flushes
+        point_max = {"ns.write.before": 300, "ns.write.torn": 300, "ns.write.after": 300,
+                     "ns.flush.before": 40, "ns.flush.after": 40}
+        max_delay = 0.8
+
+        def fresh(self):
+            super().fresh()
+            self.img = self.media / "zns.img"
+
+        def dev(self):
+            return f"emu://crashzns?ns=zns,zone=4M,open=0,active=0:64M:4096:{self.img}"
+
+        def writer(self, rnd, log, seed):
+            r = self.rng
+            return [str(self.build / "tests/crash/crash_zns"), "write", "--dev", self.dev(),
+                    "--log", str(log), "--round", str(rnd), "--seed", str(seed),
+                    "--qd", str(r.choice([1, 4, 8])), "--vwc", str(r.choice([1, 1, 0])),
+                    "--flush-every", str(r.choice([0, 8, 32])),
+                    "--fua-pct", str(r.choice([0, 10])), "--append-pct", str(r.choice([0, 50, 100])),
+                    "--max-nlb", str(r.choice([16, 512]))]
+
+        def checker(self, log, powerloss, damage):
+            return [str(self.build / "tests/crash/crash_zns"), "check", "--dev", self.dev(),
+                    "--log", str(log), "--state", str(self.state)] + \
+                (["--powerloss"] if powerloss else [])
+
+    return [KvBig, HostKvBig, FtlBig, Zns]

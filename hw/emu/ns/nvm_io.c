@@ -48,12 +48,6 @@ static void count(uint64_t *counter, uint64_t n)
 	__atomic_store_n(counter, *counter + n, __ATOMIC_RELAXED);
 }
 
-/* A write must be durable on completion with FUA set or with the volatile cache off. */
-static bool write_durable(const struct emu_ns *ns, const struct nvme_sqe *cmd)
-{
-	return (cmd->cdw12 & NVME_RW_FUA) ||
-	       !atomic_load_explicit(&ns->write_cache, memory_order_relaxed);
-}
 
 /* Read (3.2.4), Write (3.2.6) and Compare (3.2.1): the commands that carry data. */
 uint16_t emu_nvm_map(struct emu_ns *ns, const struct nvme_sqe *cmd, struct emu_io_ctx *io,
@@ -78,7 +72,7 @@ uint16_t emu_nvm_move(struct emu_ns *ns, const struct nvme_sqe *cmd, struct emu_
 		st = be->ops->read(be, off, x, len);
 		break;
 	case EMU_NVM_WRITE:
-		st = be->ops->write(be, off, x, len, write_durable(ns, cmd));
+		st = be->ops->write(be, off, x, len, emu_nvm_write_durable(ns, cmd));
 		break;
 	case EMU_NVM_COMPARE:
 		st = be->ops->compare(be, off, x, len);
@@ -130,7 +124,7 @@ static uint16_t nvm_write_zeroes(struct emu_ns *ns, const struct nvme_sqe *cmd,
 	if (!range_ok(slba, nlb, be->capacity >> shift))
 		return lba_out_of_range(io, slba);
 	uint16_t st = be->ops->zero(be, slba << shift, (uint64_t)nlb << shift,
-				    (cmd->cdw12 & NVME_WZ_DEAC) != 0, write_durable(ns, cmd));
+				    (cmd->cdw12 & NVME_WZ_DEAC) != 0, emu_nvm_write_durable(ns, cmd));
 	if (st)
 		io->err_lba = slba;
 	return st;

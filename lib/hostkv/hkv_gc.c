@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/common/crash_point.h"
 #include "lib/hostkv/hkv_internal.h"
 
 int hkv_take_zone(struct hkv *s, struct hkv_stream *st)
@@ -144,6 +145,8 @@ static int collect(struct hkv *s, uint32_t v)
 	/* the copies are durable before the originals go */
 	if (!rc)
 		rc = hkv_media_flush(s);
+	if (!rc)
+		CRASH_POINT("hkv.gc.flushed");
 	if (!rc)
 		rc = zdev_reset(z, v);
 	if (rc)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/hostkv/hkv_internal.h"
+#include "lib/common/crash_point.h"
 #include "lib/common/keylist.h"
 
 void hkv_opts_default(struct hkv_opts *o)
@@ -318,6 +319,8 @@ int hkv_flush(struct hkv *s)
 		uint64_t target = atomic_load_explicit(&s->appended, memory_order_relaxed);
 		rc = hkv_seal(s, &s->user);
 		if (!rc)
+			CRASH_POINT("hkv.commit.sealed");
+		if (!rc)
 			rc = hkv_media_flush(s);
 		if (!rc)
 			s->commits++;
@@ -354,6 +357,8 @@ int hkv_erase(struct hkv *s)
 		rc = hkv_seal(s, &s->gcs);
 	if (!rc)
 		rc = hkv_media_flush(s);
+	if (!rc)
+		CRASH_POINT("hkv.erase.marked");
 	uint32_t keep = s->gcs.zone;  /* the erase record's zone (still open) */
 	if (!rc && keep == UINT32_MAX)
 		rc = -EIO;

@@ -307,9 +307,11 @@ class HostKv(Kv):
     across a process crash and a power cut (group commit: docs/zns.md)."""
     name = "hostkv"
     api, check_api = "std", "std"
-    points = Block.points  # the file namespace's: torn and killed unit writes and flushes
+    # the file namespace's (torn and killed unit writes and flushes) and the engine's own
+    points = Block.points + ["hkv.commit.sealed", "hkv.erase.marked"]
     point_max = {"ns.write.before": 100, "ns.write.torn": 100, "ns.write.after": 100,
-                 "ns.flush.before": 40, "ns.flush.after": 40}
+                 "ns.flush.before": 40, "ns.flush.after": 40, "hkv.commit.sealed": 100,
+                 "hkv.erase.marked": 1}
     damage_kinds = []     # the engine's own checksums decide what a damaged unit loses
 
     def fresh(self):

@@ -790,8 +790,64 @@ static void test_power_loss_keeps_every_completed_write(void)
 	unlink(f);
 }
 
+/* Group commit: stores and deletes fetched in one batch (one doorbell) complete after one
+ * sync that covers them all, and each completed one is durable; a retrieve in the batch costs
+ * none, and a batch of failures none either. */
+static void test_group_commit_one_sync_per_batch(void)
+{
+	const char *f = path_of("group.kv");
+	unlink(f);
+	char uri[512];
+	uri_for(uri, sizeof(uri), f, "64M");
+	struct th h;
+	struct kvq q;
+	durability_spy_reset();
+	REQUIRE(setup(&h, &q, uri) == 0);
+	enum { N = 48 };
+	for (unsigned round = 0; round < 3; round++) {
+		unsigned before = durability_spy_sync_calls();
+		pattern(q.val, 3000, round);
+		for (unsigned i = 0; i < N; i++) {
+			/* round 0 stores N keys, round 1 deletes half and stores the rest again, round 2
+			 * deletes keys that do not exist (nothing changes: no sync) */
+			char key[16];
+			snprintf(key, sizeof(key), "grp%05u", i);
+			bool del = round == 2 || (round == 1 && i % 2);
+			if (round == 2)
+				key[0] = 'x';
+			struct nvme_sqe cmd = { .opc = del ? NVME_KV_DELETE : NVME_KV_STORE, .nsid = 1,
+						.cdw10 = del ? 0 : 3000, .cdw11 = 8 };
+			memcpy(&cmd.cdw2, key, 4);
+			memcpy(&cmd.cdw3, key + 4, 4);
+			if (!del) {
+				cmd.prp1 = th_iova(&h, q.val);
+				cmd.prp2 = cmd.prp1 + 4096 - (cmd.prp1 & 4095);
+			}
+			th_place(&q.q, &cmd, false);
+		}
+		th_ring_sq(&h, &q.q);
+		unsigned ok = 0;
+		for (unsigned i = 0; i < N; i++) {
+			struct nvme_cqe cqe;
+			REQUIRE(th_poll(&h, &q.q, &cqe, 5000, i == N - 1));
+			ok += th_status(&cqe) == 0;
+		}
+		CHECK_EQ(ok, round == 2 ? 0u : (unsigned)N);
+		CHECK_EQ(durability_spy_sync_calls() - before, round == 2 ? 0u : 1u);
+		CHECK(durability_spy_durable(f));
+	}
+	CHECK_EQ(kvs_cmd(&q, NVME_KV_RETRIEVE, 1, "grp00000", 8, 4096, 0), 0);
+	CHECK(q.dw0 == 3000 && has_pattern(q.val, 3000, 1));
+	CHECK_EQ(kvs_cmd(&q, NVME_KV_RETRIEVE, 1, "grp00001", 8, 4096, 0),
+		 NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_KV_KEY_NOT_EXIST));
+	durability_spy_disarm();
+	th_close(&h);
+	unlink(f);
+}
+
 TEST_MAIN(TEST(test_crc32c), TEST(test_persistence), TEST(test_torn_tail), TEST(test_corrupt_tail),
 	  TEST(test_corrupt_middle), TEST(test_damage_kept_when_not_copied),
 	  TEST(test_failed_sync_refuses_writes), TEST(test_iter_deletes_durable),
 	  TEST(test_not_a_kv_file), TEST(test_compaction), TEST(test_format_persists),
-	  TEST(test_sigkill_rounds), TEST(test_power_loss_keeps_every_completed_write))
+	  TEST(test_sigkill_rounds), TEST(test_power_loss_keeps_every_completed_write),
+	  TEST(test_group_commit_one_sync_per_batch))

@@ -3,10 +3,10 @@
 file namespace, the host FTL, the host KV engine, zoned namespaces), each killed with
 SIGKILL, at crash points and with power cuts; tests/crash/crash.py registers them.
 
-    kv-big      the KV file namespace through the KV SDK's async calls at queue depth 32:
-                values up to 2 MiB (a fifth of them 2 MiB whole), so that one batch of the
-                controller's group commit carries tens of megabytes; deletes; compaction
-                running (a namespace a few times its live data); now and then every key
+    kv-big      the KV file namespace through the KV SDK's async calls at queue depth 8-16:
+                values up to 2 MiB (5-40% of them 2 MiB whole), so that one batch of the
+                controller's group commit carries up to 32 MiB; deletes; compaction
+                running (a namespace twice the largest live data); now and then every key
                 deleted by a key-and-delete iterator (one command deletes a chunk of keys)
                 and formats.
     hostkv-big  the host KV engine the same way on a conventional file namespace of 25
@@ -18,7 +18,7 @@ SIGKILL, at crash points and with power cuts; tests/crash/crash.py registers the
     zns         a zoned namespace in a file through the driver's zoned API
                 (tests/crash/crash_zns.c): zones written at the write pointer and with Zone
                 Append up to 2 MiB per command, filled to their capacity, finished, reset,
-                one command in flight per zone on many zones, flushes.
+                one command in flight per zone on up to 8 zones, flushes.
 
 Every checker holds what the component promises: the KV namespaces every acknowledged
 store and delete across a power cut too (--plp); the FTL and zoned namespaces what a Flush
@@ -37,12 +37,12 @@ def components(h):
         point_max = dict(h.Kv.point_max, **{"kv.put.before_append": 60, "kv.put.torn": 60,
                                             "kv.put.before_sync": 60, "kv.put.before_index": 60,
                                             "kv.del.before_sync": 30, "kv.del.before_index": 30})
-        keys = 64
-        depths = [16, 32]
+        keys = 32           # at most 64 MiB of values (the capacity of hostkv-big's: 72 MiB)
+        depths = [8, 16]
         max_delay = 0.8
 
         def dev(self):
-            return f"emu://crashkvbig?ns=kv:256M::{self.log_file}"
+            return f"emu://crashkvbig?ns=kv:128M::{self.log_file}"
 
         def writer(self, rnd, log, seed):
             r = self.rng
@@ -59,8 +59,6 @@ def components(h):
         point_max = {"ns.write.before": 150, "ns.write.torn": 150, "ns.write.after": 150,
                      "ns.flush.before": 60, "ns.flush.after": 60, "hkv.commit.sealed": 40,
                      "hkv.gc.flushed": 6, "hkv.erase.marked": 1}
-        keys = 32           # at most 64 MiB of values in a capacity of 72 MiB
-        depths = [8, 16]
 
         def fresh(self):
             h.Component.fresh(self)
@@ -103,7 +101,7 @@ def components(h):
             self.img = self.media / "zns.img"
 
         def dev(self):
-            return f"emu://crashzns?ns=zns,zone=4M,open=0,active=0:64M:4096:{self.img}"
+            return f"emu://crashzns?ns=zns,zone=4M,open=0,active=0:32M:4096:{self.img}"
 
         def writer(self, rnd, log, seed):
             r = self.rng

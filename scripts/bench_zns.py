@@ -162,7 +162,7 @@ def durability_cost(short):
     if base_perf and not base_perf.exists():
         sys.exit(f"bench_zns: ZNS_BENCH_BASELINE: {base_perf} is not built")
     rounds = 1 if short or not base_perf else int(os.environ.get("ZNS_BENCH_ROUNDS", "3"))
-    keys = 2000 if short else 20000
+    keys = 1000 if short else 20000
     hkv = "zone=16M:2G:4096"
     configs = [  # name, device (FILE: a fresh file per run), sync, keys
         ("emulated KV SSD, memory, sync", "emu://dm?ns=kv:2G", True, keys),

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "hw/emu/ns/kv_crc.h"
+#include "unvme/unvme.h"
 
 /* ---- options ---- */
 
@@ -36,6 +37,32 @@ uint64_t copt_u64(const struct copt *o, const char *name, uint64_t def)
 bool copt_flag(const struct copt *o, const char *name)
 {
 	return copt_find(o, name) >= 0;
+}
+
+int crash_main(int argc, char **argv, int (*write_fn)(struct copt *), int (*check_fn)(struct copt *),
+	       const char *usage)
+{
+	struct copt o = { argc - 2, argv + 2 };
+	if (argc >= 2 && !strcmp(argv[1], "write"))
+		return write_fn(&o);
+	if (argc >= 2 && !strcmp(argv[1], "check"))
+		return check_fn(&o);
+	fprintf(stderr, "usage: %s\n", usage);
+	return 2;
+}
+
+int crash_free_slot(struct unvme_qpair *qp, void *slots, size_t stride, size_t busy_off, uint32_t n,
+		    const int *failed)
+{
+	for (;;) {
+		for (uint32_t i = 0; i < n; i++)
+			if (!*(const bool *)((const uint8_t *)slots + i * stride + busy_off))
+				return (int)i;
+		if (unvme_qpair_poll(qp, 0) < 0)
+			return -1;
+		if (*failed)
+			return -2;
+	}
 }
 
 /* ---- acknowledgement log ---- */

@@ -28,6 +28,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct unvme_qpair;
+
 /* ---- options: "--name value" pairs and "--flag" switches ---- */
 struct copt {
 	int argc;
@@ -36,6 +38,16 @@ struct copt {
 const char *copt_str(const struct copt *o, const char *name, const char *def);
 uint64_t copt_u64(const struct copt *o, const char *name, uint64_t def);
 bool copt_flag(const struct copt *o, const char *name);
+
+/* A writer-and-checker program's main: argv[1] "write" or "check", the options after it. */
+int crash_main(int argc, char **argv, int (*write_fn)(struct copt *), int (*check_fn)(struct copt *),
+	       const char *usage);
+
+/* The writers' queue of slots: polls qp until one of the n slots (stride bytes apart, each
+ * with a bool busy_off bytes in) is free. Its index; -1 when polling failed, -2 when *failed
+ * was set (a command failed). */
+int crash_free_slot(struct unvme_qpair *qp, void *slots, size_t stride, size_t busy_off, uint32_t n,
+		    const int *failed);
 
 /* ---- acknowledgement log (writer side) ---- */
 void ack_log_open(const char *path);

@@ -758,11 +758,5 @@ static int cmd_check(struct copt *o)
 
 int main(int argc, char **argv)
 {
-	struct copt o = { argc - 2, argv + 2 };
-	if (argc >= 2 && !strcmp(argv[1], "write"))
-		return cmd_write(&o);
-	if (argc >= 2 && !strcmp(argv[1], "check"))
-		return cmd_check(&o);
-	fprintf(stderr, "usage: crash_kv write|check --dev DEVID --log FILE ...\n");
-	return 2;
+	return crash_main(argc, argv, cmd_write, cmd_check, "crash_kv write|check --dev DEVID --log FILE ...");
 }

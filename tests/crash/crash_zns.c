@@ -28,6 +28,7 @@
  * of an older command (before a reset above all) or nobody's, is a violation.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,16 +197,11 @@ static int cmd_write(struct copt *o)
 
 	uint64_t seq = round << 32, flush_id = round << 32;
 	for (uint64_t op = 1; !max_ops || op <= max_ops; op++) {
-		struct zslot *s = NULL;
-		while (!s) {
-			for (uint32_t i = 0; i < qd && !s; i++)
-				if (!slots[i].busy)
-					s = &slots[i];
-			if (!s && unvme_qpair_poll(d.qp, 0) < 0)
-				return die("poll", -EIO);
-			if (failed)
-				return 1;
-		}
+		int free_slot = crash_free_slot(d.qp, slots, sizeof(*slots),
+						offsetof(struct zslot, busy), qd, &failed);
+		if (free_slot < 0)
+			return free_slot == -1 ? die("poll", -EIO) : 1;
+		struct zslot *s = &slots[free_slot];
 		if (flush_every && op % flush_every == 0) {
 			*s = (struct zslot){ .busy = true, .op = ZOP_FLUSH, .seq = ++flush_id, .buf = s->buf,
 					     .zbusy = zbusy, .failed = &failed };
@@ -586,11 +582,5 @@ static int cmd_check(struct copt *o)
 
 int main(int argc, char **argv)
 {
-	struct copt o = { argc - 2, argv + 2 };
-	if (argc >= 2 && !strcmp(argv[1], "write"))
-		return cmd_write(&o);
-	if (argc >= 2 && !strcmp(argv[1], "check"))
-		return cmd_check(&o);
-	fprintf(stderr, "usage: crash_zns write|check --dev URI --log FILE ...\n");
-	return 2;
+	return crash_main(argc, argv, cmd_write, cmd_check, "crash_zns write|check --dev URI --log FILE ...");
 }

@@ -795,14 +795,12 @@ static void test_power_loss_keeps_every_completed_write(void)
  * none, and a batch of failures none either. */
 static void test_group_commit_one_sync_per_batch(void)
 {
-	const char *f = path_of("group.kv");
-	unlink(f);
 	char uri[512];
-	uri_for(uri, sizeof(uri), f, "64M");
 	struct th h;
 	struct kvq q;
 	durability_spy_reset();
-	REQUIRE(setup(&h, &q, uri) == 0);
+	const char *f = fresh_log("group.kv", "64M", uri, &h, &q);
+	REQUIRE(f != NULL);
 	enum { N = 48 };
 	for (unsigned round = 0; round < 3; round++) {
 		unsigned before = durability_spy_sync_calls();
@@ -842,7 +840,7 @@ static void test_group_commit_one_sync_per_batch(void)
 		 NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_KV_KEY_NOT_EXIST));
 	durability_spy_disarm();
 	th_close(&h);
-	unlink(f);
+	remove_log(f);
 }
 
 TEST_MAIN(TEST(test_crc32c), TEST(test_persistence), TEST(test_torn_tail), TEST(test_corrupt_tail),

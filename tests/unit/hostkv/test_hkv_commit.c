@@ -91,17 +91,21 @@ static struct hkv *reopen(const char *name)
 	return must_open(uri, REOPEN);
 }
 
-/* Runs child(s, fd) in a child process on the store name, which writes what it wants the
- * parent to know into fd and ends with _exit (never a close: as if killed). */
-static void in_child(const char *name, void (*child)(struct hkv *s, int fd), int *rfd)
+/* Creates the store name, then runs child(s, fd) on it in a child process, which ends with
+ * _exit (never a close: as if killed) and may write one number into fd: *said (0: none). */
+static void in_child(const char *name, void (*child)(struct hkv *s, int fd), uint64_t *said)
 {
+	*said = 0;
+	struct hkv *s = create(name);
+	REQUIRE(s);
+	hkv_close(s);
 	int p[2];
 	REQUIRE(pipe(p) == 0);
 	pid_t pid = fork();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		close(p[0]);
-		struct hkv *s = reopen(name);
+		s = reopen(name);
 		if (!s)
 			_exit(3);
 		child(s, p[1]);
@@ -111,7 +115,9 @@ static void in_child(const char *name, void (*child)(struct hkv *s, int fd), int
 	int st;
 	REQUIRE(waitpid(pid, &st, 0) == pid);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	*rfd = p[0];
+	if (read(p[0], said, sizeof(*said)) != sizeof(*said))
+		*said = 0;
+	close(p[0]);
 }
 
 /* ---- group commit ---- */
@@ -325,14 +331,9 @@ static void torn_child(struct hkv *s, int fd)
  * the same zone, keeps A, and never takes B back, even once later units are flushed. */
 static void test_torn_unflushed_unit_is_dropped(void)
 {
-	struct hkv *s = create("torn");
-	REQUIRE(s);
-	hkv_close(s);
-	int fd = -1;
-	in_child("torn", torn_child, &fd);
-	uint64_t addr = 0;
-	REQUIRE(read(fd, &addr, sizeof(addr)) == sizeof(addr) && addr && !hkv_in_buf(addr));
-	close(fd);
+	uint64_t addr;
+	in_child("torn", torn_child, &addr);
+	REQUIRE(addr && !hkv_in_buf(addr));
 	char img[512];
 	img_of(img, sizeof(img), "torn");
 	FILE *f = fopen(img, "r+b");
@@ -342,7 +343,7 @@ static void test_torn_unflushed_unit_is_dropped(void)
 	fwrite(zero, 1, sizeof(zero), f); /* its second data page never reached the disk */
 	fclose(f);
 	for (int round = 0; round < 2; round++) {
-		s = reopen("torn");
+		struct hkv *s = reopen("torn");
 		REQUIRE(s);
 		CHECK(holds(s, 1, 1, 3000));
 		CHECK(holds(s, 2, 1, UINT32_MAX));
@@ -351,7 +352,7 @@ static void test_torn_unflushed_unit_is_dropped(void)
 		CHECK_EQ(put(s, 4 + (uint32_t)round, 1, 7000, true), HKV_OK);
 		hkv_close(s);
 	}
-	s = reopen("torn");
+	struct hkv *s = reopen("torn");
 	REQUIRE(s);
 	CHECK(holds(s, 4, 1, 7000) && holds(s, 5, 1, 7000) && holds(s, 2, 1, UINT32_MAX));
 	hkv_close(s);
@@ -411,7 +412,7 @@ static void gc_child(struct hkv *s, int fd)
 			_exit(5);
 	}
 	/* K's zone went; D's first version is still on the media, under the carried delete */
-	uint32_t collected = s->role[zk] == HKV_Z_FREE && s->role[zd] == HKV_Z_USED;
+	uint64_t collected = s->role[zk] == HKV_Z_FREE && s->role[zd] == HKV_Z_USED;
 	if (write(fd, &collected, sizeof(collected)) != sizeof(collected))
 		_exit(5);
 	/* killed before the buffer was committed */
@@ -419,15 +420,10 @@ static void gc_child(struct hkv *s, int fd)
 
 static void test_collection_keeps_what_a_crash_needs(void)
 {
-	struct hkv *s = create("pins");
-	REQUIRE(s);
-	hkv_close(s);
-	int fd = -1;
-	in_child("pins", gc_child, &fd);
-	uint32_t collected = 0;
-	CHECK(read(fd, &collected, sizeof(collected)) == sizeof(collected) && collected);
-	close(fd);
-	s = reopen("pins");
+	uint64_t collected;
+	in_child("pins", gc_child, &collected);
+	CHECK_EQ(collected, 1);
+	struct hkv *s = reopen("pins");
 	REQUIRE(s);
 	CHECK(holds(s, KEY_K, 1, 3000));          /* not lost with its zone */
 	CHECK(holds(s, KEY_D, 0, UINT32_MAX));    /* still deleted, version 1 not back */
@@ -457,13 +453,9 @@ static void erase_child(struct hkv *s, int fd)
  * erase record's own zone. */
 static void test_interrupted_erase_completes(void)
 {
-	struct hkv *s = create("erase");
-	REQUIRE(s);
-	hkv_close(s);
-	int fd = -1;
-	in_child("erase", erase_child, &fd);
-	close(fd);
-	s = reopen("erase");
+	uint64_t unused;
+	in_child("erase", erase_child, &unused);
+	struct hkv *s = reopen("erase");
 	REQUIRE(s);
 	struct hkv_usage u;
 	hkv_usage(s, &u);

@@ -52,19 +52,13 @@ static void fill_block(uint8_t *b, uint32_t lba_size, uint64_t seq, uint64_t lba
 {
 	struct blk_hdr h = { .seq = seq, .lba = lba, .nlb = nlb, .idx = idx };
 	memcpy(h.magic, BLK_MAGIC, 8);
-	cfill(b + sizeof(h), lba_size - sizeof(h), seq * 0x100000001b3ull ^ lba);
-	memcpy(b, &h, sizeof(h));
-	h.crc = ccrc(b, lba_size);
-	memcpy(b, &h, sizeof(h));
+	cblock_fill(b, lba_size, &h, sizeof(h), offsetof(struct blk_hdr, crc),
+		    seq * 0x100000001b3ull ^ lba);
 }
 
 static int die(const char *what, int rc)
 {
-	if (rc > 0)
-		fprintf(stderr, "crash_block: %s: %s\n", what, unvme_status_str(rc, 0));
-	else
-		fprintf(stderr, "crash_block: %s: %s (%d)\n", what, unvme_errmsg(), rc);
-	return 2;
+	return cdie("crash_block", what, rc, 0);
 }
 
 /* ---- writer ---- */

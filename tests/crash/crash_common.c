@@ -325,6 +325,25 @@ void cfill(uint8_t *p, size_t n, uint64_t seed)
 	}
 }
 
+void cblock_fill(uint8_t *b, uint32_t len, const void *hdr, size_t hdr_len, size_t crc_off,
+		 uint64_t seed)
+{
+	cfill(b + hdr_len, len - hdr_len, seed);
+	memcpy(b, hdr, hdr_len);
+	memset(b + crc_off, 0, 4);
+	uint32_t crc = ccrc(b, len);
+	memcpy(b + crc_off, &crc, 4);
+}
+
+int cdie(const char *prog, const char *what, int rc, uint8_t csi)
+{
+	if (rc > 0)
+		fprintf(stderr, "%s: %s: %s\n", prog, what, unvme_status_str(rc, csi));
+	else
+		fprintf(stderr, "%s: %s: %s (%d)\n", prog, what, unvme_errmsg(), rc);
+	return 2;
+}
+
 uint32_t ccrc(const void *p, size_t n)
 {
 	return kv_crc32c(0, p, n);

@@ -117,6 +117,13 @@ int cverdict_print(const struct cverdict *v, const char *extra_json);
 uint64_t crng_next(uint64_t *state);
 /* Deterministic filler for payload bytes, from a seed. */
 void cfill(uint8_t *p, size_t n, uint64_t seed);
+/* A block of len bytes at b: the header hdr (hdr_len bytes, its CRC field at crc_off), then
+ * filler from seed; the CRC-32C of the whole block, taken with the field 0, goes in the field. */
+void cblock_fill(uint8_t *b, uint32_t len, const void *hdr, size_t hdr_len, size_t crc_off,
+		 uint64_t seed);
+/* A block writer's error: the command's status (rc > 0, of command set csi) or the library's
+ * message. Returns 2, the checkers' "could not run". */
+int cdie(const char *prog, const char *what, int rc, uint8_t csi);
 uint32_t ccrc(const void *p, size_t n);
 /* The keys of one kv_iterate_read chunk of len bytes (u32 count, then per key its u32
  * length and bytes): each(key, klen, arg) for every key that lies wholly inside. */

@@ -53,19 +53,13 @@ static void fill_block(uint8_t *b, uint32_t lba_size, uint64_t seq, uint64_t lba
 {
 	struct zblk_hdr h = { .seq = seq, .lba = lba, .idx = idx };
 	memcpy(h.magic, ZBLK_MAGIC, 8);
-	cfill(b + sizeof(h), lba_size - sizeof(h), seq * 0x100000001b3ull ^ idx);
-	memcpy(b, &h, sizeof(h));
-	h.crc = ccrc(b, lba_size);
-	memcpy(b, &h, sizeof(h));
+	cblock_fill(b, lba_size, &h, sizeof(h), offsetof(struct zblk_hdr, crc),
+		    seq * 0x100000001b3ull ^ idx);
 }
 
 static int die(const char *what, int rc)
 {
-	if (rc > 0)
-		fprintf(stderr, "crash_zns: %s: %s\n", what, unvme_status_str(rc, NVME_CSI_ZNS));
-	else
-		fprintf(stderr, "crash_zns: %s: %s (%d)\n", what, unvme_errmsg(), rc);
-	return 2;
+	return cdie("crash_zns", what, rc, NVME_CSI_ZNS);
 }
 
 struct zdevice {

@@ -407,7 +407,7 @@ static int cmd_write(struct copt *o)
 		while (busy[k]);
 		bool del = exists[k] && crng_next(&rng) % 100 < del_pct;
 		uint32_t len = VAL_MIN + (uint32_t)(crng_next(&rng) % (maxv - VAL_MIN + 1));
-		if (crng_next(&rng) % 100 < big_pct)
+		if (big_pct && crng_next(&rng) % 100 < big_pct)
 			len = (uint32_t)maxv;
 		s->seq = ++seq;
 		s->keyid = k;

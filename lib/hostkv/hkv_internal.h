@@ -36,8 +36,10 @@
  * the victim, so a reset never takes away the only durable copy of anything, and every reset
  * before a collection is durable before the next one (its flush covers it). While a newer
  * version of a key waits in the user buffer, the durable version it supersedes stays live
- * ("pinned": the buffer records its address, src[]) and so does a delete that the buffered
- * store would otherwise hide: a crash before the commit must find the old state.
+ * ("pinned": the buffer records its address, src[]), whether the newer one is a store or a
+ * delete (a tombstone entry), and so does a delete that a buffered store would otherwise
+ * hide: a crash before the commit must find the old state, not an older one still on the
+ * media elsewhere.
  */
 #ifndef UNVME_HOSTKV_INTERNAL_H
 #define UNVME_HOSTKV_INTERNAL_H
@@ -61,19 +63,31 @@
 #define HKV_REC_ERASE   3u                    /* every record before it is void (format) */
 #define HKV_NO_ADDR     UINT64_MAX            /* src[]: the key had no durable version */
 
-/* An index address in the user stream's buffer: record number and value offset. */
+/* An index address in the user stream's buffer: record number and value offset; with
+ * HKV_TOMB, the key's delete record there (a tombstone: the key reads as absent, and its
+ * entry stays until the delete is written so that the durable version it supersedes stays
+ * pinned like a store's). */
 #define HKV_IN_BUF      (1ull << 63)
+#define HKV_TOMB        (1ull << 62)
 static inline uint64_t hkv_buf_addr(uint32_t rec, uint32_t voff)
 {
 	return HKV_IN_BUF | (uint64_t)rec << 32 | voff;
+}
+static inline uint64_t hkv_tomb_addr(uint32_t rec)
+{
+	return HKV_IN_BUF | HKV_TOMB | (uint64_t)rec << 32;
 }
 static inline bool hkv_in_buf(uint64_t addr)
 {
 	return addr != HKV_NO_ADDR && (addr & HKV_IN_BUF);
 }
+static inline bool hkv_is_tomb(uint64_t addr)
+{
+	return hkv_in_buf(addr) && (addr & HKV_TOMB);
+}
 static inline uint32_t hkv_buf_rec(uint64_t addr)
 {
-	return (uint32_t)(addr >> 32) & 0x7fffffffu;
+	return (uint32_t)(addr >> 32) & 0x3fffffffu;
 }
 static inline uint32_t hkv_buf_off(uint64_t addr)
 {
@@ -151,6 +165,11 @@ struct hkv_ent *hkv_index_find(const struct hkv_index *ix, uint8_t ks, const uin
 /* Inserts a new entry (the key must not be there); NULL when out of memory. */
 struct hkv_ent *hkv_index_add(struct hkv_index *ix, uint8_t ks, const uint8_t *key, uint8_t klen);
 void hkv_index_remove(struct hkv_index *ix, struct hkv_ent *e);
+/* e when it holds a value: NULL for no entry or a tombstone. */
+static inline struct hkv_ent *hkv_live(struct hkv_ent *e)
+{
+	return e && !hkv_is_tomb(e->addr) ? e : NULL;
+}
 #define HKV_INDEX_FOREACH(ix, e)                                                     \
 	for (uint64_t _b = 0; _b < (ix)->nb; _b++)                                   \
 		for (struct hkv_ent *e = (ix)->b[_b]; e; e = e->next)

@@ -98,9 +98,11 @@ static void map_unit(struct hkv *s, struct hkv_stream *st, uint64_t data_base, u
 	for (uint32_t i = 0; i < st->nrec; i++) {
 		const struct hkv_dirent *d = (const struct hkv_dirent *)(st->dir + off);
 		off += hkv_dirent_size(d->klen);
+		struct hkv_ent *e = hkv_index_find(&s->ix, d->ks, d->key, d->klen);
+		if (d->type == HKV_REC_DEL && !st->gc && e && e->addr == hkv_tomb_addr(i))
+			hkv_index_remove(&s->ix, e); /* the delete is on the media: no pin needed */
 		if (d->type != HKV_REC_PUT)
 			continue;
-		struct hkv_ent *e = hkv_index_find(&s->ix, d->ks, d->key, d->klen);
 		uint64_t from = st->gc ? st->src[i] : hkv_buf_addr(i, d->voff);
 		if (e && st->gc && e->addr != from && hkv_in_buf(e->addr) &&
 		    s->user.src[hkv_buf_rec(e->addr)] == from) {

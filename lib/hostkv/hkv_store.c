@@ -158,7 +158,7 @@ int hkv_put(struct hkv *s, uint8_t ks, const uint8_t *key, uint8_t klen, const u
 	if ((uint64_t)off + len > HKV_MAX_VALUE)
 		return HKV_TOOBIG;
 	pthread_rwlock_wrlock(&s->lock);
-	struct hkv_ent *e = hkv_index_find(&s->ix, ks, key, klen);
+	struct hkv_ent *e = hkv_live(hkv_index_find(&s->ix, ks, key, klen));
 	int rc = HKV_OK;
 	uint8_t *merged = NULL;
 	if ((flags & HKV_MUST_EXIST) && !e)
@@ -199,6 +199,8 @@ int hkv_put(struct hkv *s, uint8_t ks, const uint8_t *key, uint8_t klen, const u
 		if (e) {
 			hkv_forget(s, e);
 			s->user.src[rec] = hkv_in_buf(e->addr) ? s->user.src[hkv_buf_rec(e->addr)] : e->addr;
+			if (hkv_is_tomb(e->addr))
+				s->nr_keys_ks[ks]++; /* stored again after a delete in the buffer */
 		} else if ((e = hkv_index_add(&s->ix, ks, key, klen)) != NULL) {
 			s->nr_keys_ks[ks]++;
 		}
@@ -226,7 +228,7 @@ int hkv_get(struct hkv *s, uint8_t ks, const uint8_t *key, uint8_t klen, uint32_
 	if (!key_ok(ks, klen))
 		return HKV_NOENT;
 	pthread_rwlock_rdlock(&s->lock);
-	const struct hkv_ent *e = hkv_index_find(&s->ix, ks, key, klen);
+	const struct hkv_ent *e = hkv_live(hkv_index_find(&s->ix, ks, key, klen));
 	int rc = HKV_OK;
 	if (!e) {
 		rc = HKV_NOENT;
@@ -265,7 +267,7 @@ int hkv_del(struct hkv *s, uint8_t ks, const uint8_t *key, uint8_t klen, bool du
 	if (!key_ok(ks, klen))
 		return HKV_NOENT;
 	pthread_rwlock_wrlock(&s->lock);
-	struct hkv_ent *e = hkv_index_find(&s->ix, ks, key, klen);
+	struct hkv_ent *e = hkv_live(hkv_index_find(&s->ix, ks, key, klen));
 	int rc = HKV_NOENT;
 	if (e && s->failed)
 		rc = HKV_EIO;
@@ -278,7 +280,10 @@ int hkv_del(struct hkv *s, uint8_t ks, const uint8_t *key, uint8_t klen, bool du
 			hkv_forget(s, e);
 			s->used -= hkv_rec_bytes(e->klen, e->vlen);
 			s->nr_keys_ks[ks]--;
-			hkv_index_remove(&s->ix, e);
+			/* a tombstone until the delete is written: the durable version stays pinned */
+			s->user.src[rec] = hkv_in_buf(e->addr) ? s->user.src[hkv_buf_rec(e->addr)] : e->addr;
+			e->addr = hkv_tomb_addr(rec);
+			e->vlen = 0;
 			atomic_fetch_add_explicit(&s->appended, 1, memory_order_relaxed);
 		}
 	}
@@ -293,7 +298,7 @@ bool hkv_exist(struct hkv *s, uint8_t ks, const uint8_t *key, uint8_t klen)
 	if (!key_ok(ks, klen))
 		return false;
 	pthread_rwlock_rdlock(&s->lock);
-	bool found = hkv_index_find(&s->ix, ks, key, klen) != NULL;
+	bool found = hkv_live(hkv_index_find(&s->ix, ks, key, klen)) != NULL;
 	pthread_rwlock_unlock(&s->lock);
 	return found;
 }
@@ -419,7 +424,7 @@ int hkv_keys(struct hkv *s, uint8_t ks, bool (*filter)(const uint8_t *key, uint8
 	HKV_INDEX_FOREACH(&s->ix, e) {
 		if (rc)
 			break;
-		if (e->ks != ks || (filter && !filter(e->key, e->klen, arg)))
+		if (e->ks != ks || hkv_is_tomb(e->addr) || (filter && !filter(e->key, e->klen, arg)))
 			continue;
 		rc = keylist_add(&l, e->key, e->klen);
 	}

@@ -362,6 +362,7 @@ static void test_torn_unflushed_unit_is_dropped(void)
 
 #define KEY_K 500u
 #define KEY_D 501u
+#define KEY_X 502u
 #define BIG0 600u
 #define FILL0 1000u
 #define BIGLEN (3u << 19) /* three fill 90% of a 5 MiB zone: collection leaves it alone */
@@ -384,8 +385,8 @@ static uint32_t zone_of_key(struct hkv *s, uint32_t k)
 
 static void gc_child(struct hkv *s, int fd)
 {
-	/* D's first version in a zone whose other records stay live */
-	if (put(s, KEY_D, 1, 100, true) != HKV_OK)
+	/* D's and X's first versions in a zone whose other records stay live */
+	if (put(s, KEY_D, 1, 100, true) != HKV_OK || put(s, KEY_X, 1, 100, true) != HKV_OK)
 		_exit(4);
 	uint32_t zd = zone_of_key(s, KEY_D);
 	for (uint32_t i = 0; i < 3; i++)
@@ -393,16 +394,18 @@ static void gc_child(struct hkv *s, int fd)
 			_exit(4);
 	uint32_t id = fill_zone(s, FILL0);
 	/* a zone with K's version 1, D's delete, and fillers deleted later: nearly empty */
-	if (put(s, KEY_K, 1, 3000, true) != HKV_OK || del(s, KEY_D, true) != HKV_OK)
+	if (put(s, KEY_K, 1, 3000, true) != HKV_OK || del(s, KEY_D, true) != HKV_OK ||
+	    put(s, KEY_X, 2, 200, true) != HKV_OK)
 		_exit(4);
 	uint32_t zk = zone_of_key(s, KEY_K);
 	uint32_t end = fill_zone(s, id);
 	for (uint32_t k = FILL0; k < end; k++)
 		if (del(s, k, true) != HKV_OK)
 			_exit(4);
-	/* newer versions of both wait in the buffer: K's store, and D's store that would hide
-	 * its delete */
-	if (put(s, KEY_K, 2, 4000, false) != HKV_OK || put(s, KEY_D, 2, 200, false) != HKV_OK)
+	/* newer versions wait in the buffer: K's store, D's store that would hide its delete, and
+	 * X's delete, which must not leave X's first version (still on the media) as its state */
+	if (put(s, KEY_K, 2, 4000, false) != HKV_OK || put(s, KEY_D, 2, 200, false) != HKV_OK ||
+	    del(s, KEY_X, false) != HKV_OK)
 		_exit(4);
 	/* collection, until it took K's zone */
 	for (int i = 0; i < 16 && s->role[zk] != HKV_Z_FREE; i++) {
@@ -427,6 +430,7 @@ static void test_collection_keeps_what_a_crash_needs(void)
 	REQUIRE(s);
 	CHECK(holds(s, KEY_K, 1, 3000));          /* not lost with its zone */
 	CHECK(holds(s, KEY_D, 0, UINT32_MAX));    /* still deleted, version 1 not back */
+	CHECK(holds(s, KEY_X, 2, 200));           /* the delete never written, version 1 not back */
 	for (uint32_t i = 0; i < 3; i++)
 		CHECK(holds(s, BIG0 + i, 1, BIGLEN));
 	CHECK(holds(s, FILL0, 1, UINT32_MAX));

@@ -16,9 +16,24 @@ deps:
 	@scripts/install-deps.sh
 
 $(BUILD)/build.ninja:
-	meson setup $(BUILD) --prefix=$(PREFIX)
+	meson setup $(BUILD) --prefix=$(abspath $(PREFIX))
+
+# PREFIX given (command line or environment) to a build configured with another prefix: the
+# build takes it (meson configure), so `make install PREFIX=...` installs there at any time.
+PREFIX_GIVEN := $(filter command% environment%,$(origin PREFIX))
+define apply_prefix
+	@if [ -n "$(PREFIX_GIVEN)" ]; then \
+		cur=$$(meson introspect $(BUILD) --buildoptions | python3 -c 'import json, sys; \
+			print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))'); \
+		if [ "$$cur" != "$(abspath $(PREFIX))" ]; then \
+			echo "meson configure $(BUILD) -Dprefix=$(abspath $(PREFIX)) (was $$cur)"; \
+			meson configure $(BUILD) -Dprefix=$(abspath $(PREFIX)) >/dev/null || exit 1; \
+		fi; \
+	fi
+endef
 
 build: deps $(BUILD)/build.ninja
+	$(apply_prefix)
 	ninja -C $(BUILD)
 
 # All tests: unit tests, the same under ASan+UBSan, the threaded ones under TSan, then the
@@ -121,8 +136,10 @@ bench: build
 bench-doc:
 	python3 scripts/bench_doc.py
 
+# PREFIX (default /usr/local, or what the build was configured with) and DESTDIR (a staging
+# root prepended to every path, for packages) are honoured whenever they are given.
 install: build
-	meson install -C $(BUILD)
+	meson install -C $(BUILD) --no-rebuild $(if $(DESTDIR),--destdir "$(abspath $(DESTDIR))")
 
 # Debian packages (libunvme0, libunvme-dev, unvme-tools, unvme-fio, unvme-rocksdb,
 # python3-unvme) from the build, with dpkg-deb; in $(BUILD)/deb (scripts/deb.py).

@@ -27,7 +27,7 @@ submission and completion on the same core against separate cores at equal queue
    async at QD 1, both on separate cores. Two devices: the in-memory namespace above and a
    thread-mode KV device with an SSD's latency (80 us retrieves, 20 us stores, 48 units), whose
    engine thread takes the core the caller's side leaves free. Warm round, every key found
-   (kv_perf -p 3, a random permutation).
+   (kv_perf -p 4, a random permutation).
 
 Async figures depend on how fast a cache line moves between the two cores, which on shared VMs
 changes from run to run: the report prints it (tools/bench/core_pingpong, before and after).
@@ -130,7 +130,7 @@ def placement(mem_keys, ssd_keys):
                                 ("SSD model, thread mode", lambda cpu: SSD_KV.format(cpu=cpu), ssd_keys)):
         res = {}
         for name, args, engine_cpu in configs:
-            res[name] = [kv_perf(dev(engine_cpu), keys, 4096, 3, args, i + 1) for i in range(bc.ROUNDS)]
+            res[name] = [kv_perf(dev(engine_cpu), keys, 4096, 4, args, i + 1) for i in range(bc.ROUNDS)]
         for ph in PHASES:
             s = {name: pick(res[name], "warm", ph) for name, _, _ in configs}
             rows.append({"device": dev_name, "phase": ph, "keys": keys, **s,
@@ -188,7 +188,7 @@ def render(d):
         out += ["", "Same core against separate cores at equal queue depth (QD 1: sync on one core "
                 "against async with one call in flight and the completion thread on CPU 1), and "
                 "the queue-depth effect on separate cores (QD 64 against QD 1); 4 KiB values, warm "
-                "round, every key found (kv_perf -p 3):", ""]
+                "round, every key found (kv_perf -p 4):", ""]
         rows = [[r["device"], r["phase"], bc.fmt(r["same core, QD 1"]),
                  bc.fmt(r["separate cores, QD 1"]), bc.fmt_ratio(r["separate_vs_same_qd1"]),
                  bc.fmt(r["separate cores, QD 64"]), bc.fmt_ratio(r["qd64_vs_qd1"])]

@@ -16,6 +16,10 @@ moves the same bytes between the same two CPUs over a loopback TCP connection wi
 sockets and no NVMe work; added minus floor is our software's share. Targets (issue 14): added
 QD 1 latency <= 10 us; remote IOPS at QD 32 on the latency model >= 0.9 x local.
 
+TLS (issue 27): the memory namespace also through a second target that requires TLS 1.3 with a
+pre-shared key (TLS_AES_128_GCM_SHA256, user-space OpenSSL on both ends), in the same rounds
+as plain TCP: QD 1 latency and QD 32 IOPS, with the ratio TLS / plain.
+
 Every figure is the median of the rounds with their range (bench_common). On a 2-CPU machine the
 remote latency-model case runs three busy threads (perf, the target's poller, the device
 engine standing in for an SSD's hardware) on two CPUs where local runs two: the report says so.
@@ -67,16 +71,26 @@ def floor(rounds):
     return {"randread": f["read"], "randwrite": f["write"]}
 
 
-class Target:
-    """`unvme target` on CPU 1 serving one subsystem per device, any host."""
+# a fixed PSK (32 bytes, hash 01: TLS_AES_128_GCM_SHA256), as nvme gen-tls-key prints one
+TLS_KEY = "NVMeTLSkey-1:01:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:"
 
-    def __init__(self, tmp, specs):
+
+class Target:
+    """`unvme target` on CPU 1 serving one subsystem per device, any host (with tls: every
+    connection TLS 1.3 with TLS_KEY)."""
+
+    def __init__(self, tmp, specs, tls=False, name="tb"):
         cfg = {"listen": ["127.0.0.1:0"], "threads": 1, "subsystems": [
-            {"nqn": NQN + str(i), "allow_any_host": True, "namespaces": [f"emu://tb{i}?{spec}"]}
+            {"nqn": NQN + str(i), "allow_any_host": True, "namespaces": [f"emu://{name}{i}?{spec}"]}
             for i, spec in enumerate(specs)]}
-        path = pathlib.Path(tmp) / "target.json"
+        if tls:
+            cfg["tls"] = True
+            for s in cfg["subsystems"]:
+                s["tls_key"] = TLS_KEY
+        self.query = f"?tls_key={TLS_KEY}" if tls else ""
+        path = pathlib.Path(tmp) / f"{name}.json"
         path.write_text(json.dumps(cfg))
-        port_file = pathlib.Path(tmp) / "port"
+        port_file = pathlib.Path(tmp) / f"{name}.port"
         pin = ["taskset", "-c", "1"] if bc.ncpus() > 1 else []
         self.proc = subprocess.Popen(pin + [str(bc.UNVME), "target", "-c", str(path), "--quiet",
                                             "--port-file", str(port_file)],
@@ -91,7 +105,7 @@ class Target:
         self.port = int(port_file.read_text())
 
     def devid(self, i):
-        return f"nvme-tcp://127.0.0.1:{self.port}/{NQN}{i}"
+        return f"nvme-tcp://127.0.0.1:{self.port}/{NQN}{i}{self.query}"
 
     def stop(self):
         self.proc.terminate()
@@ -124,12 +138,17 @@ def run(a):
     floors = [floor(pings)]
     qd1 = {name: {wl: {"local": [], "remote": []} for wl in ("randread", "randwrite")} for name in specs}
     sweep = {name: {qd: {"local": [], "remote": []} for qd in qds} for name in specs}
+    # plain TCP and TLS on the memory namespace: QD 1 both ways, QD 32 reads
+    tls_points = [("randread", 1), ("randwrite", 1), ("randread", 32)]
+    tls = {p: {"plain": [], "tls": []} for p in tls_points}
     with tempfile.TemporaryDirectory() as tmp:
         t = Target(tmp, specs.values())
+        ts = Target(tmp, [specs[MEM]], tls=True, name="tt")
         try:
             # every block written once, so remote reads move data (local runs --fill their own)
             for i in range(len(specs)):
                 perf(t.devid(i), "write", 32, 1, fill=True)
+            perf(ts.devid(0), "write", 32, 1, fill=True)
             for _ in range(bc.ROUNDS):
                 for i, (name, spec) in enumerate(specs.items()):
                     local, remote = f"emu://lb{i}?{spec}", t.devid(i)
@@ -139,13 +158,24 @@ def run(a):
                     for qd in qds:
                         sweep[name][qd]["local"].append(perf(local, "randread", qd, seconds, fill=True))
                         sweep[name][qd]["remote"].append(perf(remote, "randread", qd, seconds))
+                for wl, qd in tls_points:
+                    tls[(wl, qd)]["plain"].append(perf(t.devid(list(specs).index(MEM)), wl, qd, seconds))
+                    tls[(wl, qd)]["tls"].append(perf(ts.devid(0), wl, qd, seconds))
         finally:
             t.stop()
+            ts.stop()
     floors.append(floor(pings))
     # the lower of the two: the machine's floor, not its noise
     fl = {wl: min((f[wl] for f in floors), key=lambda r: r["p50_us"]) for wl in ("randread", "randwrite")}
     out = {"seconds": seconds, "size": size, "rounds": bc.ROUNDS, "engine_cpu": engine_cpu(),
-           "cpus": bc.ncpus(), "floor": fl, "floor_runs": floors, "qd1": {}, "sweep": {}, "plots": {}}
+           "cpus": bc.ncpus(), "floor": fl, "floor_runs": floors, "qd1": {}, "sweep": {}, "plots": {},
+           "tls": []}
+    for (wl, qd), sides in tls.items():
+        pl, tl = stats(sides["plain"]), stats(sides["tls"])
+        out["tls"].append({"workload": wl, "qd": qd, "plain": pl, "tls": tl,
+                           "iops_ratio": bc.ratio(tl["iops"], pl["iops"]),
+                           "p50_ratio": bc.ratio(tl["p50_us"], pl["p50_us"]),
+                           "runs": sides})
     for name in specs:
         out["qd1"][name] = {}
         for wl, sides in qd1[name].items():
@@ -215,6 +245,17 @@ def render(d):
         rows.append([f"{describe(name)}: remote"] + [bc.fmt(r["remote"]["iops"], k, False) for r in sweep])
         rows.append([f"{describe(name)}: ratio"] + [bc.fmt_ratio(r["ratio"]) for r in sweep])
     out.append(bc.table(["device"] + [f"QD {q}" for q in qds], rows))
+    if d.get("tls"):
+        out += ["", "TLS 1.3 (TLS_AES_128_GCM_SHA256, PSK, OpenSSL in user space on both ends; the "
+                "kernel here has no TLS offload) against plain TCP, memory namespace, same rounds:", ""]
+        rows = []
+        for r in d["tls"]:
+            rows.append([f"{r['workload']} QD {r['qd']}", lat3(r["plain"]), lat3(r["tls"]),
+                         bc.fmt_ratio(r["p50_ratio"]), bc.fmt(r["plain"]["iops"], k, False),
+                         bc.fmt(r["tls"]["iops"], k, False), bc.fmt_ratio(r["iops_ratio"])])
+        out.append(bc.table(["I/O", "plain: avg / p50 / p99 us", "TLS: avg / p50 / p99 us",
+                             "p50 TLS / plain", "plain KIOPS", "TLS KIOPS", "IOPS TLS / plain"],
+                            rows, "lllrrrr"))
     added = max(r["added_p50_us"]["median"] for res in d["qd1"].values() for r in res.values())
     mem_added = max(r["added_p50_us"]["median"] for r in d["qd1"][MEM].values())
     share = max(r["added_p50_us"]["median"] - fl[wl]["p50_us"]

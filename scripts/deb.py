@@ -4,8 +4,8 @@
 
   libunvme0       the shared library
   libunvme-dev    headers, pkg-config files, libunvme.so and the static library
-  unvme-tools     unvme, the KV tools, kv_db_bench, blobfs_perf, man pages, bash completion,
-                  the demo (/usr/share/unvme/demo.sh)
+  unvme-tools     unvme, the KV tools (kv_nvme, kv_perf, sdk_perf...), kv_db_bench, blobfs_perf,
+                  man pages, bash completion, the demo (/usr/share/unvme/demo.sh)
   unvme-fio       the fio ioengine (when the build has it)
   unvme-rocksdb   the BlobFS RocksDB plugin (when the build has it)
   python3-unvme   the Python bindings (python/)
@@ -161,7 +161,8 @@ def main():
     tools = take(lambda r: r.startswith("bin/") or r.startswith("share/"))
     made.append(package(usr, "unvme-tools", tools, "uNVMe tools: unvme, KV tools, kv_db_bench",
                         "The unvme management and benchmark tool (nvme-cli style), the original\n"
-                        "SDK's KV tools, kv_db_bench (db_bench's workloads over the KV SDK) and\n"
+                        "SDK's KV tools (kv_nvme, kv_perf, sdk_perf...), kv_db_bench (db_bench's\n"
+                        "workloads over the KV SDK) and\n"
                         "blobfs_perf, with man pages, bash completion and a demo.", version,
                         arch, [], out, "admin"))
     # the Python bindings: pure Python, loading libunvme.so.0 at run time

@@ -35,6 +35,7 @@ TARGETS = {
     "devid": ("tests/fuzz/fuzz_devid", "tests/fuzz/corpus/devid", []),
     "cli": ("tests/fuzz/fuzz_cli", "tests/fuzz/corpus/cli", []),
     "mp": ("tests/fuzz/fuzz_mp", "tests/fuzz/corpus/mp", []),
+    "rdma": ("tests/fuzz/fuzz_rdma", "tests/fuzz/corpus/rdma", []),
 }
 
 STAT = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)

@@ -13,9 +13,14 @@ for f in "$(dirname "$0")"/deps.d/*.txt; do
   done < "$f"
 done
 
+# one dpkg-query for all of them: every make target runs this, so it must cost nothing
+declare -A installed=()
+while read -r name state; do
+  [ "$state" = "install ok installed" ] && installed[$name]=1
+done < <(dpkg-query -W -f='${Package} ${Status}\n' "${PKGS[@]}" 2>/dev/null || true)
 missing=()
 for p in "${PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  [ -n "${installed[$p]:-}" ] || missing+=("$p")
 done
 
 SUDO=""

@@ -213,6 +213,20 @@ static uint16_t build(struct emu_ctrl *c, const struct nvme_sqe *cmd, uint8_t *b
 	case NVME_CNS_IOCS:
 		iocs_vectors(c, buf);
 		return 0;
+	case NVME_CNS_NS_CTRL_LIST:
+	case NVME_CNS_CTRL_LIST: {
+		/* Controller Lists (NVMe 2.0 section 5.17.2.x): one controller in the subsystem,
+		 * attached to every active namespace; entries from CNTID (CDW10 31:16) up */
+		if (cns == NVME_CNS_NS_CTRL_LIST && !ns)
+			return EMU_ST_INVALID_NS;
+		uint16_t list[2] = { 0, 0 };
+		if (EMU_CNTLID >= (uint16_t)(cmd->cdw10 >> 16)) {
+			list[0] = 1;
+			list[1] = EMU_CNTLID;
+		}
+		memcpy(buf, list, sizeof(list));
+		return 0;
+	}
 	default:
 		*ploc = EMU_PLOC_CDW10;
 		return EMU_ST_INVALID_FIELD;

@@ -93,7 +93,10 @@ UNVME_API const char *unvme_errmsg(void);
  * (automatic controller resets, the no-hugepages notice, SDK warnings, misuse such as freeing
  * memory it did not allocate), unvme_set_log(0) off, unvme_set_log(-1) leaves it to the
  * environment again, which decides until a program calls it: UNVME_LOG=1 turns them on
- * (even with UNVME_QUIET=1, the older switch, set). */
+ * (even with UNVME_QUIET=1, the older switch, set). One exception: a failure that ends an
+ * initialisation (kv_sdk_init) is printed by default, one line with its reason; a program
+ * that prints kv_errmsg() itself calls unvme_set_log(0), and UNVME_LOG=0 or UNVME_QUIET=1
+ * silence it. */
 UNVME_API void unvme_set_log(int on);
 
 /* ---- DMA memory ----
@@ -189,7 +192,9 @@ UNVME_API struct unvme_ctrlr *unvme_ns_ctrlr(const struct unvme_ns *ns);
  * receives the completion entry. The command's CID and data pointer are filled in. A command
  * without completion within admin_timeout_ms returns -ETIMEDOUT after the driver aborted it
  * (an Asynchronous Event Request sent here ends so) or, when Abort does not find it, reset
- * the controller: its slot always comes back. */
+ * the controller: its slot always comes back. Over NVMe/TCP the transport ends it itself: it
+ * completes with Command Aborted By Host (SCT 3h, SC 71h) once admin_timeout_ms has passed
+ * (docs/nvme-tcp.md). */
 UNVME_API int unvme_admin(struct unvme_ctrlr *ctrlr, struct nvme_sqe *cmd, void *buf, size_t len,
 			  struct nvme_cqe *cpl);
 UNVME_API int unvme_identify(struct unvme_ctrlr *ctrlr, uint8_t cns, uint32_t nsid, uint8_t csi,

@@ -38,7 +38,11 @@ static int run_locked(struct unvme_ctrlr *c, struct nvme_sqe *cmd, size_t len, s
 	if (rc)
 		return rc;
 	*cid = c->admin->last_cid;
-	rc = qpair_wait(c->admin, &w.done, c->opts.admin_timeout_ms);
+	/* A fabric's transport ends its own commands at the admin timeout (it closes the
+	 * connection and the command completes with Command Aborted By Host, tcp_queue.c): this
+	 * wait's limit is then only the last resort. */
+	uint32_t t = c->opts.admin_timeout_ms;
+	rc = qpair_wait(c->admin, &w.done, c->admin->fabric && t ? 2 * t + 1000 : t);
 	if (rc) {
 		if (!w.done)
 			c->admin->reqs[*cid].cb = NULL; /* w is on this stack */

@@ -215,11 +215,9 @@ uint32_t ctrlr_max_xfer_for(uint32_t page_size, uint8_t mdts)
 {
 	/* One PRP list page per command bounds a transfer at page_size / 8 pages. */
 	uint64_t list_bytes = (uint64_t)page_size * (page_size / sizeof(uint64_t));
-	/* MDTS: 2^mdts units of the memory page size, 0 for no limit. page_size << mdts would
-	 * overflow from mdts = 64 - log2(page_size) on (52 for 4 KiB pages), and undefined
-	 * behaviour it is: such a limit is beyond any transfer, so it counts as none. */
-	unsigned shift = (unsigned)__builtin_ctz(page_size);
-	uint64_t mdts_bytes = mdts && mdts < 64 - shift ? (uint64_t)page_size << mdts : UINT64_MAX;
+	/* MDTS: 2^mdts units of the memory page size, 0 for no limit; one beyond 64 bits is
+	 * beyond any transfer, so it counts as none (nvme_pow2_pages never shifts past 63). */
+	uint64_t mdts_bytes = mdts ? nvme_pow2_pages(page_size, mdts) : UINT64_MAX;
 	uint64_t m = mdts_bytes < list_bytes ? mdts_bytes : list_bytes;
 	return m > UINT32_MAX ? UINT32_MAX : (uint32_t)m;
 }

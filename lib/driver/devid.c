@@ -162,9 +162,19 @@ static const char *devices_file(char *buf, size_t len)
 	return NULL;
 }
 
+static int load_devices_file_ex(json_object **root, json_object **obj, const char **path_out,
+				bool for_writing);
+
 /* Loads the devices file's "devices" object. Returns 0 with *obj (NULL when no file), or a
  * negative errno with a message naming the file and the problem. Caller puts *root. */
 static int load_devices_file(json_object **root, json_object **obj, const char **path_out)
+{
+	return load_devices_file_ex(root, obj, path_out, false);
+}
+
+/* for_writing: a file about to be written may not exist yet, $UNVME_CONFIG's included. */
+static int load_devices_file_ex(json_object **root, json_object **obj, const char **path_out,
+				bool for_writing)
 {
 	static __thread char pathbuf[PATH_MAX];
 	const char *path = devices_file(pathbuf, sizeof(pathbuf));
@@ -174,7 +184,10 @@ static int load_devices_file(json_object **root, json_object **obj, const char *
 		return 0;
 	FILE *f = fopen(path, "r");
 	if (!f) {
-		/* $UNVME_CONFIG naming a missing file is a mistake worth reporting. */
+		/* $UNVME_CONFIG naming a missing file is a mistake worth reporting, except to
+		 * the writer that creates it. */
+		if (errno == ENOENT && for_writing)
+			return 0;
 		if (getenv("UNVME_CONFIG") && *getenv("UNVME_CONFIG"))
 			return unvme_fail(-ENOENT, "devices file %s: %s", path, strerror(errno));
 		return 0;
@@ -370,6 +383,16 @@ static int writable_devices_file(char *out, size_t len)
 	const char *path = devices_file(buf, sizeof(buf));
 	if (path) {
 		snprintf(out, len, "%s", path);
+		/* $UNVME_CONFIG may name a file in a directory that does not exist yet */
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s", out);
+		char *slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = '\0';
+			int rc = mkdir_p(dir);
+			if (rc)
+				return unvme_fail(rc, "cannot create %s: %s", dir, strerror(-rc));
+		}
 		return 0;
 	}
 	const char *xdg = getenv("XDG_CONFIG_HOME");
@@ -404,7 +427,7 @@ static int edit_alias(const char *name, const char *address)
 		return rc;
 	json_object *root, *devs;
 	const char *rpath;
-	rc = load_devices_file(&root, &devs, &rpath);
+	rc = load_devices_file_ex(&root, &devs, &rpath, address != NULL);
 	if (rc)
 		return rc;
 	if (!root) {

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/util/crc.h"
 #include "dhchap.h"
+#include "key_interchange.h"
 
 static const struct {
 	const char *name;
@@ -79,65 +79,26 @@ int dhchap_key_parse(const char *secret, struct dhchap_key *out, char *err, size
 {
 	memset(out, 0, sizeof(*out));
 	unsigned xf;
-	int pos = 0;
-	if (strncmp(secret, "DHHC-1:", 7) || sscanf(secret + 7, "%2u:%n", &xf, &pos) != 1 || pos != 3) {
-		snprintf(err, errlen, "not a DH-HMAC-CHAP secret (expected DHHC-1:XX:<base64>:)");
-		return -EINVAL;
-	}
+	int rc = key_interchange_parse(secret, "DHHC-1", "DH-HMAC-CHAP secret", &xf, out->key, &out->len,
+				       err, errlen);
+	if (rc)
+		return rc;
 	if (xf > 3) {
 		snprintf(err, errlen, "key transformation %02u is unknown (00..03)", xf);
-		return -EINVAL;
+		rc = -EINVAL;
+	} else if (out->len != 32 && out->len != 48 && out->len != 64) {
+		snprintf(err, errlen, "key is %zu bytes (expected 32, 48 or 64)", out->len);
+		rc = -EINVAL;
 	}
-	const char *b64 = secret + 10;
-	size_t n = strcspn(b64, ":");
-	if (b64[n] == ':' && b64[n + 1] != '\0') {
-		snprintf(err, errlen, "text after the key's closing ':'");
-		return -EINVAL;
-	}
-	uint8_t raw[128];
-	if (n == 0 || n % 4 || n > 4 * sizeof(raw) / 3) {
-		snprintf(err, errlen, "key is not base64 of 36, 52 or 68 bytes");
-		return -EINVAL;
-	}
-	int got = EVP_DecodeBlock(raw, (const unsigned char *)b64, (int)n);
-	if (got < 0) {
-		snprintf(err, errlen, "key is not valid base64");
-		return -EINVAL;
-	}
-	while (n && b64[n - 1] == '=') {
-		got--;
-		n--;
-	}
-	if (got != 36 && got != 52 && got != 68) {
-		snprintf(err, errlen, "key is %d bytes with its CRC (expected 36, 52 or 68)", got);
-		return -EINVAL;
-	}
-	size_t klen = (size_t)got - 4;
-	uint32_t crc = crc32_ieee(0, raw, klen);
-	uint32_t stored = (uint32_t)raw[klen] | (uint32_t)raw[klen + 1] << 8 |
-			  (uint32_t)raw[klen + 2] << 16 | (uint32_t)raw[klen + 3] << 24;
-	if (crc != stored) {
-		snprintf(err, errlen, "key CRC mismatch (the secret is mistyped)");
-		return -EINVAL;
-	}
-	memcpy(out->key, raw, klen);
-	out->len = klen;
 	out->transform = (uint8_t)xf;
-	OPENSSL_cleanse(raw, sizeof(raw));
-	return 0;
+	if (rc)
+		OPENSSL_cleanse(out, sizeof(*out));
+	return rc;
 }
 
 void dhchap_key_format(const struct dhchap_key *k, char *out, size_t outlen)
 {
-	uint8_t raw[68];
-	memcpy(raw, k->key, k->len);
-	uint32_t crc = crc32_ieee(0, k->key, k->len);
-	for (int i = 0; i < 4; i++)
-		raw[k->len + (size_t)i] = (uint8_t)(crc >> (8 * i));
-	char b64[100];
-	EVP_EncodeBlock((unsigned char *)b64, raw, (int)k->len + 4);
-	snprintf(out, outlen, "DHHC-1:%02u:%s:", k->transform, b64);
-	OPENSSL_cleanse(raw, sizeof(raw));
+	key_interchange_format("DHHC-1", k->transform, k->key, k->len, out, outlen);
 }
 
 size_t dhchap_key_transform(const struct dhchap_key *k, const char *nqn, uint8_t *out)

@@ -5,9 +5,11 @@
  * struct of a namespace that is still there, so pointers the application holds stay valid.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/common/env.h"
 #include "ctrlr.h"
 #include "errmsg.h"
 
@@ -24,6 +26,12 @@ static struct unvme_ns *find_ns(struct unvme_ctrlr *c, uint32_t nsid)
 			hi = mid;
 	}
 	return NULL;
+}
+
+static void ns_report(const struct unvme_ctrlr *c, const char *what)
+{
+	if (unvme_log_on())
+		fprintf(stderr, "unvme: %s: %s\n", c->devid, what);
 }
 
 static uint8_t ns_csi(struct unvme_ctrlr *c, uint32_t nsid)
@@ -48,9 +56,22 @@ static int ns_fill_into(struct unvme_ctrlr *c, struct unvme_ns *ns)
 	if (rc)
 		return rc;
 	ns->csi = ns_csi(c, ns->nsid);
+	/* The device's word on its geometry is checked before it is used in a shift or a
+	 * size: a format index within NLBAF, LBADS 9..NVME_LBADS_MAX, and a size in bytes that
+	 * fits 64 bits. */
 	ns->lba_size = nvme_ns_lba_size(&ns->id);
+	if (!ns->lba_size) {
+		unsigned f = nvme_ns_flbas_index(&ns->id);
+		return unvme_fail(-EPROTO, "%s: namespace %u reports an unusable LBA format (index %u of "
+				  "%u, LBADS %u; the host takes %u..%u)", c->devid, ns->nsid, f,
+				  ns->id.nlbaf + 1u, ns->id.lbaf[f].lbads, NVME_LBADS_MIN, NVME_LBADS_MAX);
+	}
 	ns->lba_shift = (uint32_t)__builtin_ctz(ns->lba_size);
 	ns->nlbas = ns->id.nsze;
+	if (ns->nlbas > UINT64_MAX >> ns->lba_shift)
+		return unvme_fail(-EPROTO, "%s: namespace %u reports %llu blocks of %u bytes: more than "
+				  "2^64 bytes", c->devid, ns->nsid, (unsigned long long)ns->nlbas,
+				  ns->lba_size);
 	if (ns->csi == NVME_CSI_ZNS)
 		return zns_ns_fill(c, ns);
 	return 0;
@@ -83,9 +104,16 @@ int ns_scan(struct unvme_ctrlr *c)
 					   c->devid, unvme_status_str(rc, 0))
 			      : rc;
 	}
+	/* The list is in increasing NSID order, ended by a zero (NVMe Base 2.0 section 4.4.2):
+	 * an entry out of order (or FFFFFFFFh, the broadcast NSID) ends it, so a lookup by
+	 * binary search (find_ns) finds every namespace kept. */
 	size_t n = 0;
-	while (n < NVME_NS_LIST_MAX && list[n])
+	while (n < NVME_NS_LIST_MAX && list[n] && list[n] != 0xffffffffu &&
+	       (n == 0 || list[n] > list[n - 1]))
 		n++;
+	if (n < NVME_NS_LIST_MAX && list[n])
+		ns_report(c, "the Active Namespace ID list is not in increasing order (or holds "
+			  "FFFFFFFFh) after its first entries: namespaces from there on are ignored");
 	struct unvme_ns **nsv = calloc(n ? n : 1, sizeof(*nsv));
 	if (!nsv) {
 		free(list);
@@ -105,8 +133,16 @@ int ns_scan(struct unvme_ctrlr *c)
 			ns->ctrlr = c;
 			ns->nsid = list[i];
 		}
-		nsv[kept++] = ns;
 		rc = ns_fill(c, ns);
+		if (rc == -EPROTO) {
+			/* a namespace whose data makes no sense is left out, not the controller */
+			ns_report(c, unvme_errmsg());
+			if (!find_ns(c, ns->nsid))
+				free(ns);
+			rc = 0;
+			continue;
+		}
+		nsv[kept++] = ns;
 		if (rc) {
 			rc = rc > 0 ? unvme_fail(-EIO, "%s: Identify Namespace %u failed: %s", c->devid,
 						 ns->nsid, unvme_status_str(rc, 0))

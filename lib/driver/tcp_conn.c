@@ -20,6 +20,7 @@
 #include "errmsg.h"
 #include "tcp_conn.h"
 #include "tcp_pdu.h"
+#include "tcp_tls.h"
 
 #define HOST_MAXR2T 0 /* 0's based: one R2T outstanding per command */
 
@@ -113,6 +114,68 @@ static int connect_one(const struct addrinfo *ai, uint64_t deadline, int *out)
 	return 0;
 }
 
+/* The TLS handshake, before anything else on the connection (NVMe TCP Transport 1.1 section
+ * 3.6.1). */
+static int tls_handshake(struct tcp_conn *c, struct tcp_tls_ctx *ctx, uint64_t deadline)
+{
+	c->tls = tcp_tls_new(ctx);
+	if (!c->tls)
+		return unvme_fail(-ENOMEM, "%s: no memory for a TLS session", c->peer);
+	for (;;) {
+		int h = tcp_tls_handshake(c->tls, c->fd);
+		if (h == 1)
+			return 0;
+		if (h < 0)
+			return unvme_fail(h == -EACCES ? -EACCES : -EPROTO, "%s: TLS handshake failed: %s", c->peer,
+					  tcp_tls_why(c->tls));
+		int w = tcp_io_wait(c->fd, tcp_tls_wants_write(c->tls), deadline);
+		if (w <= 0)
+			return unvme_fail(w ? w : -ETIMEDOUT, "%s: TLS handshake failed: %s", c->peer,
+					  w ? strerror(-w) : "no answer in time");
+	}
+}
+
+/* Blocking exchanges of the connection's first PDUs, in the clear or through TLS. */
+static int conn_send_all(struct tcp_conn *c, const void *buf, size_t len, uint64_t deadline)
+{
+	if (!c->tls)
+		return tcp_io_send_all(c->fd, buf, len, deadline);
+	size_t done = 0;
+	while (done < len) {
+		size_t skip = done + tcp_tls_unsent(c->tls);
+		struct iovec v = {(uint8_t *)buf + skip, len - skip};
+		ssize_t s = tcp_tls_sendv(c->tls, c->fd, &v, skip < len ? 1 : 0);
+		if (s < 0)
+			return (int)s;
+		done += (size_t)s;
+		if (done < len && s == 0) {
+			int w = tcp_io_wait(c->fd, true, deadline);
+			if (w <= 0)
+				return w ? w : -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+static int conn_recv_all(struct tcp_conn *c, void *buf, size_t len, uint64_t deadline)
+{
+	if (!c->tls)
+		return tcp_io_recv_all(c->fd, buf, len, deadline);
+	size_t done = 0;
+	while (done < len) {
+		ssize_t r = tcp_tls_recv(c->tls, c->fd, (uint8_t *)buf + done, len - done);
+		if (r < 0)
+			return (int)r;
+		done += (size_t)r;
+		if (done < len && r == 0) {
+			int w = tcp_io_wait(c->fd, false, deadline);
+			if (w <= 0)
+				return w ? w : -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
 /* ICReq out, ICResp in: the digests we want, our data alignment, one R2T per command. */
 static int initialize(struct tcp_conn *c, const struct tcp_params *p, uint64_t deadline)
 {
@@ -124,15 +187,19 @@ static int initialize(struct tcp_conn *c, const struct tcp_params *p, uint64_t d
 	req.hpda = 0; /* 4-byte alignment of C2HData is plenty: we copy or receive in place */
 	req.dgst = (uint8_t)((p->hdgst ? NVME_TCP_DGST_HDR : 0) | (p->ddgst ? NVME_TCP_DGST_DATA : 0));
 	req.maxr2t = HOST_MAXR2T;
-	int rc = tcp_io_send_all(c->fd, &req, sizeof(req), deadline);
+	int rc = conn_send_all(c, &req, sizeof(req), deadline);
 	struct nvme_tcp_icresp rsp;
 	if (rc == 0)
-		rc = tcp_io_recv_all(c->fd, &rsp, sizeof(rsp), deadline);
+		rc = conn_recv_all(c, &rsp, sizeof(rsp), deadline);
 	if (rc)
-		return unvme_fail(rc, "%s: NVMe/TCP connection initialisation (ICReq) failed: %s", c->peer,
+		return unvme_fail(rc, "%s: NVMe/TCP connection initialisation (ICReq) failed: %s%s", c->peer,
 				  rc == -ETIMEDOUT ? "no ICResp in time"
 				  : rc == -ECONNRESET ? "the target closed the connection"
-						      : strerror(-rc));
+				  : c->tls ? tcp_tls_why(c->tls)
+					   : strerror(-rc),
+				  rc == -ECONNRESET && !c->tls
+					  ? " (a target that requires TLS does so: tls=1 and a PSK in the device id)"
+					  : "");
 	if (rsp.hdr.type == NVME_TCP_C2H_TERM) {
 		struct nvme_tcp_term *t = (struct nvme_tcp_term *)&rsp;
 		return unvme_fail(-EPROTO, "%s: the target refused the connection: %s", c->peer,
@@ -149,7 +216,8 @@ static int initialize(struct tcp_conn *c, const struct tcp_params *p, uint64_t d
 	return 0;
 }
 
-int tcp_conn_open(struct tcp_conn *c, const struct tcp_params *p, uint32_t timeout_ms)
+int tcp_conn_open(struct tcp_conn *c, const struct tcp_params *p, struct tcp_tls_ctx *tls,
+		  uint32_t timeout_ms)
 {
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
@@ -171,7 +239,10 @@ int tcp_conn_open(struct tcp_conn *c, const struct tcp_params *p, uint32_t timeo
 	if (rc)
 		return unvme_fail(rc, "%s: cannot connect: %s", c->peer,
 				  rc == -ETIMEDOUT ? "timed out" : strerror(-rc));
-	rc = initialize(c, p, deadline);
+	if (tls)
+		rc = tls_handshake(c, tls, deadline);
+	if (rc == 0)
+		rc = initialize(c, p, deadline);
 	if (rc)
 		tcp_conn_close(c);
 	return rc;
@@ -188,4 +259,6 @@ void tcp_conn_close(struct tcp_conn *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
+	tcp_tls_free(c->tls);
+	c->tls = NULL;
 }

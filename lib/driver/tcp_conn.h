@@ -13,8 +13,12 @@
 
 #include "tcp_params.h"
 
+struct tcp_tls;
+struct tcp_tls_ctx;
+
 struct tcp_conn {
 	int fd;             /* -1 when closed */
+	struct tcp_tls *tls; /* the TLS session (tcp_tls.h), NULL in the clear */
 	bool hdgst, ddgst;  /* digests in force */
 	uint32_t cpda;      /* alignment of data in PDUs we send, bytes */
 	uint32_t hpda;      /* alignment we asked for in PDUs we receive, bytes */
@@ -22,10 +26,12 @@ struct tcp_conn {
 	char peer[300];     /* "host:port" for messages */
 };
 
-/* Connects to p->host:p->port, sends ICReq and checks ICResp. 0, or a negative errno with a
- * message (unreachable, refused, timed out, or a bad ICResp). */
-int tcp_conn_open(struct tcp_conn *c, const struct tcp_params *p, uint32_t timeout_ms);
-/* Closes the socket (idempotent). */
+/* Connects to p->host:p->port, runs the TLS handshake when tls is not NULL, sends ICReq and
+ * checks ICResp. 0, or a negative errno with a message (unreachable, refused, timed out, TLS
+ * refused, or a bad ICResp). */
+int tcp_conn_open(struct tcp_conn *c, const struct tcp_params *p, struct tcp_tls_ctx *tls,
+		  uint32_t timeout_ms);
+/* Closes the socket and ends its TLS session (idempotent). */
 void tcp_conn_close(struct tcp_conn *c);
 /* Stops all traffic without releasing the descriptor: safe while another thread may still be
  * inside send or recv on it. */

@@ -16,6 +16,7 @@
 #include "ctrlr.h"
 #include "errmsg.h"
 #include "tcp_ctrlr.h"
+#include "tcp_tls.h"
 #include "transport.h"
 
 void tcp_report(const struct tcp_ctrlr *tc, const char *fmt, ...)
@@ -59,7 +60,7 @@ void tcp_ctrlr_connection_lost(struct tcp_ctrlr *tc, struct tcp_queue *q)
 static int assoc_connect(struct tcp_ctrlr *tc)
 {
 	struct tcp_queue *q = &tc->admin;
-	tcp_conn_close(&q->conn);
+	tcp_queue_close_conn(q);
 	tcp_queue_reset(q);
 	uint32_t adepth = tc->c->opts.admin_queue_depth ? tc->c->opts.admin_queue_depth : 32;
 	int rc = tcp_fabrics_connect(tc, q, 0, (uint16_t)(adepth - 1), NVMF_CNTLID_DYNAMIC, &tc->cntlid);
@@ -69,7 +70,7 @@ static int assoc_connect(struct tcp_ctrlr *tc)
 	if (rc == 0)
 		rc = tcp_fabrics_prop_get(tc, NVME_REG_VS, false, &vs);
 	if (rc) {
-		tcp_conn_close(&q->conn);
+		tcp_queue_close_conn(q);
 		return rc;
 	}
 	tc->cap = cap;
@@ -83,7 +84,7 @@ static int assoc_connect(struct tcp_ctrlr *tc)
 static void assoc_end(struct tcp_ctrlr *tc)
 {
 	tcp_conn_shutdown(&tc->admin.conn);
-	tcp_conn_close(&tc->admin.conn);
+	tcp_queue_close_conn(&tc->admin);
 	atomic_store(&tc->assoc, ASSOC_DOWN);
 }
 
@@ -234,6 +235,7 @@ static int tcp_matches(const char *address)
 static void tcp_free(struct tcp_ctrlr *tc)
 {
 	tcp_queue_fini(&tc->admin);
+	tcp_tls_ctx_free(tc->tls);
 	pthread_mutex_destroy(&tc->lock);
 	pthread_mutex_destroy(&tc->ka_mu);
 	pthread_cond_destroy(&tc->ka_cv);
@@ -250,6 +252,14 @@ static int tcp_attach(struct unvme_ctrlr *c, const char *address)
 	pthread_mutex_init(&tc->ka_mu, NULL);
 	pthread_cond_init(&tc->ka_cv, NULL);
 	int rc = tcp_params_parse(address, &tc->p);
+	if (rc == 0 && tc->p.tls) {
+		/* one identity for every connection of the controller (host NQN, subsystem NQN) */
+		char err[256];
+		rc = tcp_tls_ctx_client(&tc->tls, &tc->p.tls_key, tc->p.tls_identity, tc->p.hostnqn,
+					tc->p.subnqn, err, sizeof(err));
+		if (rc)
+			unvme_fail(rc, "%s: %s", address, err);
+	}
 	if (rc == 0)
 		rc = tcp_queue_init(&tc->admin, tc, 0, 0);
 	if (rc) {
@@ -382,7 +392,7 @@ static void tcp_qp_reset(struct unvme_qpair *qp)
 		pthread_mutex_unlock(&q->tc->lock);
 		return;
 	}
-	tcp_conn_close(&q->conn);
+	tcp_queue_close_conn(q);
 	tcp_queue_reset(q);
 }
 
@@ -390,7 +400,7 @@ static int tcp_qp_connect(struct unvme_qpair *qp)
 {
 	struct tcp_queue *q = qp->bus;
 	struct tcp_ctrlr *tc = q->tc;
-	tcp_conn_close(&q->conn);
+	tcp_queue_close_conn(q);
 	tcp_queue_reset(q);
 	q->timeout_ms = qp->timeout_ms;
 	if (atomic_load(&tc->assoc) != ASSOC_LIVE)
@@ -404,7 +414,7 @@ static void tcp_qp_disconnect(struct unvme_qpair *qp)
 	struct tcp_queue *q = qp->bus;
 	tcp_fabrics_disconnect(q->tc, q);
 	tcp_conn_shutdown(&q->conn);
-	tcp_conn_close(&q->conn);
+	tcp_queue_close_conn(q);
 }
 
 static int tcp_qp_map(struct unvme_qpair *qp, uint16_t cid, struct nvme_sqe *sqe, void *buf, size_t len)

@@ -26,6 +26,8 @@
 #include "tcp_params.h"
 #include "tcp_queue.h"
 
+struct tcp_tls_ctx;
+
 struct unvme_ctrlr;
 
 enum tcp_assoc {
@@ -49,6 +51,7 @@ struct tcp_ctrlr {
 	uint32_t aqa;
 	uint64_t asq, acq;
 	uint16_t next_tid;        /* authentication transaction ids */
+	struct tcp_tls_ctx *tls;  /* TLS with a PSK on every connection (tls=1), else NULL */
 
 	/* keep alive */
 	pthread_t ka_thread;

@@ -61,7 +61,7 @@ static int connect_status(struct tcp_ctrlr *tc, int st, uint32_t dw0, uint16_t q
 int tcp_fabrics_connect(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid, uint16_t sqsize,
 			uint16_t cntlid, uint16_t *cntlid_out)
 {
-	int rc = tcp_conn_open(&q->conn, &tc->p, tc->p.connect_timeout_ms);
+	int rc = tcp_queue_open_conn(q);
 	if (rc)
 		return rc;
 	atomic_store(&q->dead, false);
@@ -99,7 +99,7 @@ int tcp_fabrics_connect(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid,
 			rc = tcp_auth_host(tc, q, qid);
 	}
 	if (rc) {
-		tcp_conn_close(&q->conn);
+		tcp_queue_close_conn(q);
 		return rc;
 	}
 	if (cntlid_out)
@@ -154,6 +154,7 @@ int tcp_fabrics_keep_alive(struct tcp_ctrlr *tc)
 {
 	struct nvme_sqe cmd = {0};
 	cmd.opc = NVME_ADM_KEEP_ALIVE;
-	uint32_t t = tc->p.kato_ms ? tc->p.kato_ms : cmd_timeout(tc);
-	return tcp_queue_exec(&tc->admin, &cmd, NULL, 0, false, NULL, t);
+	/* an admin command like the others: the admin timeout, so that a stalled controller is
+	 * found by whichever command waited longest, at that command's timeout */
+	return tcp_queue_exec(&tc->admin, &cmd, NULL, 0, false, NULL, cmd_timeout(tc));
 }

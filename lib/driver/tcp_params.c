@@ -122,6 +122,17 @@ static int set_option(struct tcp_params *p, const char *key, const char *val)
 	} else if (!strcmp(key, "incapsule")) {
 		rc = parse_uint(key, val, 1u << 24, &v);
 		p->incapsule = (int32_t)v;
+	} else if (!strcmp(key, "tls")) {
+		rc = parse_bool(key, val, &p->tls);
+	} else if (!strcmp(key, "tls_key")) {
+		char why[160];
+		if (tcp_psk_parse(val, &p->tls_key, why, sizeof(why)))
+			return unvme_fail(-EINVAL, "nvme-tcp option tls_key: %s", why);
+		p->tls = true; /* a key given is TLS asked for */
+		p->tls_key_given = true;
+	} else if (!strcmp(key, "tls_identity")) {
+		rc = parse_uint(key, val, 1, &v);
+		p->tls_identity = (int)v;
 	} else if (!strcmp(key, "dhchap_secret") || !strcmp(key, "dhchap_ctrl_secret")) {
 		char *dst = key[7] == 's' ? p->dhchap_secret : p->dhchap_ctrl_secret;
 		if (strlen(val) >= sizeof(p->dhchap_secret))
@@ -130,7 +141,7 @@ static int set_option(struct tcp_params *p, const char *key, const char *val)
 	} else {
 		return unvme_fail(-EINVAL, "nvme-tcp option '%s' is unknown (known: hostnqn, hostid, "
 				  "hdgst, ddgst, kato, ctrl_loss_tmo, reconnect_delay, connect_timeout, "
-				  "incapsule, dhchap_secret, dhchap_ctrl_secret)", key);
+				  "incapsule, dhchap_secret, dhchap_ctrl_secret, tls, tls_key, tls_identity)", key);
 	}
 	return rc;
 }
@@ -240,6 +251,15 @@ int tcp_params_parse(const char *address, struct tcp_params *p)
 		snprintf(p->dhchap_ctrl_secret, sizeof(p->dhchap_ctrl_secret), "%s", env);
 	if (*s == '?')
 		rc = parse_query(p, s + 1);
+	if (rc == 0 && p->tls && !p->tls_key_given) {
+		char why[160];
+		env = getenv("UNVME_TLS_KEY");
+		if (!env || !*env)
+			rc = unvme_fail(-EINVAL, "%s: tls=1 needs a PSK: tls_key=NVMeTLSkey-1:... in the device id, "
+					"or $UNVME_TLS_KEY (nvme gen-tls-key makes one)", address);
+		else if (tcp_psk_parse(env, &p->tls_key, why, sizeof(why)))
+			rc = unvme_fail(-EINVAL, "$UNVME_TLS_KEY: %s", why);
+	}
 	if (rc == 0 && p->discovery)
 		p->kato_ms = 0; /* a discovery controller lives for one log page: no keep alive */
 	return rc;

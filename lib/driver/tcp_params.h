@@ -7,7 +7,7 @@
  * HOST is a name, an IPv4 address or an IPv6 address in brackets. PORT defaults to 4420 (8009
  * for the discovery subsystem, which is also what a missing NQN names). Keys: see
  * docs/nvme-tcp.md (hostnqn, hostid, hdgst, ddgst, kato, ctrl_loss_tmo, reconnect_delay,
- * connect_timeout, incapsule, dhchap_secret, dhchap_ctrl_secret).
+ * connect_timeout, incapsule, dhchap_secret, dhchap_ctrl_secret, tls, tls_key, tls_identity).
  */
 #ifndef UNVME_DRIVER_TCP_PARAMS_H
 #define UNVME_DRIVER_TCP_PARAMS_H
@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "unvme/spec/fabrics.h"
+#include "tcp_psk.h"
 
 #define TCP_SCHEME "nvme-tcp://"
 
@@ -34,6 +35,10 @@ struct tcp_params {
 	int32_t incapsule;          /* most bytes sent in-capsule; -1 = what the controller takes */
 	char dhchap_secret[512];    /* DHHC-1:xx:...: the host's key, "" = none */
 	char dhchap_ctrl_secret[512]; /* the controller's key: authenticate the controller too */
+	bool tls;                   /* TLS 1.3 with a PSK on every connection */
+	int tls_identity;           /* PSK identity version, 0 (NVMe0R..) or 1 (NVMe1R.., digest) */
+	struct tcp_psk tls_key;     /* the configured PSK */
+	bool tls_key_given;         /* in the id (else $UNVME_TLS_KEY) */
 };
 
 bool unvme_addr_is_tcp(const char *addr);

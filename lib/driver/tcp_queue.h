@@ -46,9 +46,11 @@ struct tcp_req {
 	uint64_t start_ms;        /* when it was submitted, for the timeout */
 	const uint8_t *key;       /* a long KV key sent in the capsule (vendor KV commands) */
 	uint16_t klen;
+	bool to_ctrl;             /* its data goes to the controller: R2T may come, C2HData not */
 	bool incapsule;           /* its data went in the capsule: no R2T may come */
-	bool posted;              /* a completion was posted (receiver) */
+	bool posted;              /* no answer is expected on this connection: completion posted, or not sent on it */
 	bool data_error;          /* a data digest did not match: fail with a transport error */
+	bool violated;            /* a PDU about it broke the rules: it fails with Data Transfer Error */
 	_Atomic uint8_t h2c_busy; /* an R2T's data is not yet all handed to the socket */
 };
 
@@ -107,6 +109,11 @@ void tcp_queue_fini(struct tcp_queue *q);
 /* Back to the start of a fresh connection: the rings were rewound. */
 void tcp_queue_reset(struct tcp_queue *q);
 
+/* Opens the queue's connection (TCP, TLS when the controller uses it, ICReq), its streams on
+ * the connection's TLS session; closes it. */
+int tcp_queue_open_conn(struct tcp_queue *q);
+void tcp_queue_close_conn(struct tcp_queue *q);
+
 /* The data pointer of a command about to be queued (an SGL), and what the transport must know
  * of its buffer. */
 int tcp_queue_map(struct tcp_queue *q, uint16_t cid, struct nvme_sqe *sqe, void *buf, size_t len);
@@ -136,6 +143,18 @@ int tcp_rx_pump(struct tcp_queue *q);
 void tcp_rx_reset(struct tcp_queue *q);
 /* Delivers a completion for cid (ring or sync). */
 void tcp_queue_complete(struct tcp_queue *q, uint16_t cid, const struct nvme_cqe *cqe);
+/* Which way the data of a command sent on queue qid flows: true host to controller. By the
+ * opcode (bits 1:0, NVMe Base 2.0 figure "Opcodes for Admin Commands"), the fabrics type, and
+ * the Samsung KV vendor opcodes, which do not follow the convention (as the target reads
+ * them, lib/target/tgt_exec.c). */
+bool tcp_data_to_ctrl(uint16_t qid, const struct nvme_sqe *sqe);
+/* The status a command completes with, given the one its response carries: a command
+ * succeeds only when exactly its data moved in its direction (every byte of a read arrived
+ * as C2HData, every byte of a write went in the capsule or was asked for by R2T and sent).
+ * Otherwise Data Transfer Error (SCT 0h, SC 04h) with Do Not Retry; a data digest that did
+ * not match makes it Transient Transport Error (SCT 0h, SC 22h). An error status passes
+ * unchanged. */
+uint16_t tcp_req_status(const struct tcp_req *r, uint16_t status);
 struct tcp_req *tcp_queue_req(struct tcp_queue *q, uint16_t cid);
 /* Receiver side: a fatal protocol error. Sends an H2CTermReq echoing the header, fails. */
 void tcp_queue_protocol_error(struct tcp_queue *q, uint16_t fes, uint32_t fei, const char *why);

@@ -5,11 +5,14 @@
  * buffer, R2Ts are queued for the transmitter, responses become CQ entries.
  *
  * Everything the controller says is checked against what the host knows: a response, data or
- * R2T for a command that is not outstanding, data beyond the command's buffer or out of order,
- * a second R2T while one is being answered, a header digest that does not match: each is a
- * fatal protocol error (H2CTermReq with its status, then the connection is closed). A data
- * digest that does not match fails only its command (Transient Transport Error), as the
- * transport binding says.
+ * R2T for a command that is not outstanding, data in the wrong direction (C2HData for a
+ * write, an R2T for a read), data beyond the command's buffer or out of order, a second R2T
+ * while one is being answered, a header digest that does not match: each is a fatal protocol
+ * error (H2CTermReq with its status, then the connection is closed; the command it was about
+ * fails with Data Transfer Error). A response is taken as a success only when every byte of
+ * the command moved (tcp_req_status), else the command fails with Data Transfer Error and the
+ * connection goes on. A data digest that does not match fails only its command (Transient
+ * Transport Error), as the transport binding says.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +43,8 @@ static struct tcp_req *live_req(struct tcp_queue *q, uint16_t cid)
 	return r->posted ? NULL : r;
 }
 
+static void violation(struct tcp_queue *q, struct tcp_req *r, uint16_t fes, uint32_t fei, const char *why);
+
 static void on_response(struct tcp_queue *q)
 {
 	const struct nvme_tcp_rsp *h = (const void *)q->rx.hdr;
@@ -51,35 +56,53 @@ static void on_response(struct tcp_queue *q)
 		return;
 	}
 	if (atomic_load_explicit(&r->h2c_busy, memory_order_acquire)) {
-		tcp_queue_protocol_error(q, NVME_TCP_FES_PDU_SEQUENCE, 0,
-					 "response while the command's data is still being sent");
+		violation(q, r, NVME_TCP_FES_PDU_SEQUENCE, 0, "response while the command's data is still being sent");
 		return;
 	}
+	/* a success before all the data moved fails the command (tcp_req_status): the framing
+	 * is intact, so the connection goes on */
 	tcp_queue_complete(q, cqe.cid, &cqe);
+}
+
+/* A PDU about command r broke the rules: r fails with Data Transfer Error (the others in
+ * flight with Host Pathing Error, as after any loss of the connection). */
+static void violation(struct tcp_queue *q, struct tcp_req *r, uint16_t fes, uint32_t fei, const char *why)
+{
+	if (r)
+		r->violated = true;
+	tcp_queue_protocol_error(q, fes, fei, why);
 }
 
 static void on_c2h_data(struct tcp_queue *q)
 {
 	const struct nvme_tcp_data *h = (const void *)q->rx.hdr;
 	struct tcp_req *r = live_req(q, h->cccid);
-	if (!r || r->incapsule) {
+	if (!r) {
 		tcp_queue_protocol_error(q, NVME_TCP_FES_INVALID_HEADER, offsetof(struct nvme_tcp_data, cccid),
-					 "C2HData for a command that is not outstanding or sends data");
+					 "C2HData for a command that is not outstanding");
+		return;
+	}
+	/* Data comes to the host only for a command that reads: a write's buffer is never
+	 * written (the caller's data would change under a write that then "succeeds"). */
+	if (r->to_ctrl || r->len == 0) {
+		violation(q, r, NVME_TCP_FES_INVALID_HEADER, offsetof(struct nvme_tcp_data, cccid),
+			  r->len ? "C2HData for a command that sends data to the controller"
+				 : "C2HData for a command without data");
 		return;
 	}
 	if (h->datao != r->c2h_next) {
-		tcp_queue_protocol_error(q, NVME_TCP_FES_PDU_SEQUENCE, offsetof(struct nvme_tcp_data, datao),
-					 "C2HData out of order");
+		violation(q, r, NVME_TCP_FES_PDU_SEQUENCE, offsetof(struct nvme_tcp_data, datao),
+			  "C2HData out of order");
 		return;
 	}
 	if ((uint64_t)h->datao + h->datal > r->len || h->datal != q->rx.info.data_len) {
-		tcp_queue_protocol_error(q, NVME_TCP_FES_DATA_RANGE, offsetof(struct nvme_tcp_data, datal),
-					 "C2HData beyond the command's buffer");
+		violation(q, r, NVME_TCP_FES_DATA_RANGE, offsetof(struct nvme_tcp_data, datal),
+			  "C2HData beyond the command's buffer");
 		return;
 	}
 	if ((h->hdr.flags & NVME_TCP_F_SUCCESS) && h->datao + h->datal != r->len) {
-		tcp_queue_protocol_error(q, NVME_TCP_FES_PDU_SEQUENCE, offsetof(struct nvme_tcp_hdr, flags),
-					 "SUCCESS before all of the command's data");
+		violation(q, r, NVME_TCP_FES_PDU_SEQUENCE, offsetof(struct nvme_tcp_hdr, flags),
+			  "SUCCESS before all of the command's data");
 		return;
 	}
 	r->c2h_next = h->datao + h->datal;
@@ -93,24 +116,31 @@ static void on_r2t(struct tcp_queue *q)
 {
 	const struct nvme_tcp_data *h = (const void *)q->rx.hdr;
 	struct tcp_req *r = live_req(q, h->cccid);
-	if (!r || r->incapsule) {
+	if (!r) {
 		tcp_queue_protocol_error(q, NVME_TCP_FES_INVALID_HEADER, offsetof(struct nvme_tcp_data, cccid),
-					 "R2T for a command that is not outstanding or has no data to send");
+					 "R2T for a command that is not outstanding");
+		return;
+	}
+	/* The host sends only what a write carries: an R2T for a read would send the read
+	 * buffer's earlier contents (host memory) to the controller. */
+	if (!r->to_ctrl || r->incapsule || r->len == 0) {
+		violation(q, r, NVME_TCP_FES_INVALID_HEADER, offsetof(struct nvme_tcp_data, cccid),
+			  !r->to_ctrl && r->len ? "R2T for a command that reads (it has nothing to send)"
+						: "R2T for a command that has no data left to send");
 		return;
 	}
 	if (atomic_load_explicit(&r->h2c_busy, memory_order_acquire)) {
-		tcp_queue_protocol_error(q, NVME_TCP_FES_DATA_LIMIT, 0,
-					 "R2T while one is being answered (MAXR2T is 1)");
+		violation(q, r, NVME_TCP_FES_DATA_LIMIT, 0, "R2T while one is being answered (MAXR2T is 1)");
 		return;
 	}
 	if (h->datao != r->r2t_next) {
-		tcp_queue_protocol_error(q, NVME_TCP_FES_PDU_SEQUENCE, offsetof(struct nvme_tcp_data, datao),
-					 "R2T out of order");
+		violation(q, r, NVME_TCP_FES_PDU_SEQUENCE, offsetof(struct nvme_tcp_data, datao),
+			  "R2T out of order");
 		return;
 	}
 	if (h->datal == 0 || (uint64_t)h->datao + h->datal > r->len) {
-		tcp_queue_protocol_error(q, NVME_TCP_FES_DATA_RANGE, offsetof(struct nvme_tcp_data, datal),
-					 "R2T beyond the command's data");
+		violation(q, r, NVME_TCP_FES_DATA_RANGE, offsetof(struct nvme_tcp_data, datal),
+			  "R2T beyond the command's data");
 		return;
 	}
 	r->r2t_next = h->datao + h->datal;

@@ -10,6 +10,7 @@
 
 #include "lib/util/crc.h"
 #include "tcp_stream.h"
+#include "tcp_tls.h"
 
 #define TX_IOV_MAX 64
 #define RX_DIRECT_MIN 4096u /* data this large with nothing staged is received in place */
@@ -101,7 +102,8 @@ ssize_t tcp_txq_send(struct tcp_txq *q, int fd, void (*done)(void *ctx, struct t
 	retire_empty(q, done, ctx);
 	struct iovec iov[TX_IOV_MAX];
 	int n = 0;
-	size_t skip = q->off;
+	/* with TLS, what the session took but did not send yet is not offered again */
+	size_t skip = q->off + (q->tls ? tcp_tls_unsent(q->tls) : 0);
 	for (uint32_t i = q->head; i != q->tail && n + 5 <= TX_IOV_MAX; i++) {
 		struct tcp_txpdu *p = &q->pdu[i % q->n];
 		const void *b[5] = {p->hdr, p->data, zeros, p->data2, p->ddgst};
@@ -118,15 +120,21 @@ ssize_t tcp_txq_send(struct tcp_txq *q, int fd, void (*done)(void *ctx, struct t
 			n++;
 		}
 	}
-	if (n == 0)
-		return 0;
-	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
 	ssize_t s;
-	do {
-		s = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-	} while (s < 0 && errno == EINTR);
-	if (s < 0)
-		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	if (q->tls) {
+		s = tcp_tls_sendv(q->tls, fd, iov, n);
+		if (s <= 0)
+			return s;
+	} else {
+		if (n == 0)
+			return 0;
+		struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+		do {
+			s = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+		} while (s < 0 && errno == EINTR);
+		if (s < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	}
 	size_t left = (size_t)s;
 	while (left) {
 		struct tcp_txpdu *p = &q->pdu[q->head % q->n];
@@ -143,6 +151,11 @@ ssize_t tcp_txq_send(struct tcp_txq *q, int fd, void (*done)(void *ctx, struct t
 		retire_empty(q, done, ctx);
 	}
 	return s;
+}
+
+bool tcp_txq_between_pdus(const struct tcp_txq *q)
+{
+	return q->off == 0 && (!q->tls || tcp_tls_unsent(q->tls) == 0);
 }
 
 int tcp_rxq_init(struct tcp_rxq *r)
@@ -164,8 +177,28 @@ void tcp_rxq_reset(struct tcp_rxq *r)
 	tcp_rxq_next(r);
 }
 
+/* recv, or the TLS session's: bytes, 0 when nothing is there now, or a negative errno. */
+static ssize_t rx_recv(struct tcp_rxq *r, int fd, void *buf, size_t len)
+{
+	if (r->tls)
+		return tcp_tls_recv(r->tls, fd, buf, len);
+	ssize_t n = recv(fd, buf, len, MSG_DONTWAIT);
+	if (n > 0)
+		return n;
+	if (n == 0)
+		return -ECONNRESET;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return 0;
+	return -errno;
+}
+
 int tcp_rxq_fill(struct tcp_rxq *r, int fd)
 {
+	if (r->tls && !tcp_tls_established(r->tls)) {
+		int h = tcp_tls_handshake(r->tls, fd);
+		if (h <= 0)
+			return h;
+	}
 	if (r->start == r->end)
 		r->start = r->end = 0;
 	if (r->end == TCP_RX_BUF) {
@@ -174,16 +207,10 @@ int tcp_rxq_fill(struct tcp_rxq *r, int fd)
 		r->end -= r->start;
 		r->start = 0;
 	}
-	ssize_t n = recv(fd, r->buf + r->end, TCP_RX_BUF - r->end, MSG_DONTWAIT);
-	if (n > 0) {
+	ssize_t n = rx_recv(r, fd, r->buf + r->end, TCP_RX_BUF - r->end);
+	if (n > 0)
 		r->end += (uint32_t)n;
-		return (int)n;
-	}
-	if (n == 0)
-		return -ECONNRESET;
-	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-		return 0;
-	return -errno;
+	return (int)n;
 }
 
 uint32_t tcp_rxq_take(struct tcp_rxq *r, void *dst, uint32_t want)
@@ -270,18 +297,14 @@ enum tcp_rxq_step tcp_rxq_data(struct tcp_rxq *r, int fd, bool *digest_ok, int *
 			}
 			continue;
 		}
-		ssize_t n = recv(fd, r->dst, r->left, MSG_DONTWAIT);
+		ssize_t n = rx_recv(r, fd, r->dst, r->left);
 		if (n > 0) {
 			account(r, (uint32_t)n);
 			continue;
 		}
-		if (n == 0) {
-			*err = -ECONNRESET;
-			return RXQ_ERROR;
-		}
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		if (n == 0)
 			return RXQ_MORE;
-		*err = -errno;
+		*err = (int)n;
 		return RXQ_ERROR;
 	}
 	if (r->crc_on) {

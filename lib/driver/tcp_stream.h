@@ -34,11 +34,14 @@ struct tcp_txpdu {
 	void *owner;
 };
 
+struct tcp_tls;
+
 struct tcp_txq {
 	struct tcp_txpdu *pdu;
 	uint32_t n;
 	uint32_t head, tail;      /* free running; tail - head PDUs queued */
 	size_t off;               /* bytes of the head PDU already sent */
+	struct tcp_tls *tls;      /* the connection's TLS session (tcp_tls.h), NULL in the clear */
 };
 
 int tcp_txq_init(struct tcp_txq *q, uint32_t n);
@@ -77,9 +80,12 @@ void tcp_txpdu_header(struct tcp_txpdu *p, const void *hdr, uint32_t hlen, bool 
 /* Computes the data digest over data, padding and the second piece. */
 void tcp_txpdu_ddgst(struct tcp_txpdu *p);
 
-/* Sends as much as the socket takes, calling done(ctx, pdu) for each PDU fully sent. Returns
- * bytes sent (0: nothing queued or the socket is full) or a negative errno. */
+/* Sends as much as the socket takes, calling done(ctx, pdu) for each PDU fully sent (with TLS:
+ * once its records left the socket). Returns bytes sent (0: nothing queued or the socket is
+ * full) or a negative errno. */
 ssize_t tcp_txq_send(struct tcp_txq *q, int fd, void (*done)(void *ctx, struct tcp_txpdu *p), void *ctx);
+/* Nothing of a PDU is on its way: another PDU (a termination request) may be written now. */
+bool tcp_txq_between_pdus(const struct tcp_txq *q);
 
 #define TCP_RX_BUF (64u * 1024)  /* staging; larger data goes straight to the destination */
 #define TCP_RX_HDR_MAX 256u      /* a header with digest and padding (PDO is one byte) */
@@ -97,6 +103,8 @@ struct tcp_rxq {
 	bool crc_on;
 	uint8_t dg[4];
 	uint32_t dg_have;
+	struct tcp_tls *tls;      /* the connection's TLS session, NULL in the clear; the first
+				     fill runs its handshake */
 };
 
 int tcp_rxq_init(struct tcp_rxq *r);
@@ -107,7 +115,8 @@ static inline uint32_t tcp_rxq_staged(const struct tcp_rxq *r)
 	return r->end - r->start;
 }
 /* recv into staging: bytes (> 0), 0 when nothing is there now, -ECONNRESET when the peer
- * closed, another negative errno on error. */
+ * closed, another negative errno on error (with TLS: -EACCES or -EPROTO when the handshake
+ * failed, tcp_tls_why says why). */
 int tcp_rxq_fill(struct tcp_rxq *r, int fd);
 /* Takes up to want staged bytes into dst. */
 uint32_t tcp_rxq_take(struct tcp_rxq *r, void *dst, uint32_t want);

@@ -31,7 +31,7 @@ int zns_ns_fill(struct unvme_ctrlr *c, struct unvme_ns *ns)
 	z->max_active = id->mar == NVME_ZNS_NO_LIMIT ? 0 : id->mar + 1;
 	/* ZASL is in units of the minimum memory page size, like MDTS */
 	uint64_t mpsmin = 4096ull << NVME_CAP_MPSMIN(c->cap);
-	uint64_t zasl = idc->zasl ? mpsmin << idc->zasl : c->max_xfer;
+	uint64_t zasl = idc->zasl ? nvme_pow2_pages(mpsmin, idc->zasl) : c->max_xfer;
 	z->zasl_bytes = (uint32_t)(zasl < c->max_xfer ? zasl : c->max_xfer);
 	if (!z->zone_size)
 		rc = unvme_fail(-EIO, "%s: zoned namespace %u reports a zone size of 0", c->devid, ns->nsid);

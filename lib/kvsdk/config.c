@@ -13,13 +13,32 @@
 #include <string.h>
 
 #include "lib/common/env.h"
+#include "kv_errmsg.h"
 #include "kv_internal.h"
 
+/* The calling thread's last failure reason: configuration errors are composed here, and every
+ * error line (kv_err) is recorded here too, whatever the log level; kv_errmsg() reads it. */
 static _Thread_local char cfg_err[2048];
 
 const char *kv_config_error(void)
 {
 	return cfg_err;
+}
+
+KV_API const char *kv_errmsg(void)
+{
+	return cfg_err;
+}
+
+void kv_errmsg_clear(void)
+{
+	cfg_err[0] = '\0';
+}
+
+void kv_errmsg_record(const char *msg)
+{
+	if (msg != cfg_err)
+		snprintf(cfg_err, sizeof(cfg_err), "%s", msg);
 }
 
 void kv_config_set_error(const char *fmt, ...)
@@ -615,8 +634,9 @@ KV_API int kv_sdk_load_option(kv_sdk *sdk_opt, char *log_path)
 		return -1;
 	}
 	struct kv_config cfg;
+	kv_errmsg_clear();
 	if (kv_config_load_file(log_path, &cfg)) {
-		if (unvme_log_on())
+		if (unvme_errors_on())
 			fprintf(stderr, "kvsdk: %s\n", kv_config_error());
 		kv_err("%s", kv_config_error());
 		return -1;

@@ -17,7 +17,7 @@ static void query_geometry(struct kv_dev *d, uint64_t *num_sectors, uint32_t *se
 	struct nvme_id_ns *id = unvme_dma_zalloc(4096, 4096);
 	if (id && unvme_identify(d->ctrlr, 0x00, d->nsid, 0, id) == 0) {
 		*num_sectors = id->nsze;
-		*sector_size = 1u << id->lbaf[nvme_ns_flbas_index(id)].lbads;
+		*sector_size = nvme_ns_lba_size(id); /* 0 for a format the device got wrong */
 	} else {
 		struct unvme_ns *ns = unvme_ctrlr_ns(d->ctrlr, d->nsid);
 		*num_sectors = ns ? unvme_ns_nlbas(ns) : 0;
@@ -189,4 +189,37 @@ struct kv_queue *kv_pick_queue(struct kv_dev *d, bool want_sync)
 			       cpu, target);
 	}
 	return d->by_core[target];
+}
+
+/*
+ * The queue a driver-level call names (kvnvme.h): qid is a core of the device's core_mask,
+ * negative for the calling thread's core, as the original numbered its queues. Nothing
+ * moves: a core without a queue of the device is KV_ERR_DD_INVALID_PARAM, a queue of the
+ * other kind KV_ERR_DD_INVALID_QUEUE_TYPE (the original's answers), each logged and traced.
+ */
+struct kv_queue *kv_queue_by_id(struct kv_dev *d, int qid, bool want_sync, const char *fn,
+				int *rc)
+{
+	int core = qid;
+	if (core < 0)
+		core = sched_getcpu();
+	struct kv_queue *q = core >= 0 && core < MAX_CPU_CORES ? d->by_core[core] : NULL;
+	if (!q) {
+		kv_err("%s: qid %d%s: core %d has no queue of device %d (core_mask 0x%llx)", fn, qid,
+		       qid < 0 ? " (the calling thread's core)" : "", core, d->idx,
+		       (unsigned long long)d->opt.core_mask);
+		kv_trace_print(KVNVME_LOG_ERR, __FILE__, __LINE__, fn, "Invalid qid: %d passed", core);
+		*rc = KV_ERR_DD_INVALID_PARAM;
+		return NULL;
+	}
+	if (q->sync != want_sync) {
+		kv_err("%s: the queue of core %d of device %d is %s; use the %s call", fn, core,
+		       d->idx, q->sync ? "sync" : "async", q->sync ? "sync" : "async");
+		kv_trace_print(KVNVME_LOG_DEBUG, __FILE__, __LINE__, fn,
+			       "I/O queue of core %d supports only %s I/O", core,
+			       q->sync ? "sync" : "async");
+		*rc = KV_ERR_DD_INVALID_QUEUE_TYPE;
+		return NULL;
+	}
+	return q;
 }

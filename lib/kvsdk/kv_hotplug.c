@@ -11,7 +11,8 @@
  * off), so the same handles and threads carry on; an async submission that meets its queue
  * before the rebuild waits for it. What is done here: the log lines, the read
  * cache emptied (the card back may have lost what a memory namespace held, a replacement has
- * other data), and the geometry read again when it differs.
+ * other data), and the geometry read again when it differs. Asynchronous Events go to the
+ * callback of kv_nvme_register_aer_callback.
  */
 #include "lib/common/clock.h"
 #include "kv_internal.h"
@@ -21,6 +22,14 @@ static void on_event(struct unvme_ctrlr *c, const struct unvme_event *ev, void *
 {
 	(void)c;
 	struct kv_dev *d = arg;
+	if (ev->type == UNVME_EVENT_AER) {
+		/* kv_nvme_register_aer_callback: result is the event's completion dword 0 */
+		void (*cb)(void *, unsigned int, unsigned int) =
+			atomic_load_explicit(&d->aer_cb, memory_order_acquire);
+		if (cb)
+			cb(d->aer_arg, ev->aer_dw0, 0);
+		return;
+	}
 	if (ev->type == UNVME_EVENT_REMOVED) {
 		kv_err("device %d '%s' was removed: its calls return KV_ERR_DD_NO_DEVICE until it "
 		       "is back", d->idx, d->devid);

@@ -15,6 +15,7 @@
 
 #include "unvme/unvme.h"
 #include "unvme/kv/kv_apis.h"
+#include "unvme/kv/kv_trace.h"
 
 /* The configuration kv_sdk_init starts from: the original's struct plus what it cannot hold
  * (device ids longer than DEV_ID_LEN - 1, the completion threads' idle sleep and completion
@@ -104,6 +105,11 @@ struct kv_dev {
 	bool lba;
 	bool watching;              /* its event listener is registered (kv_hotplug.c) */
 	_Atomic uint64_t arrived_ms; /* when it was last plugged back in (0: never) */
+	/* kv_nvme_register_aer_callback: Asynchronous Events go to aer_cb (kv_hotplug.c) when
+	 * kv_process_completion reaps them */
+	void (*_Atomic aer_cb)(void *arg, unsigned int result, unsigned int status);
+	void *aer_arg;
+	bool aer_enabled;           /* under admin_lock */
 };
 
 struct kv_cq_thread {
@@ -163,6 +169,9 @@ int kv_config_from_sdk(const kv_sdk *sdk, struct kv_config *cfg);
 int kv_config_check_masks(struct kv_config *cfg, int ncpu);
 const char *kv_config_error(void);
 void kv_config_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* kv_errmsg(): emptied at the start of each call, recorded by kv_err whatever the log level */
+void kv_errmsg_clear(void);
+void kv_errmsg_record(const char *msg);
 /* A warning on stderr (unless UNVME_QUIET) and in the log. */
 void kv_config_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parses a hexadecimal mask written as a JSON number (10 means 0x10) or a string ("c", "0x1"). */
@@ -181,6 +190,9 @@ void kv_log_close(void);
 int kv_log_level(void);
 void kv_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define kv_err(...)  kv_log(1, __VA_ARGS__)
+/* kv_trace.c: a trace line of the SDK itself when level is within kv_trace_level(). */
+void kv_trace_print(int level, const char *file, int line, const char *func, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 /* ---- devices (kv_device.c) ---- */
 int kv_dev_open(struct kv_state *s, struct kv_dev *d, int idx);
@@ -195,6 +207,10 @@ int kv_dev_watch(struct kv_dev *d);
 void kv_dev_unwatch(struct kv_dev *d);
 /* The queue a call from the calling thread uses; may migrate the thread (docs/kv-sdk.md). */
 struct kv_queue *kv_pick_queue(struct kv_dev *d, bool want_sync);
+/* The queue of core qid (negative: the calling thread's core) when it is of the wanted kind,
+ * for the driver-level API; NULL with *rc the kv_result (logged, naming fn). */
+struct kv_queue *kv_queue_by_id(struct kv_dev *d, int qid, bool want_sync, const char *fn,
+				int *rc);
 /* kv_submit.c: whether every async command accepted on q has been called back. */
 bool kv_queue_idle(const struct kv_queue *q);
 /* kv_cq_thread.c: reaps q's completions (and rebuilds it after a controller reset); the

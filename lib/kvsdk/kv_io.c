@@ -154,14 +154,18 @@ static int prepare(struct kv_state *s, struct kv_dev *d, kv_pair *kv, enum kv_op
 	return rc;
 }
 
-static int do_io(uint64_t handle, kv_pair *kv, enum kv_op op, bool async)
+int kv_io(uint64_t handle, kv_pair *kv, enum kv_op op, bool async, int qid, const char *fn)
 {
-	const char *fn = fn_names[op][async];
+	if (!fn)
+		fn = fn_names[op][async];
 	struct kv_state *s;
 	struct kv_dev *d;
 	int rc = kv_enter_dev(fn, handle, &s, &d);
 	if (rc)
 		return rc;
+	struct kv_queue *q = NULL; /* the SDK's choice (kv_pick_queue) */
+	if (qid != KV_QID_ANY && !(q = kv_queue_by_id(d, qid, !async, fn, &rc)))
+		goto out;
 	rc = check(d, kv, op, async, fn);
 	if (rc)
 		goto out;
@@ -202,7 +206,7 @@ static int do_io(uint64_t handle, kv_pair *kv, enum kv_op op, bool async)
 		goto out;
 	}
 	req->ticket = ticket;
-	rc = async ? kv_submit_async(req) : kv_submit_sync(req, NULL);
+	rc = async ? kv_submit_async_on(q, req) : kv_submit_sync_on(q, req, NULL);
 out:
 	kv_leave();
 	return rc;
@@ -210,42 +214,42 @@ out:
 
 KV_API int kv_store(uint64_t handle, kv_pair *kv)
 {
-	return do_io(handle, kv, KV_OP_STORE, false);
+	return kv_io(handle, kv, KV_OP_STORE, false, KV_QID_ANY, NULL);
 }
 
 KV_API int kv_store_async(uint64_t handle, kv_pair *kv)
 {
-	return do_io(handle, kv, KV_OP_STORE, true);
+	return kv_io(handle, kv, KV_OP_STORE, true, KV_QID_ANY, NULL);
 }
 
 KV_API int kv_retrieve(uint64_t handle, kv_pair *kv)
 {
-	return do_io(handle, kv, KV_OP_RETRIEVE, false);
+	return kv_io(handle, kv, KV_OP_RETRIEVE, false, KV_QID_ANY, NULL);
 }
 
 KV_API int kv_retrieve_async(uint64_t handle, kv_pair *kv)
 {
-	return do_io(handle, kv, KV_OP_RETRIEVE, true);
+	return kv_io(handle, kv, KV_OP_RETRIEVE, true, KV_QID_ANY, NULL);
 }
 
 KV_API int kv_delete(uint64_t handle, kv_pair *kv)
 {
-	return do_io(handle, kv, KV_OP_DELETE, false);
+	return kv_io(handle, kv, KV_OP_DELETE, false, KV_QID_ANY, NULL);
 }
 
 KV_API int kv_delete_async(uint64_t handle, kv_pair *kv)
 {
-	return do_io(handle, kv, KV_OP_DELETE, true);
+	return kv_io(handle, kv, KV_OP_DELETE, true, KV_QID_ANY, NULL);
 }
 
 KV_API int kv_exist(uint64_t handle, kv_pair *kv)
 {
-	return do_io(handle, kv, KV_OP_EXIST, false);
+	return kv_io(handle, kv, KV_OP_EXIST, false, KV_QID_ANY, NULL);
 }
 
 KV_API int kv_exist_async(uint64_t handle, kv_pair *kv)
 {
-	return do_io(handle, kv, KV_OP_EXIST, true);
+	return kv_io(handle, kv, KV_OP_EXIST, true, KV_QID_ANY, NULL);
 }
 
 /* Append existed in the wire protocol (0x83) but never in the original SDK's API: it always

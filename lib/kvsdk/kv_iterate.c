@@ -134,14 +134,18 @@ out:
 	return rc;
 }
 
-static int iter_read(uint64_t handle, kv_iterate *it, bool async)
+int kv_iterate_read_on(uint64_t handle, kv_iterate *it, bool async, int qid, const char *fn)
 {
-	const char *fn = async ? "kv_iterate_read_async" : "kv_iterate_read";
+	if (!fn)
+		fn = async ? "kv_iterate_read_async" : "kv_iterate_read";
 	struct kv_state *s;
 	struct kv_dev *d;
 	int rc = iter_enter(fn, handle, &s, &d);
 	if (rc)
 		return rc;
+	struct kv_queue *q = NULL; /* the SDK's choice */
+	if (qid != KV_QID_ANY && !(q = kv_queue_by_id(d, qid, !async, fn, &rc)))
+		goto out;
 	rc = KV_ERR_SDK_INVALID_PARAM;
 	if (!it) {
 		kv_err("%s: it is NULL", fn);
@@ -182,14 +186,25 @@ static int iter_read(uint64_t handle, kv_iterate *it, bool async)
 		rc = KV_ERR_SLAB_ALLOC_FAILURE;
 		goto out;
 	}
-	if (s->cache && atomic_load(&d->iter_type[it->iterator]) != KV_KEY_ITERATE)
+	uint8_t type = atomic_load(&d->iter_type[it->iterator]);
+	if (!type) {
+		/* opened by another process (or before a restart): the device's table says what
+		 * it is, which decides how its reads are decoded */
+		kv_iterate_handle_info info[KV_MAX_ITERATE_HANDLE];
+		if (kv_iterator_table(d, info, KV_MAX_ITERATE_HANDLE) == KV_SUCCESS &&
+		    info[it->iterator - 1].status == ITERATE_HANDLE_OPENED) {
+			type = info[it->iterator - 1].type;
+			atomic_store(&d->iter_type[it->iterator], type);
+		}
+	}
+	if (s->cache && type != KV_KEY_ITERATE && type != KV_KEY_ITERATE_WITH_RETRIEVE)
 		kv_cache_clear(s->cache); /* a delete iterator (or one unknown to us) removes keys */
 	kv_cmd_build(req);
 	if (async) {
-		rc = kv_submit_async(req);
+		rc = kv_submit_async_on(q, req);
 		free(req); /* its contents went to the queue, or were released */
 	} else {
-		rc = kv_submit_sync(req, NULL);
+		rc = kv_submit_sync_on(q, req, NULL);
 	}
 out:
 	kv_leave();
@@ -198,12 +213,12 @@ out:
 
 KV_API int kv_iterate_read(uint64_t handle, kv_iterate *it)
 {
-	return iter_read(handle, it, false);
+	return kv_iterate_read_on(handle, it, false, KV_QID_ANY, NULL);
 }
 
 KV_API int kv_iterate_read_async(uint64_t handle, kv_iterate *it)
 {
-	return iter_read(handle, it, true);
+	return kv_iterate_read_on(handle, it, true, KV_QID_ANY, NULL);
 }
 
 /* Log page 0xD0: 16 bytes per handle: id, status, type, keyspace, prefix, bitmask, is_eof. */

@@ -3,9 +3,11 @@
  * The SDK's log: log_level 0 writes nothing, 1 errors (every failed call says why), 2 adds
  * initialisation and finalisation, 3 every I/O. Lines go to log_file (default /tmp/kvsdk.log),
  * opened for appending at kv_sdk_init. The level and path outlive kv_sdk_finalize so that a
- * call made after finalize can still say what was wrong.
+ * call made after finalize can still say what was wrong. Every error line (level 1) is also
+ * the calling thread's kv_errmsg(), whatever the level.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +49,17 @@ int kv_log_level(void)
 
 void kv_log(int level, const char *fmt, ...)
 {
+	/* an error line is also the calling thread's kv_errmsg(), with the log off too */
+	bool record = level == 1;
+	if (level > kv_log_level() && !record)
+		return;
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (record)
+		kv_errmsg_record(msg);
 	if (level > kv_log_level())
 		return;
 	pthread_mutex_lock(&log_lock);
@@ -68,13 +81,8 @@ void kv_log(int level, const char *fmt, ...)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	struct tm tm;
 	localtime_r(&ts.tv_sec, &tm);
-	fprintf(log_fp, "[%02d:%02d:%02d.%06ld] kvsdk: ", tm.tm_hour, tm.tm_min, tm.tm_sec,
-		ts.tv_nsec / 1000);
-	va_list ap;
-	va_start(ap, fmt);
-	vfprintf(log_fp, fmt, ap);
-	va_end(ap);
-	fputc('\n', log_fp);
+	fprintf(log_fp, "[%02d:%02d:%02d.%06ld] kvsdk: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
+		ts.tv_nsec / 1000, msg);
 	fflush(log_fp);
 	pthread_mutex_unlock(&log_lock);
 }

@@ -6,6 +6,7 @@
 #ifndef KVSDK_REQ_H
 #define KVSDK_REQ_H
 
+#include <limits.h>
 #include <stdatomic.h>
 
 #include "kv_internal.h"
@@ -39,6 +40,7 @@ struct kv_req {
 	int result;         /* kv_result */
 	int status;         /* NVMe status, (SCT << 8) | SC; 0 for host-side failures */
 	uint32_t dw0;
+	int *status_out;    /* sync requests: receives status at completion (raw commands) */
 	atomic_bool done;   /* set (release) when a waiting caller may read result/status */
 	struct kv_req_slot *slot; /* the async queue's slot it lives in, or NULL (malloc'd) */
 };
@@ -80,12 +82,25 @@ int kv_submit_sync(struct kv_req *req, uint32_t *dw0);
  * contents of *req, buffers included, move into the queue (or are released on failure); the
  * struct itself stays the caller's, so it may live on the stack. */
 int kv_submit_async(struct kv_req *req);
+/* The same on queue q of the request's device, as the driver-level API (kvnvme.h) names it;
+ * NULL: the queue kv_pick_queue gives the calling thread. */
+int kv_submit_sync_on(struct kv_queue *q, struct kv_req *req, uint32_t *dw0);
+int kv_submit_async_on(struct kv_queue *q, struct kv_req *req);
 /* Driver completion callback (struct unvme_cmd_cb shape). */
 void kv_req_on_cpl(void *arg, const struct nvme_cqe *cpl);
 /* Completes a request that never reached the device (host-side failure). */
 void kv_req_fail(struct kv_req *req, int result);
 /* Releases the SDK buffers of a request. */
 void kv_req_release(struct kv_req *req);
+
+/* kv_io.c: store, retrieve, delete or exist of kv through the SDK (checks, cache, SDK-owned
+ * buffers), on the queue of core qid as the driver-level API (kvnvme.h) names it, or
+ * KV_QID_ANY for the queue the SDK picks (kv_apis.h). fn names the call in log lines (NULL:
+ * the kv_* name). */
+#define KV_QID_ANY INT_MIN
+int kv_io(uint64_t handle, kv_pair *kv, enum kv_op op, bool async, int qid, const char *fn);
+/* kv_iterate.c: iterate read, likewise. */
+int kv_iterate_read_on(uint64_t handle, kv_iterate *it, bool async, int qid, const char *fn);
 
 /* kv_iterate.c: used by kv_format_device too (device admin lock held by the caller). */
 int kv_iterator_close(struct kv_state *s, struct kv_dev *d, uint8_t iterator);

@@ -53,6 +53,7 @@ void kv_mark_cq_thread(void)
 
 struct kv_state *kv_enter(const char *fn)
 {
+	kv_errmsg_clear();
 	pthread_rwlock_rdlock(&state_lock);
 	if (!g_state) {
 		pthread_rwlock_unlock(&state_lock);
@@ -110,11 +111,16 @@ static void teardown(struct kv_state *s)
 	free(s);
 }
 
+/* A failed init is printed on stderr by default (unvme_errors_on: a program that reports
+ * kv_errmsg() itself turns that off with unvme_set_log(0)) and logged. */
 static int init_failed(int rc)
 {
-	if (unvme_log_on())
-		fprintf(stderr, "kvsdk: kv_sdk_init failed: %s\n", kv_config_error());
-	kv_err("kv_sdk_init failed: %s", kv_config_error());
+	char reason[2048];
+	snprintf(reason, sizeof(reason), "%s", kv_config_error());
+	if (unvme_errors_on())
+		fprintf(stderr, "kvsdk: kv_sdk_init failed: %s\n", reason);
+	kv_err("kv_sdk_init failed: %s", reason);
+	kv_errmsg_record(reason); /* the reason itself, as the caller reads it */
 	return rc;
 }
 
@@ -207,8 +213,10 @@ KV_API int kv_sdk_init(int init_from, void *option)
 		kv_log(2, "kv_sdk_init: already initialized, reference count %d (options ignored)",
 		       g_state->refcount);
 		pthread_mutex_unlock(&init_lock);
+		kv_errmsg_clear();
 		return KV_SUCCESS;
 	}
+	kv_errmsg_clear();
 	struct kv_state *s = calloc(1, sizeof(*s));
 	int rc;
 	if (!s) {
@@ -254,6 +262,7 @@ KV_API int kv_sdk_init(int init_from, void *option)
 	pthread_rwlock_unlock(&state_lock);
 	kv_log(2, "kv_sdk_init: %d device(s) from %s, %d completion thread(s), cache %s", s->ndevs,
 	       s->cfg.source, s->ncqt, s->cache ? "on" : "off");
+	kv_errmsg_clear(); /* warnings of a start that succeeded are no failure */
 	pthread_mutex_unlock(&init_lock);
 	return KV_SUCCESS;
 }

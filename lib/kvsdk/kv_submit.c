@@ -33,7 +33,7 @@ static const char *op_name(enum kv_op op)
 	case KV_OP_DELETE: return "delete";
 	case KV_OP_EXIST: return "exist";
 	case KV_OP_ITER_READ: return "iterate read";
-	case KV_OP_RAW: return "iterate request";
+	case KV_OP_RAW: return "iterate request or raw command";
 	}
 	return "?";
 }
@@ -86,8 +86,23 @@ static void apply_result(struct kv_req *req)
 			kv_cache_invalidate(cache, kv->keyspace_id, kv->key.key, kv->key.length);
 		break;
 	case KV_OP_ITER_READ: {
-		if (cache && atomic_load(&req->dev->iter_type[req->iterator]) != KV_KEY_ITERATE)
+		uint8_t type = atomic_load(&req->dev->iter_type[req->iterator]);
+		if (cache && type != KV_KEY_ITERATE && type != KV_KEY_ITERATE_WITH_RETRIEVE)
 			kv_cache_clear(cache);
+		if (type == KV_KEY_ITERATE_WITH_RETRIEVE) {
+			/* one pair: the key at byte 0, the value from byte 512; DW0 = key length
+			 * << 24 | value bytes (the original's decoding for such iterators) */
+			uint32_t klen = req->dw0 >> 24, vlen = req->dw0 & 0xffffffu;
+			uint32_t n = klen ? NVME_KVV_ITER_VALUE_OFFSET + vlen : 0;
+			if ((!ok && req->result != KV_ERR_ITERATE_READ_EOF) ||
+			    n > KV_ITERATE_READ_BUFFER_SIZE || klen > KV_MAX_KEY_LEN)
+				n = vlen = klen = 0;
+			memcpy(kv->value.value, req->data, n);
+			kv->key.length = (uint16_t)klen;
+			kv->value.length = vlen;
+			kv->value.actual_value_size = vlen;
+			break;
+		}
 		/* key-only iterate: the keys are in the buffer, none in kv.key (the original's
 		 * samples count keys from the buffer when key.length is 0) */
 		kv->key.length = 0;
@@ -111,6 +126,12 @@ static void apply_result(struct kv_req *req)
 		req->dw0 = n; /* what the callback receives as result */
 		break;
 	}
+	case KV_OP_RAW:
+		/* kv_nvme_submit_raw_cmd: the buffer as the device left it (the data direction
+		 * of a raw command is its own business); iterate requests carry no data */
+		if (req->data && kv->value.value)
+			memcpy(kv->value.value, req->data, req->data_len);
+		break;
 	default:
 		break;
 	}
@@ -368,7 +389,13 @@ static void discard(struct kv_req *req)
 
 int kv_submit_sync(struct kv_req *req, uint32_t *dw0)
 {
-	struct kv_queue *q = kv_pick_queue(req->dev, true);
+	return kv_submit_sync_on(NULL, req, dw0);
+}
+
+int kv_submit_sync_on(struct kv_queue *q, struct kv_req *req, uint32_t *dw0)
+{
+	if (!q)
+		q = kv_pick_queue(req->dev, true);
 	int result;
 	req->async = false;
 	atomic_init(&req->done, false);
@@ -400,18 +427,28 @@ int kv_submit_sync(struct kv_req *req, uint32_t *dw0)
 		result = in_slot->result;
 		if (dw0)
 			*dw0 = in_slot->dw0;
+		if (in_slot->status_out)
+			*in_slot->status_out = in_slot->status;
 		atomic_store_explicit(&in_slot->slot->busy, false, memory_order_release);
 		return result;
 	}
 	if (dw0)
 		*dw0 = req->dw0;
+	if (req->status_out)
+		*req->status_out = req->status;
 	free(req);
 	return result;
 }
 
 int kv_submit_async(struct kv_req *req)
 {
-	struct kv_queue *q = kv_pick_queue(req->dev, false);
+	return kv_submit_async_on(NULL, req);
+}
+
+int kv_submit_async_on(struct kv_queue *q, struct kv_req *req)
+{
+	if (!q)
+		q = kv_pick_queue(req->dev, false);
 	atomic_init(&req->done, false);
 	if (!q->sync) {
 		req->async = true;

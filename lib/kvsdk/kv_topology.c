@@ -168,6 +168,9 @@ KV_API void kv_process_completion(uint64_t handle)
 	struct kv_dev *d;
 	if (kv_enter_dev("kv_process_completion", handle, NULL, &d))
 		return;
+	/* Asynchronous Events for kv_nvme_register_aer_callback, delivered on this thread */
+	if (atomic_load_explicit(&d->aer_cb, memory_order_acquire))
+		unvme_ctrlr_process_events(d->ctrlr);
 	if (!kv_in_cq_thread()) {
 		for (int i = 0; i < d->nqueues; i++)
 			if (!d->queues[i].sync)

@@ -223,10 +223,7 @@ static void print_id_ctrl_general(struct spec_out *o, const struct nvme_id_ctrl 
 	uint32_t oui = (uint32_t)id->ieee[0] | (uint32_t)id->ieee[1] << 8 | (uint32_t)id->ieee[2] << 16;
 	out_num(o, "ieee", oui, "%06" PRIx32, oui);
 	OUT_BITS(o, "cmic", id->cmic, cmic_bits);
-	if (id->mdts)
-		out_num(o, "mdts", id->mdts, "%u (%u KiB with 4 KiB pages)", id->mdts, 4u << id->mdts);
-	else
-		out_num(o, "mdts", id->mdts, "0 (no limit)");
+	out_pages_limit(o, "mdts", id->mdts, "no limit");
 	out_dec(o, "cntlid", id->cntlid);
 	out_version(o, "ver", id->ver);
 	out_num(o, "rtd3r", id->rtd3r, "%" PRIu32 " us", id->rtd3r);
@@ -412,10 +409,8 @@ void unvme_print_id_ns(FILE *f, const struct nvme_id_ns *id, enum unvme_fmt fmt)
 {
 	struct spec_out o;
 	unsigned format = nvme_ns_flbas_index(id);
-	/* A corrupt FLBAS must not index past the table: fall back to 512-byte blocks. */
-	uint32_t lba_size = format < SPEC_ARRAY_SIZE(id->lbaf) && id->lbaf[format].lbads < 32
-				    ? 1u << id->lbaf[format].lbads
-				    : 512;
+	/* A format index past NLBAF or an impossible LBADS: sizes shown in 512-byte blocks. */
+	uint32_t lba_size = nvme_ns_lba_size(id) ? nvme_ns_lba_size(id) : 512;
 	out_begin(&o, f, fmt, ID_NS_WIDTH, "NVMe Identify Namespace:");
 	out_blocks(&o, "nsze", id->nsze, lba_size);
 	out_blocks(&o, "ncap", id->ncap, lba_size);
@@ -505,10 +500,7 @@ void unvme_print_id_ns_nvm(FILE *f, const struct nvme_id_ns_nvm *id, enum unvme_
 /* A size limit in 2^n units of CAP.MPSMIN; 0 means no limit beyond MDTS. */
 static void out_size_limit(struct spec_out *o, const char *name, uint8_t v)
 {
-	if (v)
-		out_num(o, name, v, "%u (%u KiB with 4 KiB pages)", v, 4u << v);
-	else
-		out_num(o, name, v, "0 (no limit)");
+	out_pages_limit(o, name, v, "no limit");
 }
 
 void unvme_print_id_ctrl_nvm(FILE *f, const struct nvme_id_ctrl_nvm *id, enum unvme_fmt fmt)

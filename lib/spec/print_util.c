@@ -101,6 +101,17 @@ void out_num(struct spec_out *o, const char *name, uint64_t v, const char *text_
 	fputc('\n', o->f);
 }
 
+void out_pages_limit(struct spec_out *o, const char *name, uint8_t v, const char *zero_text)
+{
+	uint64_t bytes = nvme_pow2_pages(4096, v);
+	if (!v)
+		out_num(o, name, v, "0 (%s)", zero_text);
+	else if (bytes != UINT64_MAX)
+		out_num(o, name, v, "%u (%" PRIu64 " KiB with 4 KiB pages)", v, bytes >> 10);
+	else
+		out_num(o, name, v, "%u (2^%u pages: beyond any transfer)", v, v);
+}
+
 void out_str(struct spec_out *o, const char *name, const char *s)
 {
 	if (out_is_json(o)) {

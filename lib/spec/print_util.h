@@ -47,6 +47,10 @@ void out_int(struct spec_out *o, const char *name, int64_t v);
 void out_num(struct spec_out *o, const char *name, uint64_t v, const char *text_fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void out_str(struct spec_out *o, const char *name, const char *s);
+/* A size limit of 2^v pages of 4 KiB (MDTS, ZASL, the NVM set's limits): v is the device's
+ * byte, up to 255, so the size is computed without a shift that could overflow. zero_text:
+ * what 0 means. */
+void out_pages_limit(struct spec_out *o, const char *name, uint8_t v, const char *zero_text);
 /* A space-padded fixed-width ASCII field (serial number, model, firmware revision, NQN). */
 void out_fixed_str(struct spec_out *o, const char *name, const char *field, size_t width);
 /* A 128-bit little-endian counter: a JSON number when it fits in 64 bits, else a decimal

@@ -27,10 +27,7 @@ void unvme_print_id_ctrl_zns(FILE *f, const struct nvme_id_ctrl_zns *id, enum un
 {
 	struct spec_out o;
 	out_begin(&o, f, fmt, 4, "NVMe ZNS Identify Controller:");
-	if (id->zasl)
-		out_num(&o, "zasl", id->zasl, "%u (%u KiB with 4 KiB pages)", id->zasl, 4u << id->zasl);
-	else
-		out_num(&o, "zasl", id->zasl, "0 (the MDTS limit)");
+	out_pages_limit(&o, "zasl", id->zasl, "the MDTS limit");
 	out_end(&o);
 }
 

@@ -35,6 +35,12 @@ void tgt_config_allow_any(struct tgt_config *cfg, int subsys);
 void tgt_config_set_threads(struct tgt_config *cfg, int threads);
 void tgt_config_set_quiet(struct tgt_config *cfg, int quiet);
 void tgt_config_set_discovery(struct tgt_config *cfg, int on);
+/* TLS 1.3 with pre-shared keys required on every connection (docs/nvme-tcp.md, "TLS"). */
+void tgt_config_set_tls(struct tgt_config *cfg, int on);
+/* A TLS PSK (NVMeTLSkey-1:XX:...:) for an allowed host of the subsystem, or (host NULL) for
+ * any host of an allow_any_host subsystem. */
+int tgt_config_set_tls_key(struct tgt_config *cfg, int subsys, const char *host, const char *key,
+			   char *err, size_t errlen);
 
 /* Opens the devices, binds the listeners and starts serving. The target keeps cfg (freed by
  * unvme_target_stop). */

@@ -27,6 +27,7 @@
 #include "unvme/spec/fabrics.h"
 #include "unvme/spec/tcp.h"
 #include "lib/driver/dhchap.h"
+#include "lib/driver/tcp_psk.h"
 #include "lib/driver/tcp_stream.h"
 #include "target.h"
 
@@ -46,6 +47,8 @@ struct tgt_host {
 	struct dhchap_key ckey;   /* the controller's secret (bidirectional) */
 	uint8_t hash;             /* hash the controller picks, 1..3 */
 	uint8_t dhgroup;          /* DH group the controller picks, 0..5 */
+	bool has_tls;             /* the host's TLS PSK (tgt_tls.c) */
+	struct tcp_psk tls;
 };
 
 struct tgt_ns_cfg {
@@ -59,6 +62,8 @@ struct tgt_subsys_cfg {
 	char serial[21];
 	char model[41];
 	bool allow_any_host;
+	bool has_tls;             /* a TLS PSK for any host (with allow_any_host) */
+	struct tcp_psk tls;
 	struct tgt_host *hosts;
 	int nhosts;
 	struct tgt_ns_cfg *ns;
@@ -79,6 +84,7 @@ struct tgt_config {
 	bool discovery;
 	uint32_t max_io_queues;   /* per controller */
 	bool quiet;
+	bool tls;                 /* every connection starts with a TLS handshake (tgt_tls.c) */
 };
 
 /* ---- runtime ---- */
@@ -192,6 +198,7 @@ struct tgt_conn {
 	uint32_t hpda;            /* alignment of C2H data the host wants, bytes */
 	struct tcp_txq tx;
 	struct tcp_rxq rx;
+	struct tcp_tls *tls;      /* its TLS session, the streams' (NULL in the clear) */
 	enum tgt_rx_state rx_state;
 	struct tgt_cmd *rx_cmd;
 	bool closing;             /* close once the transmit queue drained */
@@ -264,6 +271,7 @@ struct unvme_target {
 	_Atomic bool stop;
 	_Atomic uint32_t next_poller;
 	_Atomic uint64_t genctr;  /* discovery log generation */
+	struct tcp_tls_ctx *tls;  /* TLS with per-host PSKs (cfg->tls), else NULL */
 };
 
 /* tgt_main.c: refusals and errors always reach stderr; tgt_info (connections) unless quiet. */
@@ -335,6 +343,17 @@ void tgt_auth_reset(struct tgt_conn *c);
 int tgt_pollers_start(struct unvme_target *t);
 void tgt_pollers_stop(struct unvme_target *t);
 void tgt_poller_adopt(struct unvme_target *t, struct tgt_conn *c);
+
+/* tgt_tls.c: TLS sessions of the connections (cfg->tls) */
+int tgt_tls_start(struct unvme_target *t, char *err, size_t errlen);
+void tgt_tls_stop(struct unvme_target *t);
+int tgt_tls_conn_init(struct tgt_conn *c);
+void tgt_tls_conn_fini(struct tgt_conn *c);
+/* Why a receive error (err) of a TLS connection happened (the handshake's reason), or NULL. */
+const char *tgt_tls_failure(const struct tgt_conn *c, int err);
+/* Connect on a TLS connection must name the host and subsystem of its PSK identity: 0, or
+ * -EACCES (logged). */
+int tgt_tls_connect_check(const struct tgt_conn *c, const char *hostnqn, const char *subnqn);
 
 /* tgt_listen.c */
 int tgt_listen_start(struct unvme_target *t);

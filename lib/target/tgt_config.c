@@ -206,7 +206,7 @@ static int load_host(struct tgt_config *cfg, int si, json_object *h, char *err, 
 	if (str_of(h))
 		return tgt_config_add_host(cfg, si, str_of(h), NULL, NULL, NULL, NULL, err, errlen);
 	static const char *const known[] = {"nqn", "dhchap_secret", "dhchap_ctrl_secret",
-					    "dhchap_hash", "dhchap_dhgroup", NULL};
+					    "dhchap_hash", "dhchap_dhgroup", "tls_key", NULL};
 	if (!json_object_is_type(h, json_type_object))
 		return tgt_fail(err, errlen, -EINVAL, "subsystem '%s': a host is a NQN string or an object",
 			    cfg->subsys[si].nqn);
@@ -226,7 +226,11 @@ static int load_host(struct tgt_config *cfg, int si, json_object *h, char *err, 
 		if (!f[i])
 			return tgt_fail(err, errlen, -EINVAL, "host '%s': \"%s\" must be a string", nqn, names[i]);
 	}
-	return tgt_config_add_host(cfg, si, nqn, f[0], f[1], f[2], f[3], err, errlen);
+	rc = tgt_config_add_host(cfg, si, nqn, f[0], f[1], f[2], f[3], err, errlen);
+	if (rc == 0 && json_object_object_get_ex(h, "tls_key", &v))
+		rc = str_of(v) ? tgt_config_set_tls_key(cfg, si, nqn, str_of(v), err, errlen)
+			       : tgt_fail(err, errlen, -EINVAL, "host '%s': \"tls_key\" must be a string", nqn);
+	return rc;
 }
 
 static int load_ns(struct tgt_config *cfg, int si, json_object *n, char *err, size_t errlen)
@@ -262,7 +266,7 @@ static int load_ns(struct tgt_config *cfg, int si, json_object *n, char *err, si
 static int load_subsys(struct tgt_config *cfg, json_object *s, char *err, size_t errlen)
 {
 	static const char *const known[] = {"nqn", "serial", "model", "allow_any_host", "hosts",
-					    "namespaces", NULL};
+					    "namespaces", "tls_key", NULL};
 	if (!json_object_is_type(s, json_type_object))
 		return tgt_fail(err, errlen, -EINVAL, "\"subsystems\" must hold objects");
 	int rc = check_keys(s, "subsystem", known, err, errlen);
@@ -293,6 +297,10 @@ static int load_subsys(struct tgt_config *cfg, json_object *s, char *err, size_t
 			if ((rc = load_host(cfg, si, json_object_array_get_idx(v, i), err, errlen)))
 				return rc;
 	}
+	if (json_object_object_get_ex(s, "tls_key", &v) &&
+	    (rc = str_of(v) ? tgt_config_set_tls_key(cfg, si, NULL, str_of(v), err, errlen)
+			    : tgt_fail(err, errlen, -EINVAL, "subsystem '%s': \"tls_key\" must be a string", nqn)))
+		return rc;
 	if (!json_object_object_get_ex(s, "namespaces", &v) || !json_object_is_type(v, json_type_array) ||
 	    json_object_array_length(v) == 0)
 		return tgt_fail(err, errlen, -EINVAL, "subsystem '%s': \"namespaces\" must be a non-empty array",
@@ -306,7 +314,7 @@ static int load_subsys(struct tgt_config *cfg, json_object *s, char *err, size_t
 static int load(struct tgt_config *cfg, json_object *root, char *err, size_t errlen)
 {
 	static const char *const known[] = {"listen", "threads", "discovery", "max_io_queues",
-					    "subsystems", NULL};
+					    "subsystems", "tls", NULL};
 	if (!json_object_is_type(root, json_type_object))
 		return tgt_fail(err, errlen, -EINVAL, "the configuration must be a JSON object");
 	int rc = check_keys(root, "configuration", known, err, errlen);
@@ -339,6 +347,11 @@ static int load(struct tgt_config *cfg, json_object *root, char *err, size_t err
 		    json_object_get_int(v) > 1024)
 			return tgt_fail(err, errlen, -EINVAL, "\"max_io_queues\" must be 1..1024");
 		cfg->max_io_queues = (uint32_t)json_object_get_int(v);
+	}
+	if (json_object_object_get_ex(root, "tls", &v)) {
+		if (!json_object_is_type(v, json_type_boolean))
+			return tgt_fail(err, errlen, -EINVAL, "\"tls\" must be true or false");
+		cfg->tls = json_object_get_boolean(v);
 	}
 	if (json_object_object_get_ex(root, "discovery", &v)) {
 		if (!json_object_is_type(v, json_type_boolean))

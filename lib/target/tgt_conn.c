@@ -59,7 +59,7 @@ struct tgt_conn *tgt_conn_new(struct unvme_target *t, int fd)
 		c->adrfam = ss.ss_family == AF_INET6 ? NVMF_ADRFAM_IPV6 : NVMF_ADRFAM_IPV4;
 	}
 	c->rx_state = RX_ICREQ;
-	if (tcp_rxq_init(&c->rx) || tcp_txq_init(&c->tx, 8) || tgt_conn_size(c, 1)) {
+	if (tcp_rxq_init(&c->rx) || tcp_txq_init(&c->tx, 8) || tgt_conn_size(c, 1) || tgt_tls_conn_init(c)) {
 		tgt_conn_free(c);
 		return NULL;
 	}
@@ -580,7 +580,10 @@ static int rx(struct tgt_conn *c)
 		if (!tcp_rxq_staged(&c->rx)) {
 			int f = tcp_rxq_fill(&c->rx, c->fd);
 			if (f < 0) {
-				tgt_conn_close(c, "%s", f == -ECONNRESET ? "closed by the host" : strerror(-f));
+				const char *tls = tgt_tls_failure(c, f);
+				if (tls)
+					tgt_log(c->t, "host %s: refused: %s", c->peer, tls);
+				tgt_conn_close(c, "%s", tls ? tls : f == -ECONNRESET ? "closed by the host" : strerror(-f));
 				break;
 			}
 			if (f == 0)
@@ -669,6 +672,7 @@ void tgt_conn_free(struct tgt_conn *c)
 		free(cmd);
 	}
 	free(c->cmds);
+	tgt_tls_conn_fini(c);
 	tcp_rxq_fini(&c->rx);
 	tcp_txq_fini(&c->tx);
 	if (c->fd >= 0)

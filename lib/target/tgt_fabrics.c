@@ -209,6 +209,11 @@ static void connect(struct tgt_cmd *cmd)
 	}
 	bool allowed;
 	const struct tgt_host *host = tgt_host_allowed(ss, d->hostnqn, &allowed);
+	if (allowed && tgt_tls_connect_check(c, d->hostnqn, d->subnqn)) {
+		reply(cmd, NVME_SCT_CMD, NVMF_SC_INVALID_HOST,
+		      NVMF_CONNECT_INVALID_PARAM(true, offsetof(struct nvmf_connect_data, hostnqn)));
+		return;
+	}
 	if (!allowed) {
 		tgt_log(c->t, "host %s (%s): Connect to %s refused: host not allowed (Connect Invalid Host)",
 			c->peer, d->hostnqn, ss->nqn);

@@ -42,14 +42,15 @@ static size_t discovery_log(struct tgt_conn *c, uint8_t **out)
 		e->trtype = NVMF_TRTYPE_TCP;
 		e->adrfam = c->adrfam;
 		e->subtype = i < 0 ? NVMF_SUBTYPE_DISCOVERY_CURRENT : NVMF_SUBTYPE_NVME;
-		e->treq = NVMF_TREQ_SECURE_NOT_REQUIRED | NVMF_TREQ_DISABLE_SQFLOW;
+		e->treq = (t->cfg->tls ? NVMF_TREQ_SECURE_REQUIRED : NVMF_TREQ_SECURE_NOT_REQUIRED) |
+			  NVMF_TREQ_DISABLE_SQFLOW;
 		e->portid = 1;
 		e->cntlid = NVMF_CNTLID_DYNAMIC;
 		e->asqsz = TGT_ADMIN_SLOTS;
 		snprintf(e->trsvcid, sizeof(e->trsvcid), "%s", c->local_port);
 		snprintf(e->subnqn, sizeof(e->subnqn), "%s", nqn);
 		snprintf(e->traddr, sizeof(e->traddr), "%s", c->local_addr);
-		e->tsas[0] = 0; /* no security */
+		e->tsas[0] = t->cfg->tls ? NVMF_TCP_SECTYPE_TLS13 : NVMF_TCP_SECTYPE_NONE;
 		e++;
 	}
 	*out = p;

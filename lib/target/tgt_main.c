@@ -185,6 +185,9 @@ int unvme_target_start(struct tgt_config *cfg, struct unvme_target **out, char *
 		t->disc.kv_ns = -1;
 		t->disc.next_cntlid = 1;
 		pthread_mutex_init(&t->disc.lock, NULL);
+		rc = tgt_tls_start(t, err, errlen);
+	}
+	if (rc == 0) {
 		rc = tgt_pollers_start(t);
 		if (rc)
 			tgt_fail(err, errlen, rc, "cannot start the pollers: %s", strerror(-rc));
@@ -221,6 +224,7 @@ void unvme_target_stop(struct unvme_target *t)
 	}
 	for (int i = 0; i < t->nbacks; i++)
 		unvme_ctrlr_close(t->backs[i].ctrlr);
+	tgt_tls_stop(t);
 	if (t->stop_fd >= 0)
 		close(t->stop_fd);
 	free(t->backs);

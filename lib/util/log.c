@@ -5,6 +5,8 @@
  * not write on a program's stderr unasked, so they are off until the program calls
  * unvme_set_log(1) or the user sets UNVME_LOG; UNVME_QUIET, the older switch, still silences
  * them when the program has not decided (UNVME_LOG, the explicit ask, wins over it).
+ * Errors that end an initialisation are the exception: printed unless silenced
+ * (unvme_errors_on, lib/common/env.h).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -34,4 +36,20 @@ bool unvme_log_on(void)
 		return s == 1;
 	/* UNVME_LOG asks; UNVME_QUIET (the older switch) can only say no, which is the default */
 	return env_on("UNVME_LOG");
+}
+
+int unvme_log_setting(void)
+{
+	return atomic_load(&log_setting);
+}
+
+bool unvme_errors_on(void)
+{
+	int s = atomic_load(&log_setting);
+	if (s >= 0)
+		return s == 1;
+	const char *v = getenv("UNVME_LOG");
+	if (v && *v)
+		return strcmp(v, "0") != 0;
+	return !env_on("UNVME_QUIET");
 }

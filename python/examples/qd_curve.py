@@ -4,12 +4,27 @@
 asynchronous calls, IOPS per depth, plotted with matplotlib (docs/python.md).
 
   UNVME_LIB=build/libunvme.so python3 python/examples/qd_curve.py [DEVICE] [--out qd.png]
+
+With the package installed (pip install ./python) or not: from the tree it finds the package
+beside it. matplotlib comes from Debian (python3-matplotlib; a venv sees it when made with
+--system-site-packages).
 """
 import argparse
 import random
+import sys
 import time
+from pathlib import Path
 
-import unvme
+try:
+    import unvme
+except ModuleNotFoundError:  # not installed: the package of the tree this example is in
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import unvme
+try:
+    import matplotlib
+except ModuleNotFoundError:
+    sys.exit("qd_curve.py: matplotlib is missing (Debian: apt-get install python3-matplotlib; "
+             "a venv sees it when made with --system-site-packages)")
 
 
 def iops_at(qp, ns, bufs, qd, seconds):
@@ -55,7 +70,6 @@ def main():
     for qd, iops in curve:
         print(f"QD {qd:3d}: {iops:10.0f} IOPS")
 
-    import matplotlib
     matplotlib.use("Agg")  # no display needed
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots()

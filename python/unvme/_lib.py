@@ -70,6 +70,8 @@ for _n, _r, _a in [
     ("unvme_build_options", c_char_p, []),
     ("unvme_status_str", c_char_p, [c_int, c_uint8]),
     ("unvme_errmsg", c_char_p, []),
+    ("unvme_set_log", None, [c_int]),
+    ("kv_errmsg", c_char_p, []),
     ("unvme_dma_zalloc", c_void_p, [c_size_t, c_size_t]),
     ("unvme_dma_free", None, [c_void_p]),
     ("unvme_ctrlr_opts_default", None, [P(CtrlrOpts)]),

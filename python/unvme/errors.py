@@ -41,11 +41,12 @@ class HostError(UnvmeError, OSError):
 class KvError(UnvmeError):
     """A KV SDK call returned a kv_result other than KV_SUCCESS."""
 
-    def __init__(self, what, result):
+    def __init__(self, what, result, reason=""):
         self.what = what
         self.result = result
         self.name = kv_result_name(result)
-        super().__init__(f"{what}: {self.name} (0x{result:x})")
+        self.reason = reason  # the SDK's kv_errmsg(): why, when the result does not say it
+        super().__init__(f"{what}: {self.name} (0x{result:x})" + (f": {reason}" if reason else ""))
 
 
 def check(what, rc, csi=0):
@@ -58,4 +59,4 @@ def check(what, rc, csi=0):
 
 def check_kv(what, rc):
     if rc != 0:
-        raise KvError(what, rc)
+        raise KvError(what, rc, (lib.kv_errmsg() or b"").decode(errors="replace"))

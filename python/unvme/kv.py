@@ -79,6 +79,9 @@ class KvSdk:
             config = {"cache": "on" if cache else "off", "ssd_type": ssd_type,
                       "slab_alloc_policy": "posix", "log_level": log_level,
                       "device_description": [{"dev_id": d} for d in devices]}
+        # the reason of a failed start goes into the KvError: the library need not print it
+        if not os.environ.get("UNVME_LOG"):
+            lib.unvme_set_log(0)
         if isinstance(config, dict):
             fd, path = tempfile.mkstemp(prefix="unvme-kv-", suffix=".json")
             with os.fdopen(fd, "w") as f:
@@ -87,6 +90,10 @@ class KvSdk:
                 rc = lib.kv_sdk_init(KV_SDK_INIT_FROM_JSON, path.encode())
             finally:
                 os.unlink(path)
+            if rc:
+                # the file was ours, not the caller's: the reason without its name
+                reason = (lib.kv_errmsg() or b"").decode(errors="replace")
+                raise KvError("kv_sdk_init", rc, reason.removeprefix(f"config file '{path}': "))
         else:
             rc = lib.kv_sdk_init(KV_SDK_INIT_FROM_JSON, os.fsencode(config))
         check_kv("kv_sdk_init", rc)

@@ -4,11 +4,18 @@
 #   $CACHE/kernel-<ver>/vmlinuz              the Debian 6.1 kernel (apt-get download + dpkg -x)
 #   $CACHE/kernel-<ver>/initramfs-<key>.gz   busybox-static, the kernel modules the tests need
 #                                            (nvme, vfio-pci, vfio_iommu_type1, 9p, ext4,
-#                                            nvme-tcp, nvmet, nvmet-tcp and their dependency
+#                                            nvme-tcp, nvmet, nvmet-tcp, and for NVMe/RDMA
+#                                            rdma_rxe (soft-RoCE; its ICRC needs the crc32
+#                                            shash, which the guest cannot modprobe: loaded
+#                                            first), rdma_ucm, ib_uverbs, dummy,
+#                                            nvme-rdma, nvmet-rdma; with their dependency
 #                                            closure) and /init
 #   $CACHE/stage-<key>/                      guest userland shared read-only over 9p: fio,
-#                                            nvme-cli and mkfs.ext4 with the shared libraries
-#                                            ldd lists
+#                                            nvme-cli, mkfs.ext4 and rdma (iproute2) with the
+#                                            shared libraries ldd lists; rdma-core's libibverbs,
+#                                            librdmacm and the rxe provider (lib/libibverbs,
+#                                            etc/libibverbs.d: tests/qemu/rdma_lib.sh links
+#                                            them where libibverbs looks)
 # The project's own binaries and scripts are not copied: the guest mounts the source tree
 # read-only over 9p and runs them from the build directory.
 # Prints the paths as shell assignments (KERNEL=... INITRD=... STAGE=...).
@@ -62,7 +69,8 @@ if [ ! -e "$INITRD" ]; then
 	mkdir -p "$T"/{bin,dev,proc,sys,tmp,src,stage,lib64,mnt,lib/modules/"$KVER"}
 	cp /bin/busybox "$T/bin/busybox"
 	: > "$T/modules.list"
-	for m in virtio_pci 9pnet_virtio 9p nvme vfio-pci vfio_iommu_type1 ext4 nvme-tcp nvmet nvmet-tcp; do
+	for m in virtio_pci 9pnet_virtio 9p nvme vfio-pci vfio_iommu_type1 ext4 nvme-tcp nvmet nvmet-tcp \
+		dummy crc32_generic rdma_rxe ib_uverbs rdma_ucm nvme-rdma nvmet-rdma; do
 		modprobe -d "$KDIR/root" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
 	done | awk '!seen[$0]++' | while read -r ko; do
 		rel=${ko#"$KDIR/root"}
@@ -80,14 +88,23 @@ fi
 
 # The guest userland from the host's Debian packages: fio, nvme-cli, RocksDB's db_bench and ldb
 # (BlobFS's RocksDB tests), mkfs.ext4 (their kernel baseline), and their libraries.
-SKEY=$( (dpkg-query -W -f='${Version}' fio nvme-cli libc6 rocksdb-tools e2fsprogs 2>/dev/null; cat "$0") | sha256sum | cut -c1-12)
+SKEY=$( (dpkg-query -W -f='${Version}' fio nvme-cli libc6 rocksdb-tools e2fsprogs iproute2 \
+	libibverbs1 librdmacm1 ibverbs-providers 2>/dev/null; cat "$0") | sha256sum | cut -c1-12)
 STAGE="$CACHE/stage-$SKEY"
 if [ ! -e "$STAGE/.done" ]; then
-	log "staging fio, nvme-cli, db_bench, ldb and mkfs.ext4"
-	rm -rf "$STAGE" && mkdir -p "$STAGE/bin" "$STAGE/lib"
-	for b in /usr/bin/fio /usr/sbin/nvme /usr/bin/db_bench /usr/bin/ldb /sbin/mkfs.ext4; do
+	log "staging fio, nvme-cli, db_bench, ldb, mkfs.ext4, rdma and rdma-core's libraries"
+	rm -rf "$STAGE" && mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/lib/libibverbs" "$STAGE/etc/libibverbs.d"
+	# soft-RoCE's user-space provider: libibverbs loads it by the name in rxe.driver from its
+	# compiled-in directory
+	RXE=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so 2>/dev/null | head -n1)
+	if [ -n "$RXE" ]; then
+		cp -L "$RXE" "$STAGE/lib/libibverbs/"
+		cp /etc/libibverbs.d/rxe.driver "$STAGE/etc/libibverbs.d/"
+	fi
+	for b in /usr/bin/fio /usr/sbin/nvme /usr/bin/db_bench /usr/bin/ldb /sbin/mkfs.ext4 /usr/bin/rdma \
+		/usr/lib/x86_64-linux-gnu/libibverbs.so.1 /usr/lib/x86_64-linux-gnu/librdmacm.so.1 ${RXE:+"$RXE"}; do
 		[ -x "$b" ] || continue
-		cp -L "$b" "$STAGE/bin/"
+		case "$b" in *.so*) cp -Ln "$b" "$STAGE/lib/" 2>/dev/null || true ;; *) cp -L "$b" "$STAGE/bin/" ;; esac
 		ldd "$b" | awk '/=>/ {print $3} /ld-linux/ {print $1}' | while read -r l; do
 			[ -e "$l" ] && cp -Ln "$l" "$STAGE/lib/" 2>/dev/null || true
 		done

@@ -8,6 +8,8 @@
 #   scripts/qemu/run.sh --bench         the benchmark: every way to reach one controller (our
 #                                       io_uring passthrough and block transports, fio
 #                                       io_uring_cmd / io_uring / libaio, VFIO)
+#   scripts/qemu/run.sh --only NAME     only tests/qemu/NAME_guest.sh (after the kernel's view of
+#                                       the controllers), e.g. --only rdma while working on it
 #
 # Environment: BUILD (the meson build directory with the tools, default build),
 # UNVME_QEMU_TIMEOUT (seconds, default 600; 1500 for --bench), UNVME_QEMU_LOG (serial log path),
@@ -18,7 +20,13 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
 MODE=test
-[ "${1:-}" = "--bench" ] && MODE=bench
+ONLY=
+case "${1:-}" in
+--bench) MODE=bench ;;
+--only)
+	ONLY=${2:-}
+	[ -e "$ROOT/tests/qemu/${ONLY}_guest.sh" ] || { echo "qemu-rig: no tests/qemu/${ONLY}_guest.sh" >&2; exit 2; } ;;
+esac
 # the benchmark runs ~56 points of BENCH_TIME seconds each (tests/qemu/bench.sh)
 [ "$MODE" = bench ] && TIMEOUT=${UNVME_QEMU_TIMEOUT:-1500} || TIMEOUT=${UNVME_QEMU_TIMEOUT:-600}
 log() { echo "qemu-rig: $*" >&2; }
@@ -33,7 +41,7 @@ BUILD_REL=${BUILD_ABS#"$ROOT"/}
 # from the stage).
 mkdir -p "$BUILD_ABS/qemu"
 cc -O2 -g -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$ROOT/include" \
-	"$ROOT/tests/qemu/vfio_guest_test.c" "$BUILD_ABS/libunvme.a" -ljson-c -lcrypto -luring -lz -lpthread -lm \
+	"$ROOT/tests/qemu/vfio_guest_test.c" "$BUILD_ABS/libunvme.a" -ljson-c -lssl -lcrypto -luring -lz -lpthread -lm \
 	-o "$BUILD_ABS/qemu/vfio_guest_test" || { log "building the guest test program failed"; exit 1; }
 
 eval "$("$ROOT/scripts/qemu/build.sh")" || { log "building the guest artifacts failed"; exit 1; }
@@ -60,7 +68,7 @@ timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
 	-machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m 2G \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$KERNEL" -initrd "$INITRD" \
-	-append "console=ttyS0 panic=-1 no_timer_check intel_iommu=on iommu=pt iomem=relaxed quiet loglevel=4 UNVME_BUILD=$BUILD_REL UNVME_MODE=$MODE BENCH_TIME=${BENCH_TIME:-3} BENCH_QDS=${BENCH_QDS:-1,2,4,8,16,32,64,128} BENCH_DB_NUM=${BENCH_DB_NUM:-20000}" \
+	-append "console=ttyS0 panic=-1 no_timer_check intel_iommu=on iommu=pt iomem=relaxed quiet loglevel=4 UNVME_BUILD=$BUILD_REL UNVME_MODE=$MODE UNVME_ONLY=$ONLY BENCH_TIME=${BENCH_TIME:-3} BENCH_QDS=${BENCH_QDS:-1,2,4,8,16,32,64,128} BENCH_DB_NUM=${BENCH_DB_NUM:-20000}" \
 	-device intel-iommu,intremap=on \
 	-drive file="$T/n0.raw",if=none,id=d0,format=raw \
 	-device nvme,serial=unvme-n0,drive=d0,addr=0x4 \

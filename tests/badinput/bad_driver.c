@@ -83,6 +83,23 @@ static long long open_empty(void) { struct unvme_ctrlr *x; return unvme_ctrlr_op
 static long long open_unknown_alias(void) { struct unvme_ctrlr *x; return unvme_ctrlr_open("no-such-device", NULL, &x); }
 static long long open_bad_scheme(void) { struct unvme_ctrlr *x; return unvme_ctrlr_open("nvme://x", NULL, &x); }
 static long long open_bad_uri_key(void) { struct unvme_ctrlr *x; return unvme_ctrlr_open("emu://x?qeues=8", NULL, &x); }
+static long long open_tls_no_key(void)
+{
+	struct unvme_ctrlr *x;
+	unsetenv("UNVME_TLS_KEY");
+	return unvme_ctrlr_open("nvme-tcp://127.0.0.1:9/nqn.x?tls=1", NULL, &x);
+}
+static long long open_tls_bad_key(void)
+{
+	struct unvme_ctrlr *x;
+	return unvme_ctrlr_open("nvme-tcp://127.0.0.1:9/nqn.x?tls_key=NVMeTLSkey-1:01:AAECAwQFBgcICQoLDA0OD4jizs4=:",
+				NULL, &x);
+}
+static long long open_tls_identity_2(void)
+{
+	struct unvme_ctrlr *x;
+	return unvme_ctrlr_open("nvme-tcp://127.0.0.1:9/nqn.x?tls=1&tls_identity=2", NULL, &x);
+}
 static long long open_bad_lba(void) { struct unvme_ctrlr *x; return unvme_ctrlr_open("emu://x?ns=mem:3G:513", NULL, &x); }
 static long long open_missing_file(void)
 {
@@ -217,6 +234,9 @@ static const struct mcase cases[] = {
 	MCASE("unknown scheme", "unvme_ctrlr_open(\"nvme://x\", ...)", -EINVAL, "unknown scheme", open_bad_scheme),
 	MCASE("misspelt URI key", "unvme_ctrlr_open(\"emu://x?qeues=8\", ...)", -EINVAL, "unknown key 'qeues'", open_bad_uri_key),
 	MCASE("LBA size 513", "unvme_ctrlr_open(\"emu://x?ns=mem:3G:513\", ...)", -EINVAL, "LBA size 513", open_bad_lba),
+	MCASE("NVMe/TCP TLS without a key", "unvme_ctrlr_open(\"nvme-tcp://H/NQN?tls=1\", ...)", -EINVAL, "tls=1 needs a PSK", open_tls_no_key),
+	MCASE("NVMe/TCP TLS key of 16 bytes", "unvme_ctrlr_open(\"nvme-tcp://H/NQN?tls_key=NVMeTLSkey-1:01:<16 bytes>:\", ...)", -EINVAL, "tls_key: PSK is 16 bytes", open_tls_bad_key),
+	MCASE("NVMe/TCP TLS identity version 2", "unvme_ctrlr_open(\"nvme-tcp://H/NQN?tls=1&tls_identity=2\", ...)", -EINVAL, "tls_identity=2: expected a number 0..1", open_tls_identity_2),
 	MCASE("backing file in a missing directory", "unvme_ctrlr_open(\"emu://x?ns=file:0:512:/nonexistent/dir/f.img\", ...)", -ENOENT, "/nonexistent/dir/f.img", open_missing_file),
 	MCASE("PCI address with no device", "unvme_ctrlr_open(\"0000:7f:1f.7\", ...)", -ENODEV, "0000:7f:1f.7", open_pci_absent),
 	MCASE("device id of 70000 characters", "unvme_ctrlr_open(\"aaaa...\", ...)", -ENAMETOOLONG, "is 69999 characters long; at most", open_long_id),

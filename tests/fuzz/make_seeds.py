@@ -208,6 +208,41 @@ def seeds_mp():
           + mp_msg(6, struct.pack("<QQQ", iova, 4096, 0)) + mp_msg(99, b""))
 
 
+# ---- rdma: mode byte, then (0) bytes for the parsers or (1, 2) messages {u16 length, bytes}
+# a lying host (1) or controller (2) sends (fuzz_rdma.c) ----
+def rdma_sqe(opc, cid, sgl, cdw10=0, cdw12=0):
+    return struct.pack("<BBHIIIQ", opc, 0x40, cid, 1, 0, 0, 0) + sgl + struct.pack("<6I", cdw10, 0, cdw12, 0, 0, 0)
+
+
+def rdma_keyed(off, length):
+    # address (an offset into the host's buffer: the harness rebases it), 24-bit length, key, type 40h
+    return struct.pack("<Q", off) + length.to_bytes(3, "little") + b"\0\0\0\0" + b"\x40"
+
+
+def rdma_incapsule(length):
+    return struct.pack("<QI3xB", 0, length, 0x01)
+
+
+def rdma_msg(b):
+    return struct.pack("<H", len(b)) + b
+
+
+def seeds_rdma():
+    req = struct.pack("<5H22x", 0, 1, 128, 127, 0)
+    write("rdma", "cm_req", b"\x00" + req)
+    write("rdma", "capsule_keyed", b"\x00" + bytes([0, 64, 16]) + rdma_sqe(2, 1, rdma_keyed(0, 4096)))
+    write("rdma", "capsule_icd", b"\x00" + bytes([0, 64, 16]) + rdma_sqe(1, 1, rdma_incapsule(512)) + bytes(512))
+    ctl = (rdma_msg(rdma_sqe(1, 0, rdma_incapsule(512)) + bytes(range(256)) * 2)
+           + rdma_msg(rdma_sqe(1, 1, rdma_keyed(4096, 8192)))
+           + rdma_msg(rdma_sqe(2, 2, rdma_keyed(0, 16384)))
+           + rdma_msg(rdma_sqe(0, 3, rdma_keyed(0, 0)))
+           + rdma_msg(rdma_sqe(2, 4, struct.pack("<QI3xB", 0, 64, 0x5a)))
+           + rdma_msg(b"short"))
+    write("rdma", "controller", b"\x01" + ctl)
+    rsp = b"".join(rdma_msg(struct.pack("<IIHHHH", 0, 0, i, 1, i, 0)) for i in range(8))
+    write("rdma", "host", b"\x02" + rsp + rdma_msg(struct.pack("<IIHHHH", 0, 0, 0, 1, 3, 0)) + rdma_msg(bytes(17)))
+
+
 if __name__ == "__main__":
     seeds_emu_cmd()
     seeds_kv_log()
@@ -215,4 +250,5 @@ if __name__ == "__main__":
     seeds_devid()
     seeds_cli()
     seeds_mp()
+    seeds_rdma()
     print("seed corpora written under", CORPUS)

@@ -172,6 +172,14 @@ def test_tcp_local_and_remote_with_the_floor(quick_bench):
     # the floor: a loopback round trip takes time, and the report names it
     assert all(tcp["floor"][wl]["p50_us"] > 0 for wl in ("randread", "randwrite"))
     assert "Floor (tcp_pingpong" in quick_bench[1].with_suffix(".md").read_text()
+    # TLS against plain TCP in the same rounds
+    assert [(r["workload"], r["qd"]) for r in tcp["tls"]] == [("randread", 1), ("randwrite", 1),
+                                                              ("randread", 32)]
+    for r in tcp["tls"]:
+        check_stat(r["plain"]["iops"])
+        check_stat(r["tls"]["iops"])
+        check_stat(r["iops_ratio"])
+    assert "TLS 1.3 (TLS_AES_128_GCM_SHA256" in quick_bench[1].with_suffix(".md").read_text()
 
 
 @needs_tools

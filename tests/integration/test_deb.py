@@ -50,7 +50,9 @@ def test_packages_and_their_fields(debs):
     listing = subprocess.run(["dpkg-deb", "-c", names["unvme-tools"]], capture_output=True,
                              text=True, check=True).stdout
     for path in ("./usr/bin/unvme", "./usr/bin/kv_db_bench", "./usr/share/man/man1/unvme.1",
-                 "./usr/share/bash-completion/completions/unvme", "./usr/share/unvme/demo.sh"):
+                 "./usr/share/bash-completion/completions/unvme", "./usr/share/unvme/demo.sh",
+                 "./usr/bin/kv_nvme", "./usr/share/man/man1/kv_nvme.1",
+                 "./usr/share/bash-completion/completions/kv_nvme"):
         assert path in listing
     # everything lives under /usr and nothing records the build's prefix
     assert sorted(p.name for p in root.iterdir()) == ["usr"]

@@ -15,7 +15,8 @@ B = build_dir()
 UNVME_PAGES = ["unvme"] + [f"unvme-{g}" for g in ("identify", "log", "feature", "admin", "io",
                                                   "perf", "kv", "zns", "blobfs", "fabrics")]
 TOOL_PAGES = {"kv_db_bench": "tools/kv_db_bench", "sdk_perf": "tools/kv",
-              "sdk_iterate": "tools/kv", "kv_perf": "tools/kv", "blobfs_perf": "tools/blobfs"}
+              "sdk_iterate": "tools/kv", "kv_perf": "tools/kv", "blobfs_perf": "tools/blobfs",
+              "kv_nvme": "tools/kv_nvme"}
 COMPLETION = REPO / "tools" / "unvme" / "completion" / "unvme.bash"
 
 needs_man = pytest.mark.skipif(not shutil.which("scdoc") or not shutil.which("man"),

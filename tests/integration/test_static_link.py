@@ -14,7 +14,7 @@ import pytest
 from conftest import REPO, build_dir
 
 SRC = Path(__file__).resolve().parent / "static_link" / "own_symbols.c"
-LIBS = ["-ljson-c", "-lcrypto", "-luring", "-lz", "-lpthread", "-lm"]
+LIBS = ["-ljson-c", "-lssl", "-lcrypto", "-luring", "-lz", "-lpthread", "-lm"]
 
 
 def archive():

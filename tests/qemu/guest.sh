@@ -51,6 +51,12 @@ done
 t kernel-nvme-cli-id-ctrl nvme id-ctrl /dev/nvme0
 [ -d /sys/kernel/iommu_groups/0 ] && pass iommu-groups || fail iommu-groups "no IOMMU groups: intel-iommu missing?"
 
+# scripts/qemu/run.sh --only NAME: one group of tests
+if [ -n "${UNVME_ONLY:-}" ]; then
+	. /src/tests/qemu/${UNVME_ONLY}_guest.sh
+	exit 0
+fi
+
 if [ "${UNVME_MODE:-test}" = bench ]; then
 	sh /src/tests/qemu/bench.sh; rc=$?
 	sh /src/tests/qemu/bench_tcp.sh || rc=1
@@ -194,4 +200,7 @@ $SETUP status | sed 's/^/    /'
 
 # ---- NVMe/TCP: Linux's host against our target, our host against Linux's target ----
 . /src/tests/qemu/tcp_guest.sh
+
+# ---- NVMe/RDMA over soft-RoCE: the rig's Linux-to-Linux baseline, our verbs and queue engines ----
+. /src/tests/qemu/rdma_guest.sh
 exit 0

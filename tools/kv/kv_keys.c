@@ -85,27 +85,29 @@ static inline uint8_t value_byte(uint64_t i, uint32_t pos)
 
 void kvt_value_make(const struct kvt_valuespec *vs, uint64_t i, uint8_t *buf)
 {
+	uint32_t size = kvt_value_size(vs, i);
 	if (vs->file) {
-		memcpy(buf, vs->file, vs->size);
+		memcpy(buf, vs->file, size);
 		return;
 	}
 	if (vs->fill >= 0) {
-		memset(buf, vs->fill, vs->size);
+		memset(buf, vs->fill, size);
 		return;
 	}
-	uint32_t words = vs->size / 8;
+	uint32_t words = size / 8;
 	for (uint32_t w = 0; w < words; w++) {
 		uint64_t v = value_word(i, w);
 		memcpy(buf + 8 * w, &v, 8);
 	}
-	for (uint32_t p = words * 8; p < vs->size; p++)
+	for (uint32_t p = words * 8; p < size; p++)
 		buf[p] = value_byte(i, p);
 }
 
 bool kvt_value_check(const struct kvt_valuespec *vs, uint64_t i, const uint8_t *buf, uint32_t off,
 		     uint32_t len)
 {
-	if (off > vs->size || len > vs->size - off)
+	uint32_t size = kvt_value_size(vs, i);
+	if (off > size || len > size - off)
 		return false;
 	if (vs->file)
 		return memcmp(buf, vs->file + off, len) == 0;

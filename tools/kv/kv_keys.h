@@ -28,12 +28,23 @@ void kvt_key_make(const struct kvt_keyspec *ks, uint64_t i, uint8_t *key);
 /* Recovers i from a key made by kvt_key_make; false for a key it could not have made. */
 bool kvt_key_index(const struct kvt_keyspec *ks, const uint8_t *key, uint32_t len, uint64_t *i);
 
+#define KVT_MAX_VALUE_SIZES 8
+
 struct kvt_valuespec {
-	uint32_t size;
+	uint32_t size;           /* the largest value */
 	int fill;                /* -1: derived from the index; else every byte is this */
 	const uint8_t *file;     /* when set: the bytes of every value (size bytes) */
+	/* several sizes (kv_perf -v A B ...): value i has sizes[i % nsizes] bytes */
+	uint32_t sizes[KVT_MAX_VALUE_SIZES];
+	uint32_t nsizes;
 };
 
+static inline uint32_t kvt_value_size(const struct kvt_valuespec *vs, uint64_t i)
+{
+	return vs->nsizes > 1 ? vs->sizes[i % vs->nsizes] : vs->size;
+}
+
+/* Writes value i: kvt_value_size(vs, i) bytes. */
 void kvt_value_make(const struct kvt_valuespec *vs, uint64_t i, uint8_t *buf);
 /* True when buf (len bytes read from offset off of value i) holds what kvt_value_make wrote. */
 bool kvt_value_check(const struct kvt_valuespec *vs, uint64_t i, const uint8_t *buf, uint32_t off,

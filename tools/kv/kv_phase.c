@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Running a benchmark phase through the SDK. Sync: one call after the other, timed around
+ * Running a benchmark phase through the SDK (the kv_* calls, or kv_perf's default, the
+ * driver-level calls of kvnvme.h on a named queue). Sync: one call after the other, timed around
  * the call. Async: a slot per call in flight, each with its own key and value buffers; the
  * submitting thread takes a free slot, stamps it and submits; the callback (on a completion
  * thread) checks the data, records the latency and gives the slot back. So the submitter keeps
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "kv_apis.h"
+#include "kvnvme.h"
 #include "kv_phase.h"
 #include "progress.h"
 #include "tsc.h"
@@ -90,22 +92,23 @@ static void prepare(struct runner *r, struct slot *s, uint64_t idx, enum kvt_op 
 	kv->value.actual_value_size = 0;
 	kv->value.offset = 0;
 	kv->param.private_data = s;
+	uint32_t size = kvt_value_size(p->vs, idx);
 	switch (op) {
 	case KVT_STORE:
 		kvt_value_make(p->vs, idx, s->value);
-		kv->value.length = p->vs->size;
+		kv->value.length = size;
 		kv->param.io_option.store_option = KV_STORE_DEFAULT;
 		break;
 	case KVT_RETRIEVE: {
-		uint32_t want = p->offset < p->vs->size ? p->vs->size - p->offset : 0;
-		kv->value.length = p->ks->lba ? p->vs->size : round4(want);
+		uint32_t want = p->offset < size ? size - p->offset : 0;
+		kv->value.length = p->ks->lba ? size : round4(want);
 		kv->value.offset = p->offset;
 		kv->param.io_option.retrieve_option = KV_RETRIEVE_DEFAULT;
 		break;
 	}
 	case KVT_DELETE:
 		/* block SSDs: the extent to deallocate is value.length bytes */
-		kv->value.length = p->ks->lba ? p->vs->size : 0;
+		kv->value.length = p->ks->lba ? size : 0;
 		kv->param.io_option.delete_option = KV_DELETE_DEFAULT;
 		break;
 	case KVT_EXIST:
@@ -145,6 +148,11 @@ static void account(struct runner *r, struct slot *s, int result, uint64_t ticks
 	case KVT_RETRIEVE: p->bytes += p->ks->key_size + s->kv.value.length; break;
 	default: p->bytes += p->ks->key_size; break;
 	}
+	if (s->op <= KVT_DELETE) {
+		p->op_ops[s->op]++;
+		p->op_value_bytes[s->op] += kvt_value_size(p->vs, s->idx);
+		p->op_size_ops[s->op][p->vs->nsizes > 1 ? s->idx % p->vs->nsizes : 0]++;
+	}
 }
 
 /* Whether a successful retrieve returned the wrong data. */
@@ -153,25 +161,37 @@ static bool data_bad(const struct runner *r, const struct slot *s, int result)
 	const struct kvt_phase *p = r->p;
 	if (!p->verify || s->op != KVT_RETRIEVE || result != KV_SUCCESS)
 		return false;
-	uint32_t want = p->offset < p->vs->size ? p->vs->size - p->offset : 0;
+	uint32_t size = kvt_value_size(p->vs, s->idx);
+	uint32_t want = p->offset < size ? size - p->offset : 0;
 	if (p->ks->lba)
-		return !kvt_value_check(p->vs, s->idx, s->value, 0, p->vs->size);
+		return !kvt_value_check(p->vs, s->idx, s->value, 0, size);
 	if (s->kv.value.actual_value_size != want)
 		return true;
 	uint32_t len = s->kv.value.length < want ? s->kv.value.length : want;
 	return len != want || !kvt_value_check(p->vs, s->idx, s->value, p->offset, len);
 }
 
-static enum kvt_op pick_op(struct runner *r)
+static enum kvt_op pick_op(struct runner *r, uint64_t n)
 {
 	if (r->p->op != KVT_BLEND)
 		return r->p->op;
+	if (r->p->op_list)
+		return (enum kvt_op)r->p->op_list[n];
 	static const enum kvt_op mix[3] = { KVT_STORE, KVT_RETRIEVE, KVT_DELETE };
 	return mix[xorshift(&r->rng) % 3];
 }
 
-static int call_sync(uint64_t h, struct slot *s)
+static int call_sync(const struct kvt_phase *p, struct slot *s)
 {
+	uint64_t h = p->handle;
+	if (p->driver) {
+		switch (s->op) {
+		case KVT_STORE: return kv_nvme_write(h, p->qid, &s->kv);
+		case KVT_RETRIEVE: return kv_nvme_read(h, p->qid, &s->kv);
+		case KVT_DELETE: return kv_nvme_delete(h, p->qid, &s->kv);
+		default: return kv_nvme_exist(h, p->qid, &s->kv);
+		}
+	}
 	switch (s->op) {
 	case KVT_STORE: return kv_store(h, &s->kv);
 	case KVT_RETRIEVE: return kv_retrieve(h, &s->kv);
@@ -180,8 +200,17 @@ static int call_sync(uint64_t h, struct slot *s)
 	}
 }
 
-static int call_async(uint64_t h, struct slot *s)
+static int call_async(const struct kvt_phase *p, struct slot *s)
 {
+	uint64_t h = p->handle;
+	if (p->driver) {
+		switch (s->op) {
+		case KVT_STORE: return kv_nvme_write_async(h, p->qid, &s->kv);
+		case KVT_RETRIEVE: return kv_nvme_read_async(h, p->qid, &s->kv);
+		case KVT_DELETE: return kv_nvme_delete_async(h, p->qid, &s->kv);
+		default: return kv_nvme_exist_async(h, p->qid, &s->kv);
+		}
+	}
 	switch (s->op) {
 	case KVT_STORE: return kv_store_async(h, &s->kv);
 	case KVT_RETRIEVE: return kv_retrieve_async(h, &s->kv);
@@ -202,9 +231,9 @@ static void run_sync(struct runner *r)
 	for (uint64_t n = 0; n < p->n; n++) {
 		if (n % PROGRESS_EVERY == 0)
 			progress_update(&r->progress, n);
-		prepare(r, s, key_of(p, n), pick_op(r));
+		prepare(r, s, key_of(p, n), pick_op(r, n));
 		uint64_t t0 = tsc_now();
-		int rc = call_sync(p->handle, s);
+		int rc = call_sync(p, s);
 		uint64_t t1 = tsc_now();
 		account(r, s, rc, t1 - t0, data_bad(r, s, rc));
 	}
@@ -259,10 +288,10 @@ static void run_async(struct runner *r)
 		if (n % PROGRESS_EVERY == 0)
 			progress_update(&r->progress, n);
 		struct slot *s = take_slot(r);
-		prepare(r, s, key_of(p, n), pick_op(r));
+		prepare(r, s, key_of(p, n), pick_op(r, n));
 		s->kv.param.async_cb = on_complete;
 		s->t0 = tsc_now();
-		int rc = call_async(p->handle, s);
+		int rc = call_async(p, s);
 		if (rc != KV_SUCCESS) {
 			/* refused at submission: no callback will come */
 			uint64_t t1 = tsc_now();
@@ -308,6 +337,9 @@ int kvt_phase_run(struct kvt_phase *p, const char *prog)
 	}
 	pthread_mutex_init(&r.lock, NULL);
 	p->ops = p->errors = p->not_found = p->verify_errors = p->bytes = 0;
+	memset(p->op_ops, 0, sizeof(p->op_ops));
+	memset(p->op_value_bytes, 0, sizeof(p->op_value_bytes));
+	memset(p->op_size_ops, 0, sizeof(p->op_size_ops));
 	p->first_error = 0;
 	lat_hist_init(&p->hist);
 

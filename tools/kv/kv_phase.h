@@ -31,6 +31,11 @@ struct kvt_phase {
 	const struct kvt_keyspec *ks;
 	const struct kvt_valuespec *vs;
 	const uint64_t *order;  /* key index of the n-th I/O; NULL: the n-th key */
+	const uint8_t *op_list; /* blend: the operation of the n-th I/O (KVT_STORE, _RETRIEVE,
+				 * _DELETE); NULL: each drawn at random (seeded) */
+	bool driver;            /* the driver-level calls of kvnvme.h on the queue of core qid,
+				 * instead of the kv_* calls */
+	int qid;
 	uint64_t n;
 	bool async;
 	uint32_t qd;            /* async: calls kept in flight */
@@ -54,6 +59,11 @@ struct kvt_phase {
 	uint64_t first_error_key;
 	uint64_t first_bad_key; /* first verification failure */
 	uint64_t bytes;         /* key and value bytes carried */
+	/* per operation (store, retrieve, delete: a blend's mix) and per value size (the
+	 * i mod nsizes-th): calls that went through, and their value bytes */
+	uint64_t op_ops[3];
+	uint64_t op_value_bytes[3];
+	uint64_t op_size_ops[3][KVT_MAX_VALUE_SIZES];
 	struct timespec start_wall, end_wall;
 	uint64_t start_ns, end_ns; /* monotonic */
 	struct lat_histogram hist; /* per-I/O latency, TSC ticks */

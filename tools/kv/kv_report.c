@@ -2,6 +2,7 @@
 /* Per-phase figures of the KV benchmarks, as text and as JSON. */
 #include <string.h>
 
+#include "kv_ns_hint.h"
 #include "kv_report.h"
 #include "kv_result_name.h"
 #include "tsc.h"
@@ -33,6 +34,12 @@ void kvt_phase_merge(struct kvt_phase *dst, const struct kvt_phase *src, bool fi
 		dst->first_bad_key = src->first_bad_key;
 	dst->verify_errors += src->verify_errors;
 	dst->bytes += src->bytes;
+	for (int k = 0; k < 3; k++) {
+		dst->op_ops[k] += src->op_ops[k];
+		dst->op_value_bytes[k] += src->op_value_bytes[k];
+		for (int v = 0; v < KVT_MAX_VALUE_SIZES; v++)
+			dst->op_size_ops[k][v] += src->op_size_ops[k][v];
+	}
 	lat_hist_merge(&dst->hist, &src->hist);
 }
 
@@ -167,6 +174,8 @@ void kvt_report_failure(const char *prog, const char *title, const struct kvt_ph
 			prog, title, (unsigned long long)p->errors, (unsigned long long)p->ops,
 			(unsigned long long)p->first_error_key,
 			kvt_result_str(p->first_error, rs, sizeof(rs)));
+	if (p->errors)
+		kvt_explain_failure(prog, p->first_error);
 	if (p->verify_errors)
 		fprintf(stderr, "%s: %s: %llu values failed verification; the first: key #%llu\n",
 			prog, title, (unsigned long long)p->verify_errors,

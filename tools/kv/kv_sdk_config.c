@@ -8,7 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/common/env.h"
 #include "lib/common/fdio.h"
+#include "unvme/unvme.h"
+#include "kv_errmsg.h"
+#include "kv_ns_hint.h"
 #include "kv_apis.h"
 #include "kv_result_name.h"
 #include "kv_sdk_config.h"
@@ -110,13 +114,45 @@ int kvt_cfg_write(const struct kvt_sdk_cfg *cfg, const char *prog, char *path, s
 	return 0;
 }
 
+/* The tool prints the SDK's reason itself (kv_errmsg): the library's own line would repeat it,
+ * unless the user asked for the library's output (UNVME_LOG, or unvme -v). */
+void kvt_quiet_library(void)
+{
+	if (unvme_log_setting() < 0 && !getenv("UNVME_LOG"))
+		unvme_set_log(0);
+}
+
+/* kv_errmsg() without the "config file 'PATH': " it starts with when PATH is a file the tool
+ * wrote and removed (the user never saw it), and for one device without the
+ * "device_description[0].dev_id 'ID' cannot be opened: " the tool's message says already. */
+static const char *reason_after(const char *path, const char *devid)
+{
+	const char *m = kv_errmsg();
+	char pre[4200];
+	if (path) {
+		snprintf(pre, sizeof(pre), "config file '%s': ", path);
+		if (strncmp(m, pre, strlen(pre)) == 0)
+			m += strlen(pre);
+	}
+	if (devid) {
+		snprintf(pre, sizeof(pre), "device_description[0].dev_id '%s' cannot be opened: ", devid);
+		if (strncmp(m, pre, strlen(pre)) == 0)
+			m += strlen(pre);
+	}
+	return m;
+}
+
 int kvt_sdk_start(const char *json_path, const char *prog)
 {
+	kvt_quiet_library();
+	kvt_remember_devices_of(json_path);
 	int rc = kv_sdk_init(KV_SDK_INIT_FROM_JSON, (void *)json_path);
 	char rs[64];
-	if (rc != 0)
-		fprintf(stderr, "%s: cannot initialize the SDK from %s: %s\n", prog, json_path,
-			kvt_result_str(rc, rs, sizeof(rs)));
+	if (rc != 0) {
+		const char *why = reason_after(json_path, NULL);
+		fprintf(stderr, "%s: cannot initialize the SDK from %s: %s%s%s\n", prog, json_path,
+			kvt_result_str(rc, rs, sizeof(rs)), *why ? ": " : "", why);
+	}
 	return rc;
 }
 
@@ -125,6 +161,11 @@ int kvt_sdk_start_cfg(const struct kvt_sdk_cfg *cfg, const char *prog)
 	char path[4096];
 	if (kvt_cfg_write(cfg, prog, path, sizeof(path)) != 0)
 		return -1;
+	kvt_quiet_library();
+	const char *ids[NR_MAX_SSD];
+	for (int i = 0; i < cfg->ndev && i < NR_MAX_SSD; i++)
+		ids[i] = cfg->dev[i].devid;
+	kvt_remember_devices(ids, cfg->ndev < NR_MAX_SSD ? cfg->ndev : NR_MAX_SSD);
 	int rc = kv_sdk_init(KV_SDK_INIT_FROM_JSON, path);
 	unlink(path);
 	if (rc != 0) {
@@ -132,7 +173,8 @@ int kvt_sdk_start_cfg(const struct kvt_sdk_cfg *cfg, const char *prog)
 		for (int i = 0; i < cfg->ndev; i++)
 			fprintf(stderr, "%s %s", i ? "," : "", cfg->dev[i].devid);
 		char rs[64];
-		fprintf(stderr, ": %s\n", kvt_result_str(rc, rs, sizeof(rs)));
+		const char *why = reason_after(path, cfg->ndev == 1 ? cfg->dev[0].devid : NULL);
+		fprintf(stderr, ": %s%s%s\n", kvt_result_str(rc, rs, sizeof(rs)), *why ? ": " : "", why);
 	}
 	return rc;
 }

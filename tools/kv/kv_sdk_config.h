@@ -38,8 +38,12 @@ void kvt_cfg_single(struct kvt_sdk_cfg *cfg, const char *devid, bool async, uint
 /* Writes cfg as JSON to a new temporary file; path receives its name. 0, or -1 with a
  * message on stderr prefixed by prog. */
 int kvt_cfg_write(const struct kvt_sdk_cfg *cfg, const char *prog, char *path, size_t pathlen);
+/* The tools print the SDK's reasons themselves: the library's own lines off, unless the user
+ * asked for them (UNVME_LOG, unvme -v). Before any kv_sdk_init or kv_sdk_load_option. */
+void kvt_quiet_library(void);
 /* kv_sdk_init from a JSON file. On failure prints "prog: cannot initialize the SDK from
- * <path>: <reason>" with the SDK's own message, and returns its code (non-zero). */
+ * <path>: <result>: <reason>" with the SDK's own reason (kv_errmsg), and returns its code
+ * (non-zero). Both starts print the reason themselves, so the library's own line is off. */
 int kvt_sdk_start(const char *json_path, const char *prog);
 /* Writes cfg to a temporary file, starts the SDK from it and removes the file. */
 int kvt_sdk_start_cfg(const struct kvt_sdk_cfg *cfg, const char *prog);

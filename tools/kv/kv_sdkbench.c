@@ -24,11 +24,14 @@ static void usage(const struct kvt_bench *b, FILE *f)
 		   "  -k BYTES    key size, 4..255 [16]\n"
 		   "  -v BYTES    value size, 0..2097152 [4096]\n"
 		   "  -d DEVICE   device id (emu:// URI, alias or PCI address) [%s]\n"
-		   "  -j FILE     SDK JSON configuration instead of -d (its first device is used)\n",
+		   "  -j FILE     SDK JSON configuration instead of -d (its first device is used;\n"
+		   "              ssd_type \"lba\": a block SSD, the keys are LBAs)%s%s%s\n",
 		b->prog, b->async ? " with asynchronous calls" : "",
 		b->iterate ? "reads every key back through an iterator"
 			   : "retrieves and verifies them",
-		KVT_DEFAULT_DEVICE);
+		KVT_DEFAULT_DEVICE, b->iterate ? "" : " [",
+		b->iterate ? "" : b->async ? KVT_ASYNC_CONFIG : KVT_SYNC_CONFIG,
+		b->iterate ? "" : " when it exists\n              and no -d is given]");
 	if (b->async)
 		fprintf(f, "  -q QD       asynchronous calls kept in flight [64]\n");
 	if (b->iterate)
@@ -82,6 +85,7 @@ int kvt_bench_parse(struct kvt_bench *b, int argc, char **argv)
 	if (b->iterate)
 		strcat(opts, "p:b:");
 	opterr = 0;
+	bool device_given = false;
 	int c;
 	while ((c = getopt(argc, argv, opts)) != -1) {
 		uint64_t v = 0;
@@ -105,6 +109,7 @@ int kvt_bench_parse(struct kvt_bench *b, int argc, char **argv)
 			if (!parse_u64(optarg, &v) || v == 0 || v > 4095)
 				return bad(b, 'q', optarg, "expected a queue depth, 1..4095");
 			b->qd = (uint32_t)v;
+			b->qd_given = true;
 			break;
 		case 'p':
 			if (!parse_u64(optarg, &v) || v > UINT32_MAX)
@@ -122,6 +127,7 @@ int kvt_bench_parse(struct kvt_bench *b, int argc, char **argv)
 		}
 		case 'd':
 			b->device = optarg;
+			device_given = true;
 			break;
 		case 'j':
 			b->json_config = optarg;
@@ -152,13 +158,41 @@ int kvt_bench_parse(struct kvt_bench *b, int argc, char **argv)
 			b->prog);
 		return KVT_EXIT_USAGE;
 	}
+	if (b->json_config && device_given) {
+		fprintf(stderr, "%s: -d and -j both name the device: choose one\n", b->prog);
+		return KVT_EXIT_USAGE;
+	}
+	/* as the original sdk_perf(_async), which always read its file from the current
+	 * directory */
+	const char *dflt = b->async ? KVT_ASYNC_CONFIG : KVT_SYNC_CONFIG;
+	if (!b->iterate && !b->json_config && !device_given && access(dflt, R_OK) == 0) {
+		b->json_config = dflt;
+		b->json_is_default = true;
+	}
 	return -1;
 }
 
-static int start_sdk(const struct kvt_bench *b, uint64_t *handle)
+/* What the configuration file says about the run: its ssd_type decides what the keys are,
+ * and (unless -q) its first device's queue depth less the slot the SDK keeps free is the
+ * number of async calls in flight. A file the SDK cannot read fails in kv_sdk_init. */
+static void read_file_facts(struct kvt_bench *b)
+{
+	kv_sdk *k = calloc(1, sizeof(*k));
+	if (k && kv_sdk_load_option(k, (char *)b->json_config) == 0) {
+		b->ssd_type = k->ssd_type;
+		uint32_t qd = k->dd_options[0].queue_depth;
+		if (!b->qd_given && qd > 1)
+			b->qd = qd - 1;
+	}
+	free(k);
+}
+
+static int start_sdk(struct kvt_bench *b, uint64_t *handle)
 {
 	int rc;
+	b->ssd_type = KV_TYPE_SSD;
 	if (b->json_config) {
+		read_file_facts(b);
 		rc = kvt_sdk_start(b->json_config, b->prog);
 	} else {
 		struct kvt_sdk_cfg cfg;
@@ -175,6 +209,34 @@ static int start_sdk(const struct kvt_bench *b, uint64_t *handle)
 		return KVT_EXIT_HOST;
 	}
 	*handle = handles[0];
+	return KVT_EXIT_OK;
+}
+
+/* A block SSD (ssd_type "lba", as the original's shipped kv_sdk_async_config.json): key i is
+ * the LBA of the i-th value-sized extent, as the original sdk_perf made its keys. */
+static int lba_keys(const struct kvt_bench *b, uint64_t handle, struct kvt_keyspec *ks)
+{
+	if (b->iterate) {
+		fprintf(stderr, "%s: %s configures a block SSD (ssd_type lba): iterators need a KV "
+			"SSD\n", b->prog, b->json_config);
+		return KVT_EXIT_USAGE;
+	}
+	uint32_t sector = kv_get_sector_size(handle);
+	if (sector == UINT32_MAX || !sector || b->value_size == 0 || b->value_size % sector) {
+		fprintf(stderr, "%s: a block SSD needs a value size that is a non-zero multiple of "
+			"its sector size (%u): -v %u\n", b->prog, sector, b->value_size);
+		return KVT_EXIT_USAGE;
+	}
+	ks->lba = true;
+	ks->key_size = 8;
+	ks->blocks_per_value = b->value_size / sector;
+	uint64_t total = kv_get_total_size(handle);
+	if (total != KV_ERR_INVALID_VALUE && b->n > total / b->value_size) {
+		fprintf(stderr, "%s: %llu values of %u bytes do not fit in the block SSD's %llu "
+			"bytes\n", b->prog, (unsigned long long)b->n, b->value_size,
+			(unsigned long long)total);
+		return KVT_EXIT_USAGE;
+	}
 	return KVT_EXIT_OK;
 }
 
@@ -210,6 +272,13 @@ int kvt_bench_main(struct kvt_bench *b)
 	int rc = start_sdk(b, &handle);
 	if (rc)
 		return rc;
+	if (b->ssd_type == LBA_TYPE_SSD) {
+		rc = lba_keys(b, handle, &ks);
+		if (rc) {
+			kv_sdk_finalize();
+			return rc;
+		}
+	}
 
 	json_object *root = json_object_new_object();
 	json_object *phases = json_object_new_array();
@@ -217,14 +286,17 @@ int kvt_bench_main(struct kvt_bench *b)
 	json_object_object_add(root, "device",
 			       json_object_new_string(b->json_config ? b->json_config : b->device));
 	json_object_object_add(root, "pairs", json_object_new_uint64(b->n));
-	json_object_object_add(root, "key_size", json_object_new_int64(b->key_size));
+	json_object_object_add(root, "key_size", json_object_new_int64(ks.key_size));
 	json_object_object_add(root, "value_size", json_object_new_int64(b->value_size));
 	json_object_object_add(root, "mode", json_object_new_string(b->async ? "async" : "sync"));
+	json_object_object_add(root, "ssd_type", json_object_new_string(
+				       b->ssd_type == LBA_TYPE_SSD ? "lba" : "kv"));
 	if (b->async)
 		json_object_object_add(root, "queue_depth", json_object_new_int64(b->qd));
 	if (!b->json_out) {
-		printf("%s: %llu pairs, %u-byte keys, %u-byte values, ", b->prog,
-		       (unsigned long long)b->n, b->key_size, b->value_size);
+		printf("%s: %llu pairs, %u-byte %s, %u-byte values, ", b->prog,
+		       (unsigned long long)b->n, ks.key_size,
+		       ks.lba ? "keys (LBAs of a block SSD)" : "keys", b->value_size);
 		if (b->async)
 			printf("async, queue depth %u", b->qd);
 		else

@@ -14,6 +14,10 @@
 #include "kv_phase.h"
 
 #define KVT_DEFAULT_DEVICE "emu://sdkperf?ns=kv:1G"
+/* the original sdk_perf's and sdk_perf_async's configuration files, read from the current
+ * directory when neither -d nor -j is given and they exist */
+#define KVT_SYNC_CONFIG "./kv_sdk_sync_config.json"
+#define KVT_ASYNC_CONFIG "./kv_sdk_async_config.json"
 
 
 struct kvt_bench {
@@ -25,7 +29,10 @@ struct kvt_bench {
 	uint32_t value_size;
 	const char *device;
 	const char *json_config;
+	bool json_is_default;      /* the original's ./kv_sdk_(a)sync_config.json */
+	int ssd_type;              /* the configuration's (KV_TYPE_SSD without -j) */
 	uint32_t qd;
+	bool qd_given;
 	bool json_out;
 	uint32_t prefix;
 	uint32_t bitmask;

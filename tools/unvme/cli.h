@@ -157,6 +157,8 @@ struct cli_args {
 	const char *dhchap_ctrl_secret;
 	const char *dhchap_hash;
 	const char *dhchap_dhgroup;
+	bool tls;                /* NVMe/TCP TLS 1.3 with a PSK (host: in the device id; target: required) */
+	const char *tls_key;
 	const char *port_file;
 	const char *alias;
 	const char *hostnqn;

@@ -42,9 +42,10 @@ static int target_address(const struct cli_args *a, const char *nqn, char *out, 
 	/* options from the command line go into the query */
 	char q[1200] = "";
 	size_t at = 0;
-	const char *keys[] = {"hostnqn", "dhchap_secret", "dhchap_ctrl_secret"};
-	const char *vals[] = {a->hostnqn, a->dhchap_secret, a->dhchap_ctrl_secret};
-	for (int i = 0; i < 3; i++)
+	const char *keys[] = {"hostnqn", "dhchap_secret", "dhchap_ctrl_secret", "tls", "tls_key"};
+	const char *vals[] = {a->hostnqn, a->dhchap_secret, a->dhchap_ctrl_secret, a->tls ? "1" : NULL,
+			      a->tls_key};
+	for (int i = 0; i < 5; i++)
 		if (vals[i])
 			at += (size_t)snprintf(q + at, sizeof(q) - at, "%s%s=%s",
 					       (at || strchr(base, '?')) ? "&" : "?", keys[i], vals[i]);
@@ -61,17 +62,27 @@ static void with_nqn(const char *addr, const char *nqn, char *out, size_t len)
 	snprintf(out, len, "nvme-tcp://%.*s/%s%s", (int)auth, s, nqn, query ? query : "");
 }
 
-/* Reads the whole discovery log, checking that the generation did not change meanwhile. */
-static int read_log(struct unvme_ctrlr *c, uint8_t **out, uint64_t *numrec)
+#define MAX_RECORDS 1024
+
+static void field(char *dst, const char *src, size_t n);
+
+/* Reads the whole discovery log, checking that the generation did not change meanwhile. The
+ * header is the controller's word and is checked before it sizes anything: at most
+ * MAX_RECORDS records, the same count in the page as in the header read first. Returns 0, a
+ * negative errno or NVMe status, or -EPROTO after printing what was wrong. */
+static int read_log(struct cli_args *a, struct unvme_ctrlr *c, uint8_t **out, uint64_t *numrec)
 {
 	for (int tries = 0; tries < MAX_TRIES; tries++) {
 		struct nvmf_disc_log_hdr h;
 		int rc = unvme_get_log_page(c, NVME_LOG_DISCOVERY, 0, &h, sizeof(h), 0);
 		if (rc)
 			return rc;
-		if (h.numrec > 1024)
-			return -E2BIG;
-		size_t len = sizeof(h) + h.numrec * sizeof(struct nvmf_disc_log_entry);
+		if (h.numrec > MAX_RECORDS) {
+			cli_fail(a->cmd, EXIT_HOST, "the discovery log claims %llu records: more than %u, "
+				 "refused", (unsigned long long)h.numrec, MAX_RECORDS);
+			return -EPROTO;
+		}
+		size_t len = sizeof(h) + (size_t)h.numrec * sizeof(struct nvmf_disc_log_entry);
 		uint8_t *buf = calloc(1, len);
 		if (!buf)
 			return -ENOMEM;
@@ -87,7 +98,16 @@ static int read_log(struct unvme_ctrlr *c, uint8_t **out, uint64_t *numrec)
 			free(buf);
 			return rc;
 		}
-		if (again.genctr == h.genctr) {
+		const struct nvmf_disc_log_hdr *in = (const void *)buf;
+		if (again.genctr == h.genctr && in->genctr == h.genctr) {
+			if (again.numrec != h.numrec || in->numrec != h.numrec) {
+				cli_fail(a->cmd, EXIT_HOST, "the discovery log's record count changed from "
+					 "%llu to %llu with its generation counter unchanged",
+					 (unsigned long long)h.numrec,
+					 (unsigned long long)(in->numrec != h.numrec ? in->numrec : again.numrec));
+				free(buf);
+				return -EPROTO;
+			}
 			*out = buf;
 			*numrec = h.numrec;
 			return 0;
@@ -95,6 +115,61 @@ static int read_log(struct unvme_ctrlr *c, uint8_t **out, uint64_t *numrec)
 		free(buf);
 	}
 	return -EAGAIN;
+}
+
+/* A fixed-width field that must be printable text once its padding (spaces, zeros) is cut
+ * off: false for control bytes, or for nothing when something is required. */
+static bool text_field(const char *f, size_t width, bool may_be_empty, char out[257])
+{
+	field(out, f, width < 256 ? width : 256);
+	for (size_t i = 0; out[i]; i++)
+		if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] > 0x7e)
+			return false;
+	return out[0] || may_be_empty;
+}
+
+/* Checks a record before anything in it is printed or used to build a device id: what a
+ * record of the discovery log must hold (NVMe Base 2.0 figure "Discovery Log Page Entry"). An
+ * all-zero record (a count the controller did not fill) is caught here. NULL, or what is
+ * wrong. */
+static const char *bad_entry(const struct nvmf_disc_log_entry *e)
+{
+	char nqn[257], addr[257], svc[257];
+	if (e->trtype != NVMF_TRTYPE_RDMA && e->trtype != NVMF_TRTYPE_FC && e->trtype != NVMF_TRTYPE_TCP &&
+	    e->trtype != 0xfe)
+		return "unknown transport type";
+	if (e->subtype < NVMF_SUBTYPE_DISCOVERY_REFERRAL || e->subtype > NVMF_SUBTYPE_DISCOVERY_CURRENT)
+		return "unknown subsystem type";
+	if (!text_field(e->subnqn, sizeof(e->subnqn), false, nqn) || strchr(nqn, ' '))
+		return "no subsystem NQN, or one with spaces or control characters";
+	if (!text_field(e->traddr, sizeof(e->traddr), true, addr) ||
+	    !text_field(e->trsvcid, sizeof(e->trsvcid), true, svc))
+		return "control characters in the address";
+	if (e->trtype != NVMF_TRTYPE_TCP)
+		return NULL;
+	/* what becomes part of an nvme-tcp:// device id: a host name or an IP address and a
+	 * port, nothing that could end the authority or start options */
+	size_t n = strlen(addr);
+	if (n == 0 || strspn(addr, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.:-_%") < n)
+		return "a TCP address that is not a host name or an IP address";
+	if (!svc[0] || strspn(svc, "0123456789") != strlen(svc) || strlen(svc) > 5 || atoi(svc) < 1 ||
+	    atoi(svc) > 65535)
+		return "a TCP port that is not a number in 1..65535";
+	return NULL;
+}
+
+/* Every record checked: EXIT_OK, or the exit code after naming the first bad one. */
+static int check_entries(struct cli_args *a, const uint8_t *log, uint64_t n)
+{
+	const struct nvmf_disc_log_entry *e = (const void *)(log + sizeof(struct nvmf_disc_log_hdr));
+	for (uint64_t i = 0; i < n; i++) {
+		const char *why = bad_entry(&e[i]);
+		if (why)
+			return cli_fail(a->cmd, EXIT_HOST, "discovery log record %llu of %llu is malformed "
+					"(%s): the controller's log is refused", (unsigned long long)i,
+					(unsigned long long)n, why);
+	}
+	return EXIT_OK;
 }
 
 static const char *trtype_name(uint8_t t)
@@ -123,6 +198,19 @@ static const char *treq_name(uint8_t t)
 	case 1: return "required";
 	case 2: return "not required";
 	default: return "not specified";
+	}
+}
+
+/* TSAS byte 0 of a TCP record (libnvme's names) */
+static const char *sectype_name(const struct nvmf_disc_log_entry *e)
+{
+	if (e->trtype != NVMF_TRTYPE_TCP)
+		return "none";
+	switch (e->tsas[0]) {
+	case NVMF_TCP_SECTYPE_NONE: return "none";
+	case NVMF_TCP_SECTYPE_TLS12: return "tls";
+	case NVMF_TCP_SECTYPE_TLS13: return "tls13";
+	default: return "unknown";
 	}
 }
 
@@ -157,13 +245,20 @@ static int fetch_log(struct cli_args *a, char *addr, size_t len, uint8_t **log, 
 	int rc = open_discovery(a, addr, len, &c);
 	if (rc)
 		return rc;
-	rc = read_log(c, log, n);
+	rc = read_log(a, c, log, n);
 	unvme_ctrlr_close(c);
 	if (rc == -EAGAIN)
 		return cli_fail(a->cmd, EXIT_HOST, "the discovery log kept changing while it was read");
+	if (rc == -EPROTO)
+		return EXIT_HOST; /* read_log said why */
 	if (rc)
 		return cli_result(a->cmd, rc, 0);
-	return EXIT_OK;
+	rc = check_entries(a, *log, *n);
+	if (rc) {
+		free(*log);
+		*log = NULL;
+	}
+	return rc;
 }
 
 int cmd_discover(struct cli_args *a)
@@ -194,7 +289,7 @@ int cmd_discover(struct cli_args *a)
 			json_object_object_add(r, "subnqn", json_object_new_string(s));
 			field(s, e[i].traddr, sizeof(e[i].traddr));
 			json_object_object_add(r, "traddr", json_object_new_string(s));
-			json_object_object_add(r, "sectype", json_object_new_string(e[i].tsas[0] ? "tls" : "none"));
+			json_object_object_add(r, "sectype", json_object_new_string(sectype_name(&e[i])));
 			json_object_array_add(recs, r);
 		}
 		json_object_object_add(root, "records", recs);
@@ -217,11 +312,27 @@ int cmd_discover(struct cli_args *a)
 			printf("subnqn:  %s\n", s);
 			field(s, e[i].traddr, sizeof(e[i].traddr));
 			printf("traddr:  %s\n", s);
-			printf("sectype: %s\n", e[i].tsas[0] ? "tls" : "none");
+			printf("sectype: %s\n", sectype_name(&e[i]));
 		}
 	}
 	free(log);
 	return EXIT_OK;
+}
+
+/* An NQN from the log put in a device id's path: anything but the unreserved characters
+ * and ':' percent-encoded, so that no '?', '&' or '%' of the controller's text becomes an
+ * option of the id (tcp_params.c decodes it). */
+static void pct_encode(const char *in, char *out, size_t len)
+{
+	size_t o = 0;
+	for (; *in && o + 4 < len; in++) {
+		unsigned char ch = (unsigned char)*in;
+		if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~:", ch))
+			out[o++] = (char)ch;
+		else
+			o += (size_t)snprintf(out + o, len - o, "%%%02X", ch);
+	}
+	out[o] = '\0';
 }
 
 /* Connects to one subsystem, says what is there, records the alias. */
@@ -292,7 +403,7 @@ int cmd_connect_all(struct cli_args *a)
 	for (uint64_t i = 0; i < n; i++) {
 		if (e[i].subtype != NVMF_SUBTYPE_NVME || e[i].trtype != NVMF_TRTYPE_TCP)
 			continue;
-		char traddr[257], svc[33], nqn[257], base[600], one[4400], alias[300];
+		char traddr[257], svc[33], nqn[257], base[600], one[5200], alias[300];
 		field(traddr, e[i].traddr, sizeof(e[i].traddr));
 		field(svc, e[i].trsvcid, sizeof(e[i].trsvcid));
 		field(nqn, e[i].subnqn, sizeof(e[i].subnqn));
@@ -300,7 +411,9 @@ int cmd_connect_all(struct cli_args *a)
 		/* the entry's address, with our query options (host NQN, secrets) */
 		const char *query = strchr(addr + 11, '?');
 		snprintf(base, sizeof(base), "nvme-tcp://%s%s%s:%s", v6 ? "[" : "", traddr, v6 ? "]" : "", svc);
-		snprintf(one, sizeof(one), "%s/%s%s", base, nqn, query ? query : "");
+		char enc[3 * sizeof(nqn)];
+		pct_encode(nqn, enc, sizeof(enc));
+		snprintf(one, sizeof(one), "%s/%s%s", base, enc, query ? query : "");
 		snprintf(alias, sizeof(alias), "%s%d", a->alias ? a->alias : "nvmf", k++);
 		int r = connect_one(a, one, a->alias ? alias : NULL);
 		if (r && !worst)

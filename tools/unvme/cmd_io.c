@@ -24,7 +24,10 @@ struct io_target {
 	uint8_t csi;
 };
 
-static int io_open(struct cli_args *a, struct io_target *t)
+/* blocks: the command reads or writes blocks, which a key-value namespace has none of (its
+ * command set reuses the opcodes: a Read there is a Retrieve with no key, answered Invalid
+ * Key Size). Such a namespace is named as the problem and nothing is sent. */
+static int io_open(struct cli_args *a, struct io_target *t, bool blocks)
 {
 	int rc = cli_open(a, &t->ctrlr);
 	if (rc)
@@ -35,6 +38,11 @@ static int io_open(struct cli_args *a, struct io_target *t)
 	t->ns = unvme_ctrlr_ns(t->ctrlr, a->nsid);
 	t->lba_size = t->ns ? unvme_ns_lba_size(t->ns) : UNKNOWN_NS_LBA;
 	t->csi = t->ns ? unvme_ns_csi(t->ns) : NVME_CSI_NVM;
+	if (blocks && t->ns && t->csi == NVME_CSI_KV)
+		return cli_fail(a->cmd, EXIT_USAGE, "namespace %u of %s is a key-value namespace (the "
+				"NVMe KV command set), which has no blocks: %s is a block command; use "
+				"the kv-* commands (kv-write, kv-read, ...)", a->nsid,
+				cli_echo(a->positional), a->cmd);
 	return EXIT_OK;
 }
 
@@ -193,7 +201,7 @@ int cli_write_data(struct cli_args *a, uint32_t lba_size, uint8_t **data, uint32
 int cmd_read(struct cli_args *a)
 {
 	struct io_target t;
-	int rc = io_open(a, &t);
+	int rc = io_open(a, &t, true);
 	if (rc)
 		return rc;
 	uint32_t blocks = 0;
@@ -240,7 +248,7 @@ int cmd_read(struct cli_args *a)
 static int write_or_compare(struct cli_args *a, uint8_t opc, const char *done_word)
 {
 	struct io_target t;
-	int rc = io_open(a, &t);
+	int rc = io_open(a, &t, true);
 	if (rc)
 		return rc;
 	uint8_t *data = NULL;
@@ -268,7 +276,7 @@ int cmd_compare(struct cli_args *a)
 int cmd_flush(struct cli_args *a)
 {
 	struct io_target t;
-	int rc = io_open(a, &t);
+	int rc = io_open(a, &t, false);
 	if (rc)
 		return rc;
 	struct nvme_sqe cmd;
@@ -286,7 +294,7 @@ int cmd_flush(struct cli_args *a)
 static int range_without_data(struct cli_args *a, uint8_t opc, uint32_t cdw12_flags)
 {
 	struct io_target t;
-	int rc = io_open(a, &t);
+	int rc = io_open(a, &t, true);
 	if (rc)
 		return rc;
 	uint32_t blocks = 0;
@@ -320,7 +328,7 @@ int cmd_verify(struct cli_args *a)
 int cmd_deallocate(struct cli_args *a)
 {
 	struct io_target t;
-	int rc = io_open(a, &t);
+	int rc = io_open(a, &t, true);
 	if (rc)
 		return rc;
 	uint32_t blocks = 0;

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "kv_apis.h"
+#include "kv_ns_hint.h"
 #include "kv_result_name.h"
 #include "kv_sdk_config.h"
 
@@ -84,6 +85,10 @@ int cli_kv_result(const char *cmd, int result)
 {
 	if (result == KV_SUCCESS)
 		return EXIT_OK;
-	char rs[64];
+	char rs[64], why[512];
+	if (!kvt_result_is_kv_answer(result) && kvt_no_kv_namespace(session_devid, why, sizeof(why)))
+		return cli_fail(cmd, EXIT_NVME, "%s: %s; the kv-* commands need a key-value namespace "
+				"(read, write, ... drive this one)", kvt_result_str(result, rs, sizeof(rs)),
+				why);
 	return cli_fail(cmd, EXIT_NVME, "%s", kvt_result_str(result, rs, sizeof(rs)));
 }

@@ -5,6 +5,7 @@
  *   unvme target -c target.json
  *   unvme target --listen 0.0.0.0:4420 --nqn nqn.2024-01.io.unvme:disk -d emu://disk?ns=mem:1G
  *                [--allow-host NQN[,NQN...]] [--dhchap-secret DHHC-1:...] [--threads N]
+ *                [--tls --tls-key NVMeTLSkey-1:...]
  *
  * It prints "listening on ADDRESS:PORT" once it serves (with --listen ...:0 the port is the
  * one the system picked; --port-file writes it to a file too).
@@ -59,8 +60,11 @@ static int add_listen(void *ctx, const char *item)
 static int add_host(void *ctx, const char *item)
 {
 	struct build *b = ctx;
-	return tgt_config_add_host(b->cfg, b->subsys, item, b->a->dhchap_secret, b->a->dhchap_ctrl_secret,
-				   b->a->dhchap_hash, b->a->dhchap_dhgroup, b->err, sizeof(b->err));
+	int rc = tgt_config_add_host(b->cfg, b->subsys, item, b->a->dhchap_secret, b->a->dhchap_ctrl_secret,
+				     b->a->dhchap_hash, b->a->dhchap_dhgroup, b->err, sizeof(b->err));
+	if (rc == 0 && b->a->tls_key)
+		rc = tgt_config_set_tls_key(b->cfg, b->subsys, item, b->a->tls_key, b->err, sizeof(b->err));
+	return rc;
 }
 
 static int build_config(const struct cli_args *a, struct tgt_config **out, char *err, size_t errlen)
@@ -71,10 +75,10 @@ static int build_config(const struct cli_args *a, struct tgt_config **out, char 
 		rc = tgt_config_load(a->config_file, &b.cfg, err, errlen);
 		if (rc)
 			return rc;
-		if (a->perf_ndevs || a->nqn || a->hosts) {
+		if (a->perf_ndevs || a->nqn || a->hosts || a->tls_key) {
 			tgt_config_free(b.cfg);
-			snprintf(err, errlen, "--config describes the subsystems: -d, --nqn and --allow-host "
-				 "go in the file");
+			snprintf(err, errlen, "--config describes the subsystems: -d, --nqn, --allow-host and "
+				 "--tls-key go in the file");
 			return -EINVAL;
 		}
 	} else {
@@ -97,6 +101,8 @@ static int build_config(const struct cli_args *a, struct tgt_config **out, char 
 			rc = -EINVAL, snprintf(b.err, sizeof(b.err), "--dhchap-secret needs --allow-host");
 		else if (rc == 0)
 			tgt_config_allow_any(b.cfg, b.subsys);
+		if (rc == 0 && a->tls_key && !a->hosts)
+			rc = tgt_config_set_tls_key(b.cfg, b.subsys, NULL, a->tls_key, b.err, sizeof(b.err));
 		if (rc) {
 			tgt_config_free(b.cfg);
 			snprintf(err, errlen, "%s", b.err);
@@ -114,6 +120,8 @@ static int build_config(const struct cli_args *a, struct tgt_config **out, char 
 	tgt_config_set_quiet(b.cfg, a->quiet);
 	if (a->no_discovery)
 		tgt_config_set_discovery(b.cfg, 0);
+	if (a->tls || a->tls_key)
+		tgt_config_set_tls(b.cfg, 1);
 	*out = b.cfg;
 	return 0;
 }

@@ -555,6 +555,9 @@ static const char batch_details[] =
 	    "DH-HMAC-CHAP host key (DHHC-1:xx:...:, as nvme gen-dhchap-key prints it)"),                 \
 	OPT("dhchap-ctrl-secret", 'C', OPT_STR, dhchap_ctrl_secret, "KEY",                                \
 	    "the controller's key: authenticate the controller too"),                                     \
+	OPT("tls", 0, OPT_FLAG, tls, NULL, "TLS 1.3 with a pre-shared key (--tls-key, or $UNVME_TLS_KEY)"), \
+	OPT("tls-key", 0, OPT_STR, tls_key, "KEY",                                                        \
+	    "TLS PSK (NVMeTLSkey-1:xx:...:, as nvme gen-tls-key prints it); implies --tls"),              \
 	OPT_OUTPUT_FORMAT
 
 static const struct opt_def discover_opts[] = {
@@ -592,6 +595,9 @@ static const struct opt_def target_opts[] = {
 	OPT("dhchap-hash", 0, OPT_STR, dhchap_hash, "HASH", "sha256, sha384 or sha512 [default sha256]"),
 	OPT("dhchap-dhgroup", 0, OPT_STR, dhchap_dhgroup, "GROUP",
 	    "null or ffdhe2048..ffdhe8192 [default null]"),
+	OPT("tls", 0, OPT_FLAG, tls, NULL, "require TLS 1.3 with a pre-shared key on every connection"),
+	OPT("tls-key", 0, OPT_STR, tls_key, "KEY",
+	    "the allowed hosts' TLS PSK (NVMeTLSkey-1:xx:...:; any host's without --allow-host)"),
 	OPT_DEF("threads", 't', OPT_U32, threads, "N", "poller threads", "1"),
 	OPT("port-file", 0, OPT_STR, port_file, "FILE", "write the port listened on to FILE"),
 	OPT("no-discovery", 0, OPT_FLAG, no_discovery, NULL, "no discovery subsystem"),

@@ -132,6 +132,11 @@ static int add_target(struct cli_args *a, struct perf_config *cfg, unsigned ci, 
 				"(active: %s)", a->nsid_list ? a->nsid_list : "", dev, nsid,
 				off ? active : "none");
 	}
+	if (unvme_ns_csi(ns) == NVME_CSI_KV)
+		return cli_fail(a->cmd, EXIT_USAGE,
+				"%s namespace %u is a key-value namespace (the NVMe KV command set): perf "
+				"reads and writes blocks (kv_perf and sdk_perf drive key-value namespaces)",
+				dev, nsid);
 	if (cfg->ntargets == PERF_MAX_TARGETS)
 		return cli_fail(a->cmd, EXIT_USAGE, "at most %d namespaces per run", PERF_MAX_TARGETS);
 	uint32_t lba = unvme_ns_lba_size(ns);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hw/emu/emu.h"
 #include "hw/emu/ns/kv_iter.h"
 
 void kv_iters_init(struct kv_iters *its)
@@ -150,6 +151,50 @@ uint8_t kv_iter_read(struct kv_iters *its, struct kv_store *st, uint8_t handle, 
 	 * covers them all before the completion */
 	if (deleted)
 		*deleted_any = true;
+	return eof ? NVME_KVV_SC_ITER_EOF : 0;
+}
+
+uint8_t kv_iter_type(struct kv_iters *its, uint8_t handle)
+{
+	pthread_mutex_lock(&its->lock);
+	struct kv_iter *it = lookup(its, handle);
+	uint8_t type = it ? it->type : 0;
+	pthread_mutex_unlock(&its->lock);
+	return type;
+}
+
+uint8_t kv_iter_read_pair(struct kv_iters *its, struct kv_store *st, uint8_t handle,
+			  uint8_t *out, uint32_t cap, uint32_t *filled, uint32_t *dw0)
+{
+	*filled = 0;
+	*dw0 = 0;
+	pthread_mutex_lock(&its->lock);
+	struct kv_iter *it = lookup(its, handle);
+	if (!it || cap <= NVME_KVV_ITER_VALUE_OFFSET) {
+		pthread_mutex_unlock(&its->lock);
+		return NVME_KVV_SC_ITER_REQUEST_FAIL;
+	}
+	/* the value goes to the buffer as a host transfer would take it */
+	struct emu_xfer x = { .nseg = 1, .len = cap - NVME_KVV_ITER_VALUE_OFFSET };
+	x.seg[0].addr = out + NVME_KVV_ITER_VALUE_OFFSET;
+	x.seg[0].len = x.len;
+	while (it->pos < it->len) {
+		uint8_t klen = it->keys[it->pos];
+		const uint8_t *key = it->keys + it->pos + 1;
+		it->pos += 1 + (size_t)klen;
+		uint32_t size = 0, copied = 0;
+		/* a key deleted since the open is skipped */
+		if (kv_store_get(st, it->ks, key, klen, 0, &x, x.len, &size, &copied) != KV_OK)
+			continue;
+		memcpy(out, key, klen);
+		*filled = NVME_KVV_ITER_VALUE_OFFSET + copied;
+		*dw0 = (uint32_t)klen << 24 | copied;
+		break;
+	}
+	if (it->pos >= it->len)
+		it->eof = true;
+	bool eof = it->eof;
+	pthread_mutex_unlock(&its->lock);
 	return eof ? NVME_KVV_SC_ITER_EOF : 0;
 }
 

@@ -18,6 +18,7 @@
 #include "unvme/spec.h"
 
 #define KV_ITER_TYPE_KEY        1u  /* KV_KEY_ITERATE */
+#define KV_ITER_TYPE_KEY_VALUE  2u  /* KV_KEY_ITERATE_WITH_RETRIEVE: one pair per read */
 #define KV_ITER_TYPE_KEY_DELETE 3u  /* KV_KEY_ITERATE_WITH_DELETE */
 
 struct kv_iter {
@@ -52,6 +53,13 @@ uint8_t kv_iter_close(struct kv_iters *its, uint8_t handle);
  * it returns; *deleted is then set (the caller makes them durable before completing). */
 uint8_t kv_iter_read(struct kv_iters *its, struct kv_store *st, uint8_t handle, uint8_t *out,
 		     uint32_t cap, uint32_t *filled, bool *deleted);
+/* A key-with-value iterator's read: the next key that still exists at out[0], its value
+ * (as much as fits) from out[NVME_KVV_ITER_VALUE_OFFSET], *filled the bytes used and *dw0
+ * key length << 24 | value bytes; NVME_KVV_SC_ITER_EOF with the last pair (or none left). */
+uint8_t kv_iter_read_pair(struct kv_iters *its, struct kv_store *st, uint8_t handle,
+			  uint8_t *out, uint32_t cap, uint32_t *filled, uint32_t *dw0);
+/* The type of an open iterator (0: none). */
+uint8_t kv_iter_type(struct kv_iters *its, uint8_t handle);
 void kv_iter_info(struct kv_iters *its, struct nvme_kvv_iter_info out[NVME_KVV_MAX_ITERATORS]);
 
 /* Whether key matches (its first 4 bytes as a big-endian number, missing bytes 0). */

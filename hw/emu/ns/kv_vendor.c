@@ -159,7 +159,7 @@ static uint16_t kvv_retrieve(struct emu_kv *kv, const struct nvme_sqe *cmd,
 	return rc_status(rc);
 }
 
-/* Iterate request (B1h): open with option 05h / 11h, close with option 02h. */
+/* Iterate request (B1h): open with option 05h / 09h / 11h, close with option 02h. */
 static uint16_t kvv_iter_request(struct emu_kv *kv, const struct nvme_sqe *cmd,
 				 struct emu_io_ctx *io)
 {
@@ -177,6 +177,8 @@ static uint16_t kvv_iter_request(struct emu_kv *kv, const struct nvme_sqe *cmd,
 		type = KV_ITER_TYPE_KEY;
 	else if (opt == NVME_KVV_ITER_OPEN_KEY_DELETE)
 		type = KV_ITER_TYPE_KEY_DELETE;
+	else if (opt == NVME_KVV_ITER_OPEN_KEY_VALUE)
+		type = KV_ITER_TYPE_KEY_VALUE;
 	else
 		return kvv_status(NVME_KVV_SC_INVALID_OPTION);
 	/* CDW12/13 carry the prefix and bitmask big-endian */
@@ -210,13 +212,20 @@ static uint16_t kvv_iter_read(struct emu_kv *kv, const struct nvme_sqe *cmd,
 	uint8_t *buf = malloc(NVME_KVV_ITER_BUF);
 	if (!buf)
 		return rc_status(KV_NOMEM);
-	uint32_t filled = 0;
-	uint8_t sc = kv_iter_read(&kv->its, kv->st, (uint8_t)(cmd->cdw11 & 0xffu), buf,
-				  NVME_KVV_ITER_BUF, &filled, changed);
+	uint32_t filled = 0, dw0;
+	uint8_t handle = (uint8_t)(cmd->cdw11 & 0xffu), sc;
+	if (kv_iter_type(&kv->its, handle) == KV_ITER_TYPE_KEY_VALUE) {
+		sc = kv_iter_read_pair(&kv->its, kv->st, handle, buf, NVME_KVV_ITER_BUF, &filled,
+				       &dw0);
+	} else {
+		sc = kv_iter_read(&kv->its, kv->st, handle, buf, NVME_KVV_ITER_BUF, &filled,
+				  changed);
+		dw0 = filled;
+	}
 	if (filled)
 		emu_xfer_to_host(&x, buf, filled);
 	free(buf);
-	io->dw0 = filled;
+	io->dw0 = dw0;
 	return sc ? kvv_status(sc) : 0;
 }
 

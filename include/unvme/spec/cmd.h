@@ -56,6 +56,7 @@ NVME_STATIC_ASSERT(sizeof(struct nvme_cqe) == 16, "CQE is 16 bytes");
 #define NVME_CQE_CRD(st)   (((st) >> 12) & 0x3u)
 #define NVME_CQE_MORE(st)  (((st) >> 14) & 0x1u)
 #define NVME_CQE_DNR(st)   (((st) >> 15) & 0x1u)
+#define NVME_CQE_DNR_BIT   0x8000u
 /* Builds the status word (without phase) from type and code. */
 #define NVME_CQE_STATUS(sct, sc) ((uint16_t)((((sct) & 0x7u) << 9) | (((sc) & 0xffu) << 1)))
 
@@ -147,6 +148,8 @@ enum nvme_identify_cns {
 	NVME_CNS_CSI_CTRL        = 0x06,
 	NVME_CNS_CSI_ACTIVE_NS_LIST = 0x07,
 	NVME_CNS_ALLOC_NS_LIST   = 0x10,
+	NVME_CNS_NS_CTRL_LIST    = 0x12,  /* controllers attached to NSID */
+	NVME_CNS_CTRL_LIST       = 0x13,  /* controllers in the NVM subsystem */
 	NVME_CNS_CSI_ALLOC_NS_LIST = 0x1a,
 	NVME_CNS_IOCS            = 0x1c,
 };

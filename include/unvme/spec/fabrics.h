@@ -181,9 +181,13 @@ enum nvmf_subtype {
 };
 /* TREQ 1:0 secure channel: 0 not specified, 1 required, 2 not required; bit 2: the
  * controller supports turning off SQ flow control. */
+#define NVMF_TREQ_SECURE_REQUIRED     0x1u
 #define NVMF_TREQ_SECURE_NOT_REQUIRED 0x2u
 #define NVMF_TREQ_DISABLE_SQFLOW      0x4u
-/* TSAS for TCP: byte 0 SECTYPE, 0 = no security. */
+/* TSAS for TCP: byte 0 SECTYPE (NVMe TCP Transport 1.1 figure "TSAS for TCP"). */
+#define NVMF_TCP_SECTYPE_NONE  0u
+#define NVMF_TCP_SECTYPE_TLS12 1u
+#define NVMF_TCP_SECTYPE_TLS13 2u
 
 struct nvmf_disc_log_entry {
 	uint8_t  trtype;

@@ -27,6 +27,15 @@ struct nvme_psd {
 };
 NVME_STATIC_ASSERT(sizeof(struct nvme_psd) == 32, "power state descriptor is 32 bytes");
 
+/* A limit the device reports as 2^n units of a page (MDTS, ZASL, the NVM set's size limits;
+ * n is a byte, so up to 2^255): page << n in bytes, UINT64_MAX when that does not fit in 64
+ * bits (no transfer comes near, so it is no limit). Never shifts by 64 or more. */
+static inline uint64_t nvme_pow2_pages(uint64_t page, uint8_t n)
+{
+	unsigned lz = page ? (unsigned)__builtin_clzll(page) : 64u;
+	return n <= lz && page ? page << n : UINT64_MAX;
+}
+
 /* Identify Controller data structure (CNS 01h), 4096 bytes */
 struct nvme_id_ctrl {
 	uint16_t vid;
@@ -218,9 +227,25 @@ static inline unsigned nvme_ns_flbas_index(const struct nvme_id_ns *ns)
 {
 	return (ns->flbas & 0xfu) | (((unsigned)ns->flbas >> 5 & 0x3u) << 4);
 }
+/* LBA Data Size (LBADS) is a power of two the device reports: below 9 (512 bytes) is not
+ * supported (NVM Command Set 1.0 figure "LBA Format Data Structure"), and the host takes at
+ * most 2^NVME_LBADS_MAX (a block of 1 GiB is beyond any transfer it makes). A value outside
+ * 9..NVME_LBADS_MAX never reaches a shift. */
+#define NVME_LBADS_MIN 9u
+#define NVME_LBADS_MAX 30u
+static inline int nvme_lbads_valid(uint8_t lbads)
+{
+	return lbads >= NVME_LBADS_MIN && lbads <= NVME_LBADS_MAX;
+}
+/* The size of a block in the format in use, or 0 when the device reports a format index
+ * beyond its NLBAF or an LBADS outside 9..NVME_LBADS_MAX: such a namespace has no usable
+ * block size. */
 static inline uint32_t nvme_ns_lba_size(const struct nvme_id_ns *ns)
 {
-	return 1u << ns->lbaf[nvme_ns_flbas_index(ns)].lbads;
+	unsigned f = nvme_ns_flbas_index(ns);
+	if (f > ns->nlbaf || !nvme_lbads_valid(ns->lbaf[f].lbads))
+		return 0;
+	return 1u << ns->lbaf[f].lbads;
 }
 
 /* I/O Command Set specific Identify Namespace for the NVM set (CNS 05h, CSI 00h) */

@@ -116,6 +116,11 @@ enum nvme_kvv_opcode {
 /* Iterate request options (CDW11 15:8). */
 #define NVME_KVV_ITER_OPEN_KEY        0x05u  /* 0x01 | 2 << KV_KEY_ITERATE */
 #define NVME_KVV_ITER_OPEN_KEY_DELETE 0x11u  /* 0x01 | 2 << KV_KEY_ITERATE_WITH_DELETE */
+/* Key with value (KV_KEY_ITERATE_WITH_RETRIEVE, which the original's non-general firmware
+ * served): each read returns one pair, the key at byte 0 of the buffer and the value from
+ * byte NVME_KVV_ITER_VALUE_OFFSET, completion DW0 = key length << 24 | value bytes. */
+#define NVME_KVV_ITER_OPEN_KEY_VALUE  0x09u  /* 0x01 | 2 << KV_KEY_ITERATE_WITH_RETRIEVE */
+#define NVME_KVV_ITER_VALUE_OFFSET    512u
 #define NVME_KVV_ITER_CLOSE           0x02u
 
 /* Vendor statuses: SCT 1 (command specific), SC = the SDK's kv_result code. */

@@ -87,8 +87,11 @@ static void test_handle_limits_and_options(void)
 	CHECK_EQ(kvv_iter_open(&q, 1, NVME_KVV_ITER_OPEN_KEY, 0, 0xff000000u), 0);
 	for (unsigned i = 0; i < 16; i++)
 		(void)kvv_iter_close(&q, (uint8_t)(i + 1));
-	/* options: only key (05h) and key-with-delete (11h); a contiguous high bitmask */
-	CHECK_EQ(kvv_iter_open(&q, 0, 0x09, 0, 0), KVV(NVME_KVV_SC_INVALID_OPTION));
+	/* options: key (05h), key with value (09h), key with delete (11h); a contiguous high
+	 * bitmask */
+	CHECK_EQ(kvv_iter_open(&q, 0, 0x0d, 0, 0), KVV(NVME_KVV_SC_INVALID_OPTION));
+	CHECK_EQ(kvv_iter_open(&q, 0, NVME_KVV_ITER_OPEN_KEY_VALUE, 0, 0), 0);
+	CHECK_EQ(kvv_iter_close(&q, (uint8_t)q.dw0), 0);
 	CHECK_EQ(kvv_iter_open(&q, 0, 0x00, 0, 0), KVV(NVME_KVV_SC_INVALID_OPTION));
 	CHECK_EQ(kvv_iter_open(&q, 0, NVME_KVV_ITER_OPEN_KEY, 0, 0x00ff0000u), KVV(NVME_KVV_SC_INVALID_OPTION));
 	CHECK_EQ(kvv_iter_open(&q, 0, NVME_KVV_ITER_OPEN_KEY, 0, 0xf0f00000u), KVV(NVME_KVV_SC_INVALID_OPTION));

@@ -452,7 +452,38 @@ static void test_calls_after_finalize_fail_closed(void)
 	kv_test_remove_configs();
 }
 
+/* kv_get_used_size on a block SSD: the bytes in use as the device reports them, Identify
+ * Namespace NUSE times the sector size. The emulated memory namespace counts the 4 KiB pages
+ * written and not deallocated since: 0 when fresh, growing with stores, shrinking with the
+ * deletes (Deallocate) of LBA mode, as an SSD that tracks its utilization does. */
+static void test_lba_used_size_follows_nuse(void)
+{
+	uint64_t h = kv_test_init(LBA_DEV, "lba", ", \"core_mask\": 1, \"sync_mask\": 1", NULL);
+	REQUIRE(h != 0);
+	CHECK_EQ(kv_get_used_size(h), 0);
+	uint8_t key[8];
+	uint8_t *v = kv_zalloc(16384);
+	memset(v, 0x5a, 16384);
+	kv_pair kv;
+	for (uint64_t i = 0; i < 8; i++) {
+		lba_key(key, i * 32); /* 16 KiB apart */
+		kv_pair_init(&kv, key, 8, v, 16384);
+		REQUIRE(kv_store(h, &kv) == KV_SUCCESS);
+	}
+	CHECK_EQ(kv_get_used_size(h), 8 * 16384);
+	CHECK(kv_get_used_size(h) < kv_get_total_size(h));
+	lba_key(key, 3 * 32);
+	kv_pair_init(&kv, key, 8, v, 16384);
+	CHECK_EQ(kv_delete(h, &kv), KV_SUCCESS);
+	CHECK_EQ(kv_get_used_size(h), 7 * 16384);
+	CHECK_EQ(kv_format_device(h, KV_FORMAT_USERDATA), KV_SUCCESS);
+	CHECK_EQ(kv_get_used_size(h), 0);
+	kv_free(v);
+	CHECK_EQ(kv_sdk_finalize(), KV_SUCCESS);
+}
+
 TEST_MAIN(TEST(test_calls_before_init_fail_closed), TEST(test_init_arguments),
+	  TEST(test_lba_used_size_follows_nuse),
 	  TEST(test_unknown_device_fails_init), TEST(test_init_from_struct_fills_handles_and_refcounts),
 	  TEST(test_bad_handles_and_null_arguments), TEST(test_smart_log_page_through_sdk),
 	  TEST(test_lba_round_trip_and_checks), TEST(test_lba_offset_is_bytes),

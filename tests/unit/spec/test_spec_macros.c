@@ -138,7 +138,24 @@ static void test_identify_and_log_helpers(void)
 	ns.flbas = 0x05 | 0x10 | (3u << 5);
 	CHECK_EQ(nvme_ns_flbas_index(&ns), 53);
 	ns.lbaf[53].lbads = 12;
+	CHECK_EQ(nvme_ns_lba_size(&ns), 0); /* NLBAF says there is only format 0 */
+	ns.nlbaf = 63;
 	CHECK_EQ(nvme_ns_lba_size(&ns), 4096);
+	/* device-reported LBADS outside 9..30 is no block size (never a shift) */
+	ns.lbaf[53].lbads = 63;
+	CHECK_EQ(nvme_ns_lba_size(&ns), 0);
+	ns.lbaf[53].lbads = 32;
+	CHECK_EQ(nvme_ns_lba_size(&ns), 0);
+	ns.lbaf[53].lbads = 8;
+	CHECK_EQ(nvme_ns_lba_size(&ns), 0);
+	ns.lbaf[53].lbads = 30;
+	CHECK_EQ(nvme_ns_lba_size(&ns), 1u << 30);
+	/* 2^n pages: saturates instead of shifting 64 or more */
+	CHECK_EQ(nvme_pow2_pages(4096, 9), 2u << 20);
+	CHECK_EQ(nvme_pow2_pages(4096, 51), 1ull << 63);
+	CHECK_EQ(nvme_pow2_pages(4096, 52), UINT64_MAX);
+	CHECK_EQ(nvme_pow2_pages(4096, 255), UINT64_MAX);
+	CHECK_EQ(nvme_pow2_pages(1, 63), 1ull << 63);
 
 	CHECK_EQ(NVME_CTRL_FRMW_NSLOTS(0x0e), 7);
 	CHECK_EQ(NVME_FW_AFI_ACTIVE(0x21), 1);

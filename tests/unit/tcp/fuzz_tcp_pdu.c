@@ -25,6 +25,7 @@
 #include "lib/driver/tcp_ctrlr.h"
 #include "lib/driver/tcp_queue.h"
 #include "lib/target/tgt.h"
+#include "connect_pdu.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -54,23 +55,8 @@ static size_t session_prefix(uint8_t *out)
 	req.hdr = (struct nvme_tcp_hdr){.type = NVME_TCP_ICREQ, .hlen = 128, .plen = 128};
 	memcpy(out + at, &req, sizeof(req));
 	at += sizeof(req);
-	struct nvme_tcp_cmd c = {0};
-	c.hdr = (struct nvme_tcp_hdr){.type = NVME_TCP_CAPSULE_CMD, .hlen = 72, .pdo = 72, .plen = 72 + 1024};
-	struct nvmf_connect_cmd *cc = (void *)&c.sqe;
-	cc->opc = NVME_FABRICS_OPC;
-	cc->flags = NVME_CMD_FLAGS_PSDT_SGL;
-	cc->cid = 1;
-	cc->fctype = NVMF_FCTYPE_CONNECT;
-	cc->sgl1 = (struct nvme_sgl_desc){.len = 1024, .type = NVME_SGL_INCAPSULE};
-	cc->sqsize = 31;
-	memcpy(out + at, &c, sizeof(c));
-	at += sizeof(c);
-	struct nvmf_connect_data d = {0};
-	d.cntlid = 0xffff;
-	strcpy(d.subnqn, "nqn.fuzz");
-	strcpy(d.hostnqn, "nqn.fuzz-host");
-	memcpy(out + at, &d, sizeof(d));
-	at += sizeof(d);
+	connect_pdu(out + at, "nqn.fuzz", "nqn.fuzz-host");
+	at += CONNECT_PDU_LEN;
 	struct nvme_tcp_cmd p = {0};
 	p.hdr = (struct nvme_tcp_hdr){.type = NVME_TCP_CAPSULE_CMD, .hlen = 72, .plen = 72};
 	struct nvmf_property_cmd *pc = (void *)&p.sqe;

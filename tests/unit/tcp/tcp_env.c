@@ -24,8 +24,8 @@ uint64_t env_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-uint16_t env_target(struct unvme_target **t, const char *nqn, const char *device, const char *host,
-		    const char *secret, const char *ctrl_secret, const char *dhgroup)
+static uint16_t start(struct unvme_target **t, const char *nqn, const char *device, const char *host,
+		      const char *secret, const char *ctrl_secret, const char *dhgroup, const char *tls_key)
 {
 	char err[512];
 	struct tgt_config *cfg = tgt_config_new();
@@ -38,6 +38,10 @@ uint16_t env_target(struct unvme_target **t, const char *nqn, const char *device
 		rc = tgt_config_add_host(cfg, si, host, secret, ctrl_secret, NULL, dhgroup, err, sizeof(err));
 	else if (rc == 0)
 		tgt_config_allow_any(cfg, si);
+	if (rc == 0 && tls_key) {
+		tgt_config_set_tls(cfg, 1);
+		rc = tgt_config_set_tls_key(cfg, si, host, tls_key, err, sizeof(err));
+	}
 	if (rc == 0) {
 		rc = unvme_target_start(cfg, t, err, sizeof(err));
 		cfg = NULL; /* the target owns it, also on failure */
@@ -48,6 +52,18 @@ uint16_t env_target(struct unvme_target **t, const char *nqn, const char *device
 		return 0;
 	}
 	return unvme_target_port(*t);
+}
+
+uint16_t env_target(struct unvme_target **t, const char *nqn, const char *device, const char *host,
+		    const char *secret, const char *ctrl_secret, const char *dhgroup)
+{
+	return start(t, nqn, device, host, secret, ctrl_secret, dhgroup, NULL);
+}
+
+uint16_t env_target_tls(struct unvme_target **t, const char *nqn, const char *device, const char *host,
+			const char *key)
+{
+	return start(t, nqn, device, host, NULL, NULL, NULL, key);
 }
 
 struct proxy {

@@ -17,6 +17,10 @@
 uint16_t env_target(struct unvme_target **t, const char *nqn, const char *device, const char *host,
 		    const char *secret, const char *ctrl_secret, const char *dhgroup);
 
+/* The same with TLS required: host may connect with the PSK key (NVMeTLSkey-1:...:). */
+uint16_t env_target_tls(struct unvme_target **t, const char *nqn, const char *device, const char *host,
+			const char *key);
+
 struct proxy;
 /* A proxy from an ephemeral port to 127.0.0.1:port. */
 struct proxy *proxy_start(uint16_t port);

@@ -4,7 +4,8 @@
  * through the fabric, I/O of every size across the in-capsule / R2T / C2H paths, with and
  * without digests, deep queues, a split queue pair driven from two threads, KV vendor
  * commands with long keys (the key travels in the capsule), device statuses passed through,
- * and the discovery log. Threaded: run under TSan too.
+ * and the discovery log; the I/O cases again over TLS (a second target that requires it).
+ * Threaded: run under TSan too.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -20,12 +21,21 @@
 #define NQN "nqn.2024-01.io.unvme.test:host"
 #define MAXIO (2u << 20)
 
-static struct unvme_target *tgt;
-static uint16_t port;
+#define TLS_HOST "nqn.2014-08.io.unvme.test:tls-host"
+#define TLS_KEY "NVMeTLSkey-1:01:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:"
+
+static struct unvme_target *tgt, *tls_tgt;
+static uint16_t port, tls_port;
+static bool over_tls; /* the tests' connections go to the TLS target */
 
 static void devid(char *out, size_t len, const char *query)
 {
-	snprintf(out, len, "nvme-tcp://127.0.0.1:%u/%s%s%s", port, NQN, query ? "?" : "", query ? query : "");
+	if (over_tls)
+		snprintf(out, len, "nvme-tcp://127.0.0.1:%u/%s?hostnqn=%s&tls_key=%s%s%s", tls_port, NQN,
+			 TLS_HOST, TLS_KEY, query ? "&" : "", query ? query : "");
+	else
+		snprintf(out, len, "nvme-tcp://127.0.0.1:%u/%s%s%s", port, NQN, query ? "?" : "",
+			 query ? query : "");
 }
 
 static struct unvme_ctrlr *open_ctrlr(const char *query)
@@ -344,17 +354,32 @@ static void setup(void)
 {
 	setenv("UNVME_QUIET", "1", 1);
 	port = env_target(&tgt, NQN, "emu://tcphost?ns=mem:64M", NULL, NULL, NULL, NULL);
+	tls_port = env_target_tls(&tls_tgt, NQN, "emu://tcptls?ns=mem:64M", TLS_HOST, TLS_KEY);
 }
 
 static void teardown(void)
 {
 	unvme_target_stop(tgt);
+	unvme_target_stop(tls_tgt);
+}
+
+/* The I/O paths again, every PDU inside TLS records. */
+static void test_tls_io(void)
+{
+	over_tls = true;
+	test_controller();
+	io_sizes(NULL);
+	io_sizes("hdgst=1&ddgst=1&incapsule=0&tls_identity=1");
+	test_deep_queue();
+	test_split_queue();
+	over_tls = false;
 }
 
 static void test_setup(void)
 {
 	setup();
 	CHECK(port != 0);
+	CHECK(tls_port != 0);
 }
 
 static void test_teardown(void)
@@ -364,4 +389,4 @@ static void test_teardown(void)
 
 TEST_MAIN(TEST(test_setup), TEST(test_controller), TEST(test_io_sizes), TEST(test_io_sizes_digests),
 	  TEST(test_io_sizes_without_incapsule), TEST(test_deep_queue), TEST(test_split_queue),
-	  TEST(test_kv_vendor_commands), TEST(test_discovery), TEST(test_teardown))
+	  TEST(test_kv_vendor_commands), TEST(test_discovery), TEST(test_tls_io), TEST(test_teardown))

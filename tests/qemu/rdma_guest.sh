@@ -1,0 +1,68 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# NVMe over RDMA in the QEMU guest over soft-RoCE (rdma_rxe on dummy0), sourced by
+# tests/qemu/guest.sh (its pass/fail/t/tout helpers, $UNVME and $W):
+#   (0) the rig: rxe0 comes up and Linux's host (nvme-cli, nvme-rdma) reaches Linux's target
+#       (nvmet-rdma): discovery, connect, ext4 made and filled, disconnect, reconnect, files
+#       read back. This baseline says the guest's RDMA works before our code is judged on it.
+#   (1) our verbs layer and the NVMe/RDMA queue engines (lib/fabrics/rdma) on the real
+#       provider: their unit tests run on rxe0 (connect with NVMe/RDMA private data, a
+#       refused request, send/receive, RDMA READ and WRITE, a bad RKEY, a host's queue against
+#       a controller's with data verified, a lying host).
+. /src/tests/qemu/tcp_lib.sh
+. /src/tests/qemu/rdma_lib.sh
+RKN=nqn.2024-01.io.linux:nvmet-rdma
+mkdir -p /etc/nvme /mnt/r
+
+if rdma_setup > $W/out 2>&1; then
+	pass "rdma-rxe-up ($(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/0 2> /dev/null))"
+else
+	fail rdma-rxe-up "$(tail -n 3 $W/out)"
+fi
+
+# ---- (0) Linux's host against Linux's target: the rig's baseline ----
+truncate -s 64M /tmp/rnvmet.img
+if rdma_nvmet_export $RKN /tmp/rnvmet.img 4420; then
+	pass rdma-nvmet-configured
+else
+	fail rdma-nvmet-configured "configfs setup of nvmet-rdma failed"
+fi
+tout rdma-linux-discover-nvmet "subnqn:  $RKN" nvme discover -t rdma -a $RDMA_ADDR -s 4420
+t rdma-linux-connect-nvmet nvme connect -t rdma -a $RDMA_ADDR -s 4420 -n $RKN
+DEV=$(wait_dev $RKN)
+[ -n "$DEV" ] && pass "rdma-linux-nvmet-block-device ($DEV)" || fail rdma-linux-nvmet-block-device "no /dev/nvmeXnY for $RKN"
+if [ -n "$DEV" ]; then
+	t rdma-linux-nvmet-mkfs-ext4 mkfs.ext4 -q -F $DEV
+	mount -t ext4 $DEV /mnt/r && cp /src/README.md /src/Makefile /mnt/r/ && sync && umount /mnt/r
+	[ $? = 0 ] && pass rdma-linux-nvmet-mount-copy-umount || fail rdma-linux-nvmet-mount-copy-umount
+	t rdma-linux-nvmet-disconnect nvme disconnect -n $RKN
+	t rdma-linux-nvmet-reconnect nvme connect -t rdma -a $RDMA_ADDR -s 4420 -n $RKN
+	DEV=$(wait_dev $RKN)
+	if [ -n "$DEV" ] && mount -t ext4 $DEV /mnt/r; then
+		cmp -s /src/README.md /mnt/r/README.md && cmp -s /src/Makefile /mnt/r/Makefile &&
+			pass rdma-linux-nvmet-data-after-reconnect || fail rdma-linux-nvmet-data-after-reconnect "files differ"
+		umount /mnt/r
+	else
+		fail rdma-linux-nvmet-data-after-reconnect "no device or no mount after reconnect"
+	fi
+	nvme disconnect -n $RKN > /dev/null 2>&1
+fi
+rdma_nvmet_remove $RKN
+
+# ---- (1) our verbs layer and queue engines on rxe ----
+# The unit tests of lib/fabrics/rdma again, on librdmacm/libibverbs over rxe0 instead of the
+# fake verbs (the ones that need the fake's controls report themselves skipped).
+for ut in verbs queue; do
+	UT=/src/${UNVME_BUILD:-build}/tests/unit/rdma/test_rdma_$ut
+	if [ -x $UT ]; then
+		RDMA_TEST_VERBS=ibv RDMA_TEST_ADDR=$RDMA_ADDR timeout 300 $UT > $W/ut 2>&1
+		rc=$?
+		if [ $rc = 0 ] || [ $rc = 77 ]; then
+			pass "rdma-unit-$ut-on-rxe ($(tail -n 1 $W/ut))"
+		else
+			fail rdma-unit-$ut-on-rxe "exit $rc"; grep -v '^ok ' $W/ut | sed 's/^/    /' | tail -n 20
+		fi
+	else
+		fail rdma-unit-$ut-on-rxe "$UT missing"
+	fi
+done

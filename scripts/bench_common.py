@@ -1,10 +1,20 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """What every benchmark script of make bench shares: where the tools are, how a run's CPU
-time is measured, how rounds become a median with its spread, markdown tables and plots.
+time is measured, how baselines are pinned and tuned, how rounds become a median with its
+spread, markdown tables and plots.
 
 Every figure is the median of ROUNDS runs (3 by default) with the range of the runs next to
 it, "1.23M (1.20-1.25)"; ours and its baseline run back to back in each round and the ratio is
 the ratio of the medians, with the range of the per-round ratios.
+
+The rule every section follows (docs/performance.md says it at the top): a baseline gets the
+tuning its own documentation recommends for the workload, is pinned to the CPUs our side uses
+(pinned(): the whole process, every thread it starts inherits the mask, io_uring's iou-wrk
+workers included, which sample_threads() checks), has every thread's CPU counted (run(): the
+getrusage of the whole finished process; kernel workers outside it, such as a loop device's
+kworkers, with kworker_cpu_s()), and does the same work as our side (key order, hit rate,
+phase order, fresh or warm memory); physical floors (floor()) are measured per CPU-second,
+in the same rounds, on the page size the device's data lives on.
 
 Environment:
   BUILD         the meson build directory (default build)
@@ -12,10 +22,13 @@ Environment:
                 the figures of a quick run are not worth reading
   BENCH_ROUNDS  runs per figure (default 3; quick mode 2)
 """
+import contextlib
+import glob
 import json
 import os
 import pathlib
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -31,7 +44,18 @@ FIO_ENGINE = BUILD / "plugins" / "fio" / "unvme-fio.so"
 KV_DB_BENCH = BUILD / "tools" / "kv_db_bench" / "kv_db_bench"
 PINGPONG = BUILD / "tools" / "bench" / "core_pingpong"
 MEMCPY_FLOOR = BUILD / "tools" / "bench" / "memcpy_floor"
-ENV = dict(os.environ, UNVME_QUIET="1")
+# UNVME_EMU_PREFAULT=1: the emulated devices' memory is made when they are created even where
+# no hugepages are reserved (hw/emu/ns/ns_memory.h), as a device's DRAM exists before its
+# first command: no command of ours pays a first-touch page fault
+ENV = dict(os.environ, UNVME_QUIET="1", UNVME_EMU_PREFAULT="1")
+# A run directory of the benchmark's own (devices of the same name opened by other programs
+# on the machine are then not shared with ours): made once by whichever script starts first,
+# inherited by the sections bench.py runs.
+if not os.environ.get("UNVME_RUN_DIR"):
+    import atexit
+    _run_dir = tempfile.mkdtemp(prefix="unvme-bench-run-")
+    atexit.register(shutil.rmtree, _run_dir, True)
+    ENV["UNVME_RUN_DIR"] = _run_dir
 QUICK = os.environ.get("BENCH_QUICK", "") == "1"
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2" if QUICK else "3"))
 TMPFS = "/dev/shm"
@@ -47,22 +71,109 @@ def ncpus():
 
 # ---- running things ----
 
+def pinned(cmd, cpus="0"):
+    """cmd run with its whole process pinned to cpus (taskset: every thread it creates inherits
+    the mask, the kernel's io_uring workers of its rings included)."""
+    return ["taskset", "-c", str(cpus), *[str(c) for c in cmd]]
+
+
+# db_bench tuned for a read and write benchmark whose data fits in memory, as RocksDB's own
+# tuning guide recommends: a block cache that holds the data, a 10 bits/key bloom filter; the
+# WAL off and no compression as our side (nothing durable, nothing compressed); block checksums
+# neither written nor verified, as the emulated KV namespace in memory keeps none.
+DB_BENCH_TUNED = ["--cache_size=2147483648", "--bloom_bits=10", "--verify_checksum=0",
+                  "--checksum_type=0", "--disable_wal=1", "--compression_type=none"]
+
+
 def children_cpu_s():
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ru.ru_utime + ru.ru_stime
 
 
-def run(cmd, timeout=None, env=None):
+def run(cmd, timeout=None, env=None, sample=None):
     """Runs cmd to completion; returns (stdout, CPU seconds it used). The CPU time is the
     getrusage of the finished child: every thread it had (fio's job threads, an engine's
-    device threads, io_uring's workers, which the kernel accounts to their process)."""
+    device threads, io_uring's workers, which the kernel accounts to their process).
+    sample: a ThreadSample, which looks at the child's threads while it runs."""
     cmd = [str(c) for c in cmd]
     before = children_cpu_s()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env or ENV, timeout=timeout)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env or ENV)
+    if sample:
+        sample.start(p.pid)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise
+    finally:
+        if sample:
+            sample.stop()
     cpu = children_cpu_s() - before
     if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr[-3000:]}{p.stdout[-1000:]}")
-    return p.stdout, cpu
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}\n{err[-3000:]}{out[-1000:]}")
+    return out, cpu
+
+
+class ThreadSample:
+    """Looks at a running process's threads every interval (from a thread of ours): which
+    threads whose name starts with prefix existed and which CPUs they were allowed. For
+    io_uring's kernel workers (iou-wrk-*): they run outside the submitting thread, so the
+    report says where they ran."""
+
+    def __init__(self, prefix="iou-wrk", interval=0.2):
+        import threading
+        self.prefix, self.interval, self.seen = prefix, interval, {}
+        self._stop = threading.Event()
+        self._thread = None
+
+    def _look(self, pid):
+        for task in glob.glob(f"/proc/{pid}/task/*"):
+            try:
+                comm = open(f"{task}/comm").read().strip()
+                if not comm.startswith(self.prefix):
+                    continue
+                allowed = next(l.split(":", 1)[1].strip() for l in open(f"{task}/status")
+                               if l.startswith("Cpus_allowed_list"))
+                self.seen[comm] = allowed
+            except (OSError, StopIteration):
+                pass
+
+    def start(self, pid):
+        import threading
+
+        def loop():
+            while not self._stop.wait(self.interval):
+                self._look(pid)
+        self._thread = threading.Thread(target=loop, daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+
+    def summary(self):
+        """{"threads": n, "cpus": sorted distinct masks} of what was seen."""
+        return {"threads": len(self.seen), "cpus": sorted(set(self.seen.values()))}
+
+
+def kworker_cpu_s():
+    """CPU seconds used so far by the kernel's kworker threads (the loop driver's work runs in
+    them, outside the process that submits): the difference over a run is their share."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            f = open(stat).read()
+        except OSError:
+            continue
+        comm = f[f.index("(") + 1:f.rindex(")")]
+        if comm.startswith("kworker"):
+            fields = f[f.rindex(")") + 2:].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tick
 
 
 def json_out(text):
@@ -105,13 +216,58 @@ def perf(devices, bs, qd, seconds, workload="randread", cores="0", fill=False, t
             "unwritten_blocks": unwritten, "cmd": " ".join(str(c) for c in cmd)}
 
 
-def memcpy_floor(block, region, seconds=1, cpu=0):
-    """Copies per second one core makes of block-sized pieces of a region (the memory device's
-    physical limit); None when the tool is missing."""
+def floor(block, region, buffers=32, seconds=1, cpu=0, seq=False):
+    """memcpy_floor: copies per CPU-second one core makes of block-sized pieces of a region
+    (random, or consecutive with seq), into as many buffers as I/Os in flight, on the page size
+    a memory namespace of that size gets (hugetlbfs pages when the pool has room); the whole
+    JSON, or None when the tool is missing."""
     if not MEMCPY_FLOOR.exists():
         return None
-    out, _ = run([MEMCPY_FLOOR, block, region, seconds, cpu])
-    return json.loads(out)["copies_per_s"]
+    out, _ = run([MEMCPY_FLOOR, *(["--seq"] if seq else []), block, region, seconds, cpu,
+                  max(1, min(int(buffers), 4096))], timeout=seconds * 20 + 120)
+    return json.loads(out)
+
+
+def memcpy_floor(block, region, seconds=1, cpu=0, buffers=32, seq=False):
+    """floor()'s copies per CPU-second, or None."""
+    f = floor(block, region, buffers, seconds, cpu, seq)
+    return f["copies_per_s"] if f else None
+
+
+def floor_on_cpus(block, region, cpus, seconds=1, buffers=1, seq=False):
+    """The floor of len(cpus) cores copying at once (one memcpy_floor per CPU, started
+    together): the sum of their copies per CPU-second, or None."""
+    if not MEMCPY_FLOOR.exists():
+        return None
+    procs = [subprocess.Popen([str(MEMCPY_FLOOR), *(["--seq"] if seq else []), str(block),
+                               str(region), str(seconds), str(c), str(buffers)],
+                              stdout=subprocess.PIPE, text=True, env=ENV) for c in cpus]
+    total = 0.0
+    for p in procs:
+        out, _ = p.communicate(timeout=seconds * 20 + 120)
+        if p.returncode != 0:
+            return None
+        total += json.loads(out)["copies_per_s"]
+    return total
+
+
+@contextlib.contextmanager
+def loop_device(path):
+    """A loop device over path with direct I/O to its backing file (losetup --direct-io), or
+    None with the reason when this machine cannot make one (not root, no losetup)."""
+    if os.geteuid() != 0 or not shutil.which("losetup"):
+        yield None, "a loop device needs root and losetup"
+        return
+    p = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", path], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        yield None, f"losetup: {p.stderr.strip()}"
+        return
+    dev = p.stdout.strip()
+    try:
+        yield dev, None
+    finally:
+        subprocess.run(["losetup", "-d", dev], capture_output=True)
 
 
 def core_to_core_ns():

@@ -59,10 +59,13 @@ def main():
     doc = pathlib.Path(a.doc)
     text = doc.read_text()
     minutes = sum(res.get("seconds", {}).values()) / 60
+    huge = (meta.get("hugepages") or {}).get("reserved")
     text, ok = replace_block(text, "meta", f"Latest figures: `make bench` of {meta['started']} on "
                              f"{meta['cpus']} CPUs, {meta['os']}, Linux {meta['kernel']}; median "
                              f"of {meta['rounds']} runs per figure, the range of the runs in "
-                             f"brackets; the run took {minutes:.0f} minutes. Results file: "
+                             f"brackets; " + (f"{huge} 2 MiB hugepages reserved; " if huge is not None
+                                              else "") +
+                             f"the run took {minutes:.0f} minutes. Results file: "
                              f"`bench/results/{path.name}`.")
     missing = [] if ok else ["meta (no marker)"]
     img = pathlib.Path(a.img)

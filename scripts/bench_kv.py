@@ -15,10 +15,15 @@ submission and completion on the same core against separate cores at equal queue
    other), so db_bench runs --threads=2, with the operations split between them
    (--writes/--reads/--deletes = N/2 each) to keep N per phase.
    Ours: an in-memory emulated KV namespace (inline mode: the device's work, index and
-   value copy, runs on the thread that rings the doorbell). RocksDB: Debian's db_bench, WAL
-   off, no compression, on tmpfs: memtable, then flushes and compactions into files. Neither
-   side makes anything durable. Limit: memcpy_floor, one copy of the value per store or
-   retrieve alone on one core (deletes copy no value).
+   value copy, runs on the thread that rings the doorbell; its memory exists from its
+   creation, as a device's DRAM does). RocksDB: Debian's db_bench on tmpfs, tuned as RocksDB's
+   own guide says for data that fits in memory (bench_common.DB_BENCH_TUNED: a 2 GiB block
+   cache, a 10 bits/key bloom filter, block checksums off as ours keeps none, WAL off and no
+   compression, as nothing is durable or compressed on our side): memtable, then flushes and
+   compactions into files. Both processes pinned to the same CPUs (taskset: CPU 0 for sync,
+   CPUs 0 and 1 for async; RocksDB's flush and compaction threads inherit the mask), and each
+   side's whole CPU time (every thread) over its run is reported. Limit: memcpy_floor, one
+   copy of the value per store or retrieve alone on one core (deletes copy no value).
 2. Same core against separate cores, at equal queue depth. The SDK offers one same-core mode,
    sync: the caller submits and polls its own queue, one call in flight (QD 1); a completion
    thread may not share a submitting core (the SDK refuses the mask). So the comparison at equal
@@ -44,8 +49,11 @@ import bench_common as bc
 
 PHASES = ("store", "retrieve", "delete")
 ROUNDS_IN_RUN = ("cold", "warm")
-MEM_KV = "emu://kvbench?ns=kv:4G"
-SSD_KV = "emu://kvssd?ns=kv:4G&mode=thread&rlat=80us&wlat=20us&units=48&cpu={cpu}"
+# 2 GiB: the 200,000 4 KiB values and their records (the device's memory exists from its
+# creation, so a larger namespace would only cost time to make); a quick run's keys need less
+KV_SIZE = "256M" if bc.QUICK else "2G"
+MEM_KV = f"emu://kvbench?ns=kv:{KV_SIZE}"
+SSD_KV = f"emu://kvssd?ns=kv:{KV_SIZE}&mode=thread&rlat=80us&wlat=20us&units=48&cpu={{cpu}}"
 SYNC = ["-c", "1", "-s", "1"]
 
 
@@ -53,12 +61,18 @@ def async_args(qd):
     return ["-c", "1", "-s", "0", "-q", "2", "-a", str(qd)]
 
 
+def cpus_of(mode_args):
+    """The CPUs a kv_perf mode uses: the caller's core 0, and core 1 with a completion thread."""
+    return "0" if "-s" in mode_args and mode_args[mode_args.index("-s") + 1] == "1" else "0,1"
+
+
 def kv_perf(device, keys, value_size, dist, mode_args, seed):
-    """One kv_perf run of two rounds: {round: {phase: {"ops", "not_found", "operations"}}}."""
+    """One kv_perf run of two rounds: {round: {phase: {"ops", "not_found", "operations"}},
+    "cpu_s": the process's CPU time (every thread)}, pinned to the CPUs its mode uses."""
     cmd = [bc.KV_PERF, "-w", "-r", "-e", "-n", keys, "-v", value_size, "-t", 2, "-p", dist,
            "-g", seed, "-d", device, "-J", *mode_args]
-    out, _ = bc.run(cmd, timeout=1800)
-    res = {}
+    out, cpu = bc.run(bc.pinned(cmd, cpus_of(mode_args)), timeout=1800)
+    res = {"cpu_s": cpu}
     for rnd, test in zip(ROUNDS_IN_RUN, bc.json_out(out)["tests"]):
         res[rnd] = {ph["phase"]: {"ops": ph["total"]["ops_per_sec"],
                                   "found": 1 - ph["total"]["not_found"] / ph["total"]["operations"]}
@@ -71,7 +85,8 @@ DB_NAMES = {"store": ("fillrandom", "overwrite"), "retrieve": ("readrandom",) * 
 
 
 def db_bench(keys, value_size, threads):
-    """db_bench in the same two rounds; None when it is not installed."""
+    """db_bench in the same two rounds, tuned and pinned (CPU 0, or CPUs 0 and 1 with two
+    threads); None when it is not installed."""
     if not shutil.which("db_bench"):
         return None
     per = keys // threads
@@ -79,14 +94,14 @@ def db_bench(keys, value_size, threads):
         cmd = ["db_bench", "--benchmarks=fillrandom,readrandom,deleterandom,overwrite,readrandom,"
                "deleterandom", f"--num={keys}", f"--writes={per}", f"--reads={per}",
                f"--deletes={per}", "--key_size=16", f"--value_size={value_size}",
-               "--disable_wal=1", "--compression_type=none", f"--threads={threads}",
-               f"--db={d}/db"]
-        out, _ = bc.run(cmd, timeout=1800)
+               *bc.DB_BENCH_TUNED, f"--threads={threads}", f"--db={d}/db"]
+        out, cpu = bc.run(bc.pinned(cmd, "0" if threads == 1 else "0,1"), timeout=1800)
     lines = [(name, ops, found, of) for name, _, ops, found, of
              in re.findall(bc.DB_BENCH_RESULT, out, re.M)]
     if len(lines) != 6:
         raise RuntimeError(f"db_bench printed {len(lines)} results, not 6:\n{out[-2000:]}")
     res = {r: {} for r in ROUNDS_IN_RUN}
+    res["cpu_s"] = cpu
     for i, (name, ops, found, of) in enumerate(lines):
         rnd, ph = ROUNDS_IN_RUN[i // 3], PHASES[i % 3]
         res[rnd][ph] = {"ops": float(ops), "found": int(found) / int(of) if of else None}
@@ -108,6 +123,10 @@ def versus_rocksdb(keys, value_sizes):
             for i in range(bc.ROUNDS):
                 ours.append(kv_perf(MEM_KV, keys, vs, 5, args, i + 1))
                 base.append(db_bench(keys, vs, threads))
+            # CPU per operation over the whole run (both rounds, every phase), every thread
+            ops = 2 * len(PHASES) * keys
+            cpu = {"ours": bc.stat([r["cpu_s"] * 1e9 / ops for r in ours]),
+                   "rocksdb": bc.stat([r["cpu_s"] * 1e9 / ops for r in base if r])}
             for rnd in ROUNDS_IN_RUN:
                 for ph in PHASES:
                     o, b = pick(ours, rnd, ph), pick(base, rnd, ph)
@@ -115,7 +134,8 @@ def versus_rocksdb(keys, value_sizes):
                                  "phase": ph, "ours": o, "rocksdb": b, "ratio": bc.ratio(o, b),
                                  "ours_found": pick(ours, rnd, ph, "found"),
                                  "rocksdb_found": pick(base, rnd, ph, "found"),
-                                 "limit": floor if ph != "delete" else None})
+                                 "limit": floor if ph != "delete" else None,
+                                 "cpu_ns_per_op": cpu})
     return rows
 
 
@@ -160,8 +180,12 @@ def render(d):
            "repeats, drawn anew for every phase on both sides (db_bench's fillrandom, "
            "readrandom, deleterandom; kv_perf -p 5); cold = first round, warm = second round "
            f"of the same process; median of {d['rounds']} runs (range in brackets). Ours: "
-           "in-memory KV namespace; RocksDB: db_bench, WAL off, no compression, tmpfs. Found: "
-           "the share of retrieves (deletes) that found their key, both sides.", ""]
+           "in-memory KV namespace (its memory there from creation); RocksDB: db_bench on tmpfs, "
+           "tuned (2 GiB block cache, 10 bits/key bloom filter, block checksums off as ours, WAL "
+           "off, no compression); both pinned to the same CPUs (CPU 0 sync, CPUs 0-1 async, "
+           "every thread). Found: the share of retrieves (deletes) that found their key, both "
+           "sides. CPU: each side's whole process over its run (both rounds, all phases), per "
+           "operation.", ""]
     if d.get("core_to_core_ns"):
         b, a = d["core_to_core_ns"]
         out += [f"Cache line between CPU 0 and CPU 1 (core_pingpong), one way: {b:.0f} ns before, "
@@ -177,6 +201,14 @@ def render(d):
     out.append(bc.table(["value", "mode (db_bench threads)", "round", "op", "ours ops/s",
                          "RocksDB ops/s", "ratio", "found ours / RocksDB", "copy limit ops/s"],
                         rows, "rllrrrrrr"))
+    cpu_lines = []
+    for r in d["rows"]:
+        c = r.get("cpu_ns_per_op")
+        if c and r["round"] == "cold" and r["phase"] == "store":
+            cpu_lines.append(f"{r['value_size']} B {r['mode']}: ours {bc.fmt(c['ours'], bc.num(0))} "
+                             f"ns, RocksDB {bc.fmt(c['rocksdb'], bc.num(0))} ns")
+    if cpu_lines:
+        out += ["", "CPU per operation over each whole run (every thread): " + "; ".join(cpu_lines) + "."]
     get = {(r["value_size"], r["mode"], r["round"], r["phase"]): r for r in d["rows"]}
     s_ret, s_st = get.get((4096, "sync", "warm", "retrieve")), get.get((4096, "sync", "warm", "store"))
     if s_ret and s_st:

@@ -11,8 +11,13 @@
    namespace of the same emulated device kind, 4 KiB random reads and writes, one core, QD 32
    (unvme perf's CPU ns per I/O). Target: at most 1.15x.
 3. The KV API: the host KV engine on a zoned namespace (hostkv://) against the emulated KV SSD
-   and RocksDB's db_bench (fillrandom, readrandom), same keys and values: store and retrieve
-   ops/s. Targets: KV on ZNS >= 0.7x the KV SSD, >= 2x RocksDB for retrieve.
+   and RocksDB's db_bench (fillrandom, readrandom, deleterandom), the same work on every side:
+   the same number of operations per phase over the same number of 16-byte keys, drawn uniformly
+   at random with repeats for every phase (db_bench's order; kv_perf -p 5), so the same share
+   of retrieves finds its key (printed); the second round of one process each reported, every
+   process pinned to CPU 0; db_bench tuned as in bench_kv.py (block cache, bloom filter,
+   checksums as ours). Store and retrieve ops/s, medians of the rounds. Targets: KV on ZNS >=
+   0.7x the KV SSD, >= 2x RocksDB for retrieve.
 4. LightNVM's table in our terms: the page-mapped block target (FTL) against the KV target,
    1 MiB value writes: throughput and latency.
 5. The cost of durable acknowledgements (group commit): store and retrieve ops/s of kv_perf on
@@ -21,6 +26,10 @@
    (ZNS_BENCH_BASELINE=<its build directory>; without it the section shows this build alone).
    The two builds run alternately, ZNS_BENCH_ROUNDS rounds each (default 3), medians; files go
    to ZNS_BENCH_DIR (default: the system's temporary directory).
+
+Every figure but the WAF curve's is the median of BENCH_ROUNDS runs (3); the curve's points
+are one run each: its writes come from a fixed seed, so a point's WAF is the same in every run
+(its KIOPS column is for reading the trend only).
 
   BUILD=build python3 scripts/bench_zns.py [--short] [--only SECTION] [--json out.json]
                                            [--plot-dir DIR]
@@ -42,7 +51,8 @@ if not BUILD.is_absolute():
 UNVME = BUILD / "tools" / "unvme" / "unvme"
 FTL_WAF = BUILD / "tools" / "bench" / "ftl_waf"
 KV_PERF = BUILD / "tools" / "kv" / "kv_perf"
-ENV = dict(os.environ, UNVME_QUIET="1")
+import bench_common  # noqa: E402  (the bench's own run directory, in its ENV)
+ENV = dict(bench_common.ENV)
 
 
 def lambert_w0(x):
@@ -84,6 +94,22 @@ def waf_curve(short):
     return rows
 
 
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+
+
+def median(values):
+    v = sorted(x for x in values if x is not None)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2 if v else None
+
+
+def medians(runs):
+    """The per-key medians of a list of {key: number or {key: number}} results."""
+    first = runs[0]
+    if isinstance(first, dict):
+        return {k: medians([r[k] for r in runs]) for k in first}
+    return median(runs)
+
+
 def perf(dev, workload, seconds, qd=32, fill=False):
     out = run([UNVME, "perf", dev, "-w", workload, "-b", "4k", "-q", qd, "-t", seconds, "-c", "0",
                "-o", "json", *(["--fill"] if fill else [])])
@@ -101,55 +127,71 @@ def cpu_per_io(short):
     for wl in ("randread", "randwrite"):
         # every block written once first (--fill): reads move real data on both sides, and the
         # FTL's writes run with its map full, collecting garbage as at steady state
-        p = perf(plain, wl, secs, fill=True)
-        f = perf(ftl, wl, secs, fill=True)
-        rows.append({"workload": wl, "plain": p, "ftl": f, "ratio": f["ns_per_io"] / p["ns_per_io"]})
+        ps, fs = [], []
+        for _ in range(1 if short else ROUNDS):
+            ps.append(perf(plain, wl, secs, fill=True))
+            fs.append(perf(ftl, wl, secs, fill=True))
+        p, f = medians(ps), medians(fs)
+        rows.append({"workload": wl, "plain": p, "ftl": f, "ratio": f["ns_per_io"] / p["ns_per_io"],
+                     "runs": {"plain": ps, "ftl": fs}})
     return rows
 
 
 def kv_perf(dev, keys, value, extra=(), exe=None, sync=True):
-    """kv_perf's second round: sync calls on CPU 0, or async ones at queue depth 64 with the
-    completion thread on CPU 1."""
+    """kv_perf, two rounds, the second round's phases: sync calls on CPU 0, or async ones at
+    queue depth 64 with the completion thread on CPU 1."""
     mode = ["-s", "1"] if sync else ["-s", "0", "-q", "2", "-a", "64"]
-    out = run([exe or KV_PERF, "-w", "-r", "-n", keys, "-v", value, "-t", "2", "-c", "1", *mode,
-               "-d", dev, "-J", *extra])
+    out = run(["taskset", "-c", "0" if sync else "0,1", exe or KV_PERF, "-w", "-r", "-n", keys,
+               "-v", value, "-t", "2", "-c", "1", *mode, "-d", dev, "-J", *extra])
     last = json.loads(out)["tests"][-1]
     res = {}
     for ph in last:
         d = ph["devices"][0]
+        t = ph.get("total", {})
+        found = (1 - t["not_found"] / t["operations"]) if t.get("operations") else None
         res[ph["phase"]] = {"ops": d["ops_per_sec"], "mean_us": d.get("qos_us", {}).get("mean"),
-                            "mb_s": d.get("throughput_mb_s")}
+                            "mb_s": d.get("throughput_mb_s"), "found": found}
     return res
 
 
 def rocksdb(keys, value):
-    """db_bench's fillrandom/readrandom/deleterandom as bench_kv.py runs it (one thread, the
-    second round reported, as kv_perf's second round is)."""
+    """db_bench's fillrandom/readrandom/deleterandom as bench_kv.py runs it (one thread, tuned,
+    pinned to CPU 0, the second round reported, as kv_perf's second round is)."""
     sys.path.insert(0, str(ROOT / "scripts"))
     import bench_kv  # noqa: E402
     res = bench_kv.db_bench(keys, value, 1)
-    return {ph: {"ops": v["ops"]} for ph, v in res[bench_kv.ROUNDS_IN_RUN[-1]].items()} if res else None
+    return ({ph: {"ops": v["ops"], "found": v["found"]}
+             for ph, v in res[bench_kv.ROUNDS_IN_RUN[-1]].items()} if res else None)
 
 
 def kv_compare(short):
     keys = 5000 if short else 50000
-    ssd = kv_perf("emu://kvssd?ns=kv:2G", keys, 4096)
-    zns = kv_perf("hostkv://emu://kvz?ns=zns,zone=16M:2G:4096?op=30", keys, 4096)
-    rdb = rocksdb(keys, 4096)
-    return {"keys": keys, "value": 4096, "kv_ssd": ssd, "hostkv_zns": zns, "rocksdb": rdb}
+    same_order = ["-p", "5"]  # uniform random with repeats, drawn anew per phase: db_bench's
+    ssd, zns, rdb = [], [], []
+    for i in range(1 if short else ROUNDS):
+        seed = ["-g", str(i + 1)]
+        size = "512M" if short else "2G"
+        ssd.append(kv_perf(f"emu://kvssd?ns=kv:{size}", keys, 4096, same_order + seed))
+        zns.append(kv_perf(f"hostkv://emu://kvz?ns=zns,zone=16M:{size}:4096?op=30", keys, 4096,
+                           same_order + seed))
+        rdb.append(rocksdb(keys, 4096))
+    return {"keys": keys, "value": 4096, "kv_ssd": medians(ssd), "hostkv_zns": medians(zns),
+            "rocksdb": medians(rdb) if all(rdb) else None,
+            "runs": {"kv_ssd": ssd, "hostkv_zns": zns, "rocksdb": rdb}}
 
 
 def lightnvm_table(short):
     n = 200 if short else 1000
     secs = 1 if short else 3
-    blk = perf("ftl://emu://lb?ns=zns,zone=16M:2G:4096?op=30&format=1", "write", secs, qd=1)
+    size = "512M" if short else "2G"
+    blk = perf(f"ftl://emu://lb?ns=zns,zone=16M:{size}:4096?op=30&format=1", "write", secs, qd=1)
     # 1 MiB writes through perf: the block size is the value size
-    out = run([UNVME, "perf", "ftl://emu://lb2?ns=zns,zone=16M:2G:4096?op=30&format=1", "-w",
+    out = run([UNVME, "perf", f"ftl://emu://lb2?ns=zns,zone=16M:{size}:4096?op=30&format=1", "-w",
                "write", "-b", "1M", "-q", 1, "-t", secs, "-c", 0, "-o", "json"])
     j = json.loads(out)
     block = {"mb_s": j["total"]["mib_per_s"], "mean_us": j["total"]["latency_us"]["avg"],
              "p99_us": j["total"]["latency_us"]["p99"]}
-    kv = kv_perf("hostkv://emu://lk?ns=zns,zone=16M:2G:4096?op=30", n, 1 << 20)
+    kv = kv_perf(f"hostkv://emu://lk?ns=zns,zone=16M:{size}:4096?op=30", n, 1 << 20)
     st = kv.get("store", {})
     return {"block_1m": block, "kv_1m": {"mb_s": st.get("mb_s"), "mean_us": st.get("mean_us"),
                                           "ops": st.get("ops")}, "block_4k_qd1": blk}
@@ -282,14 +324,17 @@ def render(d):
     worst = max(r["ratio"] for r in cpu)
     lines += ["", f"Target: at most 1.15x: worst {worst:.2f}x -> {'met' if worst <= 1.15 else 'NOT met'} "
               "(the FTL is a second NVMe controller over the first: two protocol traversals per I/O)."]
-    lines += ["", f"### KV API: {kv['keys']} keys, 16-byte keys, 4 KiB values, sync, one core", "",
-              "| | store ops/s | retrieve ops/s |", "|---|---:|---:|"]
+    lines += ["", f"### KV API: {kv['keys']} operations per phase over {kv['keys']} keys of 16 bytes, "
+              "random with repeats (db_bench's order on every side), 4 KiB values, sync, CPU 0", "",
+              "| | store ops/s | retrieve ops/s | retrieves that found their key |", "|---|---:|---:|---:|"]
     for name, key in (("emulated KV SSD", "kv_ssd"), ("host KV engine on ZNS", "hostkv_zns"),
-                      ("RocksDB db_bench (tmpfs)", "rocksdb")):
+                      ("RocksDB db_bench (tmpfs, tuned)", "rocksdb")):
         r = kv.get(key)
         if r:
+            found = r.get("retrieve", {}).get("found")
             lines.append(f"| {name} | {r.get('store', {}).get('ops', 0):,.0f} | "
-                         f"{r.get('retrieve', {}).get('ops', 0):,.0f} |")
+                         f"{r.get('retrieve', {}).get('ops', 0):,.0f} | "
+                         f"{'n/a' if found is None else f'{100 * found:.0f}%'} |")
     z, s, rdb = kv["hostkv_zns"], kv["kv_ssd"], kv["rocksdb"]
     r1 = z["retrieve"]["ops"] / s["retrieve"]["ops"]
     lines += ["", f"Target: KV on ZNS >= 0.7x the KV SSD: store {fmt_ratio(z['store']['ops'], s['store']['ops'])}, "

@@ -123,8 +123,14 @@ struct emu_io_stats {
 };
 
 /* What the controller hands a namespace with each I/O command. */
+struct emu_iommu;
+struct emu_iommu_tlb;
 struct emu_io_ctx {
 	struct emu_ctrl *ctrl;       /* for emu_xfer_map */
+	struct emu_iommu *iommu;     /* the controller's IOMMU: one-page transfers are mapped
+				      * inline (nvm_fast.h); NULL: always through emu_xfer_map */
+	struct emu_iommu_tlb *tlb;   /* the fetch loop's last region (emu_iommu.h), for
+				      * emu_nvm_rw_inline */
 	struct emu_io_stats *stats;  /* counters of the submitting queue */
 	uint32_t dw0;                /* out: completion DW0 */
 	uint32_t dw1;                /* out: completion DW1 (Zone Append: LBA bits 63:32) */

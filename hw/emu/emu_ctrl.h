@@ -144,6 +144,8 @@ struct emu_sq {
 	uint8_t          nr_aborts;
 	_Atomic uint32_t busy;       /* the fetch lock, see the top of this file */
 	struct emu_io_stats stats;   /* summed into SMART */
+	struct emu_iommu_tlb tlb;    /* the fetch loop's last IOMMU region (emu_iommu.h) ... */
+	uint32_t tlb_gen;            /* ... valid while the IOMMU's gen is this */
 	struct emu_pending_abort aborts[EMU_ACL + 1];
 	/* Read by the host's doorbell writes on any thread and written only when the queue is
 	 * created or deleted or stops on a full CQ: a line apart from the fetch state above, which
@@ -190,19 +192,36 @@ static inline uint32_t emu_cq_space(const struct emu_cq *cq)
 	return free_slots > cq->reserved ? free_slots - cq->reserved : 0;
 }
 
+/* emu_cq_reserve of a CQ that several SQs post to (under its spin lock; emu_queue.c). */
+uint32_t emu_cq_reserve_locked(struct emu_cq *cq, uint32_t want);
+
+/* Claims up to want CQ slots for commands about to be fetched; returns how many. A CQ with
+ * one SQ in inline mode (or the engine's) is its poster's alone: no lock. */
+static inline uint32_t emu_cq_reserve(struct emu_cq *cq, uint32_t want)
+{
+	if (cq->locked)
+		return emu_cq_reserve_locked(cq, want);
+	uint32_t n = emu_cq_space(cq);
+	if (n > want)
+		n = want;
+	cq->reserved += n;
+	return n;
+}
+
 /* Writes one CQE at the tail and publishes it: DW0..DW3 first, the status word with the phase
  * tag last with a release store, so a host polling from another thread never sees a
  * half-written entry. Caller owns the CQ (see the top of this file) and has a reserved slot. */
 static inline void emu_cq_write(struct emu_cq *cq, uint32_t dw0, uint32_t dw1, uint16_t sqhd,
 				uint16_t sqid, uint16_t cid, uint16_t status)
 {
-	struct nvme_cqe *e = &cq->ring[cq->tail];
-	e->dw0 = dw0;
-	e->dw1 = dw1;
-	e->sqhd = sqhd;
-	e->sqid = sqid;
-	e->cid = cid;
-	__atomic_store_n(&e->status, (uint16_t)((status & 0xfffeu) | cq->phase), __ATOMIC_RELEASE);
+	/* as two 8-byte stores (the host is little-endian, spec.h): DW0, DW1, then SQHD, SQID, CID
+	 * and the status; a host reading them with 8-byte loads (lib/driver/qpair.c) gets them
+	 * from the store buffer when it reads right away on the same core */
+	uint64_t *e = (uint64_t *)&cq->ring[cq->tail];
+	uint16_t st = (uint16_t)((status & 0xfffeu) | cq->phase);
+	*(volatile uint64_t *)e = dw0 | (uint64_t)dw1 << 32;
+	__atomic_store_n(e + 1, sqhd | (uint64_t)sqid << 16 | (uint64_t)cid << 32 | (uint64_t)st << 48,
+			 __ATOMIC_RELEASE);
 	cq->reserved--;
 	if (++cq->tail == cq->size) {
 		cq->tail = 0;
@@ -441,8 +460,6 @@ void emu_doorbell_write(struct emu_ctrl *c, uint32_t off, uint32_t val);
 /* ---- emu_queue.c: rings, fetching, posting ---- */
 int emu_queues_alloc(struct emu_ctrl *c);
 void emu_queues_free(struct emu_ctrl *c);
-/* Claims up to want CQ slots for commands about to be fetched; returns how many. */
-uint32_t emu_cq_reserve(struct emu_cq *cq, uint32_t want);
 /* Takes / releases the busy locks of every SQ using cq (for posting to it from admin). */
 void emu_cq_quiesce(struct emu_ctrl *c, struct emu_cq *cq);
 void emu_cq_unquiesce(struct emu_ctrl *c, struct emu_cq *cq);

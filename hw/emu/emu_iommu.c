@@ -48,6 +48,7 @@ int emu_iommu_init(struct emu_iommu *m)
 	if (!t)
 		return -ENOMEM;
 	atomic_init(&m->cur, t);
+	atomic_init(&m->gen, 0);
 	m->holes = 0;
 	m->retired = NULL;
 	m->nr_retired = 0;
@@ -98,6 +99,30 @@ uint8_t *emu_iommu_lookup(const struct emu_iommu_table *t, uint64_t iova, uint64
 	uint8_t *p = emu_iommu_region_at(&t->r[i - 1], iova, len);
 	if (p)
 		emu_iommu_hint = i - 1;
+	return p;
+}
+
+uint8_t *emu_iommu_tlb_fill(struct emu_iommu *m, struct emu_iommu_tlb *k, uint64_t iova,
+			    uint64_t len)
+{
+	const struct emu_iommu_table *t = atomic_load_explicit(&m->cur, memory_order_acquire);
+	uint8_t *p = emu_iommu_translate(m, iova, len);
+	if (!p)
+		return NULL;
+	/* the region p came from (emu_iommu_translate left its index in the hint); a table
+	 * published meanwhile only means one more fill */
+	uint32_t h = emu_iommu_hint;
+	if (h < atomic_load_explicit(&t->n, memory_order_acquire)) {
+		const struct emu_iommu_region *r = &t->r[h];
+		uint64_t rlen = atomic_load_explicit(&r->len, memory_order_acquire);
+		uint64_t start = atomic_load_explicit(&r->iova, memory_order_relaxed);
+		uint8_t *va = atomic_load_explicit(&r->vaddr, memory_order_relaxed);
+		if (iova >= start && iova - start < rlen && va + (iova - start) == p) {
+			k->iova = start;
+			k->len = rlen;
+			k->vaddr = va;
+		}
+	}
 	return p;
 }
 
@@ -197,6 +222,8 @@ int emu_iommu_add(struct emu_iommu *m, void *vaddr, uint64_t iova, size_t len)
 		else
 			rc = -ENOMEM;
 	}
+	if (rc == 0)
+		atomic_fetch_add_explicit(&m->gen, 1, memory_order_release);
 	pthread_mutex_unlock(&m->lock);
 	return rc;
 }
@@ -213,6 +240,7 @@ int emu_iommu_remove(struct emu_iommu *m, uint64_t iova, size_t len)
 		return -ENOENT;
 	}
 	atomic_store_explicit(&r->len, 0, memory_order_release);
+	atomic_fetch_add_explicit(&m->gen, 1, memory_order_release);
 	m->holes++;
 	if (m->holes > MIN_CAP && m->holes > n / 2) {
 		/* mostly holes: a compact table keeps lookups short (and cannot fail to help) */

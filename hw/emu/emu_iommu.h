@@ -39,6 +39,7 @@ struct emu_iommu_table {
 
 struct emu_iommu {
 	_Atomic(struct emu_iommu_table *) cur;
+	_Atomic uint32_t gen;                /* moves at every map and unmap (emu_iommu_tlb) */
 	pthread_mutex_t lock;                /* writers (map/unmap) */
 	uint32_t holes;                      /* in cur */
 	struct emu_iommu_table *retired;
@@ -87,6 +88,33 @@ static inline uint8_t *emu_iommu_translate(struct emu_iommu *m, uint64_t iova, u
 			return p;
 	}
 	return emu_iommu_lookup(t, iova, len);
+}
+
+/*
+ * A translator's memory of the region it hit last, for a run of translations that one holder
+ * makes in a row (the fetch loop of one SQ, hw/emu/emu_io.c: a batch's buffers mostly share a
+ * region). Its holder empties it when the IOMMU's generation moved since it was filled, at
+ * the start of each run, so a mapping change between runs is always seen; within a run it
+ * answers as the table did at the run's first translation into that region, as a device's
+ * address translation cache would.
+ */
+struct emu_iommu_tlb {
+	uint64_t iova;
+	uint64_t len;
+	uint8_t *vaddr;
+};
+
+/* The slow half of emu_iommu_translate_tlb: looks iova up and remembers its region. */
+uint8_t *emu_iommu_tlb_fill(struct emu_iommu *m, struct emu_iommu_tlb *k, uint64_t iova,
+			    uint64_t len);
+
+static inline uint8_t *emu_iommu_translate_tlb(struct emu_iommu *m, struct emu_iommu_tlb *k,
+					       uint64_t iova, uint64_t len)
+{
+	uint64_t off = iova - k->iova;
+	if (__builtin_expect(off < k->len && len <= k->len - off, 1))
+		return k->vaddr + off;
+	return emu_iommu_tlb_fill(m, k, iova, len);
 }
 
 #endif

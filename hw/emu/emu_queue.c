@@ -48,16 +48,14 @@ void emu_queues_free(struct emu_ctrl *c)
 	c->active_sqs = NULL;
 }
 
-uint32_t emu_cq_reserve(struct emu_cq *cq, uint32_t want)
+uint32_t emu_cq_reserve_locked(struct emu_cq *cq, uint32_t want)
 {
-	if (cq->locked)
-		emu_spin_lock(&cq->lock);
+	emu_spin_lock(&cq->lock);
 	uint32_t n = emu_cq_space(cq);
 	if (n > want)
 		n = want;
 	cq->reserved += n;
-	if (cq->locked)
-		emu_spin_unlock(&cq->lock);
+	emu_spin_unlock(&cq->lock);
 	return n;
 }
 

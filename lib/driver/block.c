@@ -9,6 +9,7 @@
 
 #include "ctrlr.h"
 #include "errmsg.h"
+#include "qpair_submit.h"
 
 static int check_ns(const struct unvme_ns *ns, struct unvme_qpair *qp, uint32_t nlb)
 {
@@ -34,17 +35,31 @@ static void rw_cmd(struct nvme_sqe *cmd, uint8_t opc, const struct unvme_ns *ns,
 	cmd->cdw12 = nlb - 1;
 }
 
-static int data_cmd(struct unvme_ns *ns, struct unvme_qpair *qp, uint8_t opc, const void *buf,
-		    uint64_t slba, uint32_t nlb, unvme_cmd_cb cb, void *arg)
+/* Why data_cmd refuses a command (never 0 when io_args_ok said no). */
+static int data_cmd_refused(const struct unvme_ns *ns, struct unvme_qpair *qp, const void *buf,
+			    uint32_t nlb)
 {
 	int rc = check_ns(ns, qp, nlb);
 	if (rc)
 		return rc;
-	if (!buf)
-		return unvme_fail(-EINVAL, "data buffer is required");
-	struct nvme_sqe cmd;
-	rw_cmd(&cmd, opc, ns, slba, nlb);
-	return unvme_qpair_submit(qp, &cmd, (void *)buf, (size_t)nlb << ns->lba_shift, cb, arg);
+	return unvme_fail(-EINVAL, "data buffer is required");
+}
+
+/* check_ns's rules and a buffer, as one test for the I/O path. */
+static inline bool io_args_ok(const struct unvme_ns *ns, const struct unvme_qpair *qp,
+			      const void *buf, uint32_t nlb)
+{
+	return ns && qp && buf && ns->ctrlr == qp->ctrlr &&
+	       (ns->csi == NVME_CSI_NVM || ns->csi == NVME_CSI_ZNS) && nlb - 1u < 65536u;
+}
+
+static inline int data_cmd(struct unvme_ns *ns, struct unvme_qpair *qp, uint8_t opc,
+			   const void *buf, uint64_t slba, uint32_t nlb, unvme_cmd_cb cb, void *arg)
+{
+	if (unlikely(!io_args_ok(ns, qp, buf, nlb)))
+		return data_cmd_refused(ns, qp, buf, nlb);
+	return qpair_submit_rw(qp, opc, ns->nsid, slba, nlb, (void *)buf,
+			       (size_t)nlb << ns->lba_shift, cb, arg);
 }
 
 UNVME_API int unvme_read(struct unvme_ns *ns, struct unvme_qpair *qp, void *buf, uint64_t slba,

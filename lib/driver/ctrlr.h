@@ -68,6 +68,7 @@ struct unvme_qpair {
 	uint16_t next_cid;      /* split queues: where the submitter looks for a free tracker */
 	uint16_t last_cid;      /* of the latest submission, for synchronous waits */
 	_Atomic uint16_t sq_tail_pub; /* split queues: the tail, for whichever side rings */
+	struct dma_xlate_cache xlate; /* the chunk of the submitter's last buffer (dma.h) */
 
 	/* The poller's. */
 	_Alignas(64) _Atomic uint32_t ncompleted;

@@ -144,6 +144,31 @@ static struct dma_chunk *find_chunk(const void *vaddr)
 	return v >= va && v - va < len ? c : NULL;
 }
 
+_Atomic uint32_t dma_generation;
+
+uint64_t dma_translate_fill(struct dma_xlate_cache *tc, const void *vaddr, size_t *contig)
+{
+	/* the generation first: a chunk that goes after this load moves it, so an entry made
+	 * from a chunk found going is never used */
+	uint32_t gen = atomic_load_explicit(&dma_generation, memory_order_acquire);
+	const struct dma_chunk *c = find_chunk(vaddr);
+	if (!c) {
+		tc->len = 0;
+		return UINT64_MAX;
+	}
+	tc->va = atomic_load_explicit(&c->va, memory_order_relaxed);
+	tc->len = atomic_load_explicit(&c->len, memory_order_relaxed);
+	tc->iova = atomic_load_explicit(&c->iova, memory_order_relaxed);
+	tc->gen = gen;
+	size_t off = (size_t)((uintptr_t)vaddr - tc->va);
+	if (off >= tc->len) { /* a descriptor recycled under us */
+		tc->len = 0;
+		return UINT64_MAX;
+	}
+	*contig = tc->len - off;
+	return tc->iova + off;
+}
+
 uint64_t dma_translate(const void *vaddr, size_t *contig)
 {
 	const struct dma_chunk *c = find_chunk(vaddr);
@@ -509,6 +534,8 @@ static void chunk_destroy(struct dma_chunk *c)
 	size_t len = atomic_load_explicit(&c->len, memory_order_relaxed);
 	uint64_t iova = atomic_load_explicit(&c->iova, memory_order_relaxed);
 	set_slots(va, len, NULL);
+	/* every translation cache forgets it before its IOVA or its address can be reused */
+	atomic_fetch_add_explicit(&dma_generation, 1, memory_order_acq_rel);
 	live_remove(c);
 	for (size_t i = 0; i < nmappers; i++)
 		mappers[i].unmap(mappers[i].ctx, iova, len);

@@ -12,6 +12,7 @@
 #ifndef UNVME_DRIVER_DMA_H
 #define UNVME_DRIVER_DMA_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,35 @@ void dma_mapper_unregister(const struct dma_mapper *m);
 /* The IOVA of vaddr and how many bytes from vaddr on are contiguous in IOVA space (to the
  * end of its allocation's chunk). Returns UINT64_MAX when vaddr is not DMA memory. Lock free. */
 uint64_t dma_translate(const void *vaddr, size_t *contig);
+
+/*
+ * A one-entry cache of the chunk a thread's last buffer lay in, kept by its owner (a queue
+ * pair's submitter): the I/O path then translates with two compares and an add instead of
+ * the slot table's walk, since a thread's buffers mostly share one chunk. dma_generation
+ * moves whenever a chunk goes away, which empties every cache (an address of a freed chunk
+ * may belong to another chunk later, with another IOVA).
+ */
+struct dma_xlate_cache {
+	uintptr_t va;     /* the chunk's start; len 0: empty */
+	size_t len;
+	uint64_t iova;
+	uint32_t gen;     /* dma_generation when filled */
+};
+extern _Atomic uint32_t dma_generation;
+/* dma_translate, filling the cache (the slow half of dma_translate_cached). */
+uint64_t dma_translate_fill(struct dma_xlate_cache *tc, const void *vaddr, size_t *contig);
+
+static inline uint64_t dma_translate_cached(struct dma_xlate_cache *tc, const void *vaddr,
+					    size_t *contig)
+{
+	uintptr_t off = (uintptr_t)vaddr - tc->va;
+	if (__builtin_expect(off < tc->len &&
+			     tc->gen == atomic_load_explicit(&dma_generation, memory_order_acquire), 1)) {
+		*contig = tc->len - off;
+		return tc->iova + off;
+	}
+	return dma_translate_fill(tc, vaddr, contig);
+}
 /* The reverse: the address of the DMA memory at iova and how many bytes from it are
  * contiguous, or NULL. For transports that carry data themselves (NVMe/TCP) when a command
  * holds a bus address (a KV key pointer). Takes the allocator lock; linear in the chunks. */

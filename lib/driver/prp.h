@@ -21,7 +21,7 @@ static inline int prp_build(struct unvme_qpair *qp, struct unvme_req *req, struc
 			    const void *buf, size_t len)
 {
 	size_t contig;
-	uint64_t iova = dma_translate(buf, &contig);
+	uint64_t iova = dma_translate_cached(&qp->xlate, buf, &contig);
 	if (__builtin_expect(iova == UINT64_MAX || contig < len || (iova & 3u), 0))
 		return -EINVAL;
 	uint64_t first = qp->page_size - (iova & (qp->page_size - 1));

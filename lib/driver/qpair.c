@@ -32,26 +32,10 @@
 #include "ctrlr.h"
 #include "errmsg.h"
 #include "prp.h"
+#include "qpair_submit.h"
 
 #define SCAN_INTERVAL_MS 10
 #define MAX_POLL_NESTING 8 /* polls from completion callbacks of the same queue pair */
-
-static inline uint8_t req_state(const struct unvme_req *r)
-{
-	return atomic_load_explicit(&r->state, memory_order_acquire);
-}
-
-static inline void set_req_state(struct unvme_req *r, uint8_t state)
-{
-	atomic_store_explicit(&r->state, state, memory_order_release);
-}
-
-/* Single-writer counters: a load and a store, no locked instruction. */
-static inline void count_up(_Atomic uint32_t *ctr)
-{
-	atomic_store_explicit(ctr, atomic_load_explicit(ctr, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
-}
 
 static inline uint32_t outstanding(const struct unvme_qpair *qp)
 {
@@ -73,26 +57,6 @@ static void release_req(struct unvme_qpair *qp, uint16_t cid)
 	qp->free_head = cid;
 }
 
-/* The submitter takes a free tracker, or REQ_NONE when all depth - 1 are outstanding. */
-static inline uint16_t claim_req(struct unvme_qpair *qp)
-{
-	if (!qp->split) {
-		uint16_t cid = qp->free_head;
-		if (likely(cid != REQ_NONE))
-			qp->free_head = qp->reqs[cid].next_free;
-		return cid;
-	}
-	uint16_t ntrk = qp->depth - 1u, cid = qp->next_cid;
-	for (uint16_t i = 0; i < ntrk; i++) {
-		if (req_state(&qp->reqs[cid]) == REQ_FREE) {
-			qp->next_cid = cid + 1u == ntrk ? 0 : cid + 1u;
-			return cid;
-		}
-		cid = cid + 1u == ntrk ? 0 : cid + 1u;
-	}
-	return REQ_NONE;
-}
-
 /* Gives back a tracker claim_req took for a command that was refused before it was queued. */
 static void unclaim_req(struct unvme_qpair *qp, uint16_t cid)
 {
@@ -102,20 +66,6 @@ static void unclaim_req(struct unvme_qpair *qp, uint16_t cid)
 	}
 	qp->reqs[cid].next_free = qp->free_head;
 	qp->free_head = cid;
-}
-
-/* Fills the tracker of a command being queued and makes it ACTIVE; release: a split queue's
- * poller reads cb and arg after it sees the command complete. */
-static inline void activate_req(struct unvme_qpair *qp, uint16_t cid, uint8_t opc,
-				unvme_cmd_cb cb, void *arg)
-{
-	struct unvme_req *req = &qp->reqs[cid];
-	req->cb = cb;
-	req->arg = arg;
-	req->seen_ms = 0;
-	req->opc = opc;
-	set_req_state(req, REQ_ACTIVE);
-	qp->last_cid = cid;
 }
 
 /* A split queue cannot rebuild itself from one side: its owner stops both and calls
@@ -289,14 +239,13 @@ UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *
 	if (unlikely(cid == REQ_NONE))
 		return -EAGAIN;
 	struct unvme_req *req = &qp->reqs[cid];
-	struct nvme_sqe *sqe = &qp->sq[qp->sq_tail];
-	*sqe = *cmd;
-	sqe->cid = cid;
-	sqe->flags &= 0x3u; /* keep FUSE; PSDT 0 = PRPs */
+	struct nvme_sqe e = *cmd;
+	e.cid = cid;
+	e.flags &= 0x3u; /* keep FUSE; PSDT 0 = PRPs */
 	if (len || qp->fabric) {
 		int rc = len > qp->ctrlr->max_xfer ? -E2BIG
-			 : qp->fabric	    ? qp->fabric->qp_map(qp, cid, sqe, buf, len)
-					    : prp_build(qp, req, sqe, buf, len);
+			 : qp->fabric	    ? qp->fabric->qp_map(qp, cid, &e, buf, len)
+					    : prp_build(qp, req, &e, buf, len);
 		if (unlikely(rc)) {
 			unclaim_req(qp, cid);
 			if (rc == -E2BIG)
@@ -309,14 +258,10 @@ UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *
 		}
 	}
 	/* With no buffer the caller's DPTR passes through: Create I/O SQ/CQ carry the ring there. */
-	activate_req(qp, cid, cmd->opc, cb, arg);
-	if (unlikely(++qp->sq_tail == qp->depth))
-		qp->sq_tail = 0;
-	count_up(&qp->nsubmitted);
-	if (qp->split)
-		atomic_store_explicit(&qp->sq_tail_pub, qp->sq_tail, memory_order_release);
-	else
-		qp->unrung++;
+	uint64_t q[8];
+	memcpy(q, &e, sizeof(q));
+	sqe_put(&qp->sq[qp->sq_tail], q);
+	queue_sqe(qp, cid, cmd->opc, cb, arg);
 	return 0;
 }
 
@@ -365,6 +310,45 @@ static int poll_refused(struct unvme_qpair *qp)
 }
 
 /*
+ * A CQE as two 8-byte loads, the second half (SQHD, SQID, CID, status with the phase tag) first
+ * with acquire: the emulated device writes it as two 8-byte stores, the second last
+ * (hw/emu/emu_ctrl.h), so in inline mode, where the host reads an entry a moment after it was
+ * written on the same core, both loads are served from the store buffer.
+ */
+static inline uint64_t cqe_high(volatile struct nvme_cqe *e)
+{
+	return atomic_load_explicit((_Atomic uint64_t *)((volatile uint64_t *)e + 1),
+				    memory_order_acquire);
+}
+
+static inline struct nvme_cqe cqe_get(volatile struct nvme_cqe *e, uint64_t hi)
+{
+	uint64_t lo = *(volatile uint64_t *)e;
+	return (struct nvme_cqe){ .dw0 = (uint32_t)lo, .dw1 = (uint32_t)(lo >> 32),
+				  .sqhd = (uint16_t)hi, .sqid = (uint16_t)(hi >> 16),
+				  .cid = (uint16_t)(hi >> 32), .status = (uint16_t)(hi >> 48) };
+}
+
+/*
+ * Whether the CQ head doorbell is worth writing after a poll that reaped n entries. The device
+ * needs it only to know which CQ slots it may post to again, so an unshared queue pair tells
+ * it lazily: when the entries reaped since the last write plus the commands outstanding could
+ * fill half the CQ, or when a poll found nothing (a device that stopped on a CQ it believes
+ * full then goes on). At low queue depths that saves a doorbell per command; a deep queue, or
+ * a split one (whose poller would have to read the submitter's counter) and a fabric's (whose
+ * transport may act on it) ring each time.
+ */
+static inline bool cq_head_due(const struct unvme_qpair *qp, uint32_t n)
+{
+	if (qp->split || qp->fabric || n == 0)
+		return true;
+	uint32_t unrung = qp->cq_head >= qp->cq_head_rung
+				  ? (uint32_t)(qp->cq_head - qp->cq_head_rung)
+				  : (uint32_t)(qp->cq_head + qp->depth - qp->cq_head_rung);
+	return unrung + outstanding(qp) >= qp->depth / 2u;
+}
+
+/*
  * Reaping re-reads the head and phase from the queue pair for every entry, and moves them
  * before the entry's callback runs: a callback may poll the same queue pair again (a
  * synchronous command inside a callback), and that nested poll reaps the entries after this
@@ -385,17 +369,10 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 		uint16_t head = qp->cq_head;
 		volatile struct nvme_cqe *e = &qp->cq[head];
 		/* acquire: the rest of the entry is read only after its phase says it is complete */
-		uint16_t status = atomic_load_explicit((_Atomic uint16_t *)&e->status,
-						       memory_order_acquire);
-		if ((status & 1u) != qp->phase)
+		uint64_t hi = cqe_high(e);
+		if ((uint16_t)(hi >> 48 & 1u) != qp->phase)
 			break;
-		struct nvme_cqe cpl;
-		cpl.dw0 = e->dw0;
-		cpl.dw1 = e->dw1;
-		cpl.sqhd = e->sqhd;
-		cpl.sqid = e->sqid;
-		cpl.cid = e->cid;
-		cpl.status = status;
+		struct nvme_cqe cpl = cqe_get(e, hi);
 		if (unlikely(++head == qp->depth)) {
 			head = 0;
 			qp->phase ^= 1u;
@@ -416,7 +393,7 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 		if (++n == max)
 			break;
 	}
-	if (qp->cq_head != qp->cq_head_rung) {
+	if (qp->cq_head != qp->cq_head_rung && cq_head_due(qp, n)) {
 		qp->cq_head_rung = qp->cq_head;
 		qp->write32(qp->bus, qp->cq_db, qp->cq_head);
 	}

@@ -23,6 +23,7 @@
 
 #include "fio_glue.h"
 #include "lib/common/compiler.h"
+#include "lib/driver/qpair_submit.h"
 
 #ifndef UFIO_FIO_VERSION
 #error "UFIO_FIO_VERSION (the fio this engine is built against) must be defined"
@@ -164,11 +165,16 @@ static enum fio_q_status ufio_queue(struct thread_data *td, struct io_u *io_u)
 		uint64_t slba = off >> uf->lba_shift;
 		uint32_t nlb = (uint32_t)(len >> uf->lba_shift);
 		switch (io_u->ddir) {
+		/* the driver's inline submission, as unvme_read and unvme_write make it (the
+		 * engine's namespace and queue pair are valid by construction, and the transfer
+		 * was checked above) */
 		case DDIR_READ:
-			rc = unvme_read(uf->ns, uf->qp, io_u->xfer_buf, slba, nlb, io_done, iu);
+			rc = qpair_submit_rw(uf->qp, NVME_CMD_READ, uf->nsid, slba, nlb, io_u->xfer_buf,
+					     len, io_done, iu);
 			break;
 		case DDIR_WRITE:
-			rc = unvme_write(uf->ns, uf->qp, io_u->xfer_buf, slba, nlb, io_done, iu);
+			rc = qpair_submit_rw(uf->qp, NVME_CMD_WRITE, uf->nsid, slba, nlb,
+					     io_u->xfer_buf, len, io_done, iu);
 			break;
 		case DDIR_TRIM:
 			rc = unvme_deallocate(uf->ns, uf->qp, slba, nlb, io_done, iu);
@@ -326,6 +332,7 @@ static int ufio_setup(struct thread_data *td)
 		}
 		uf->dev = d;
 		uf->ns = d->ns;
+		uf->nsid = unvme_ns_id(d->ns);
 		uf->kind = d->kind;
 		uf->capacity = d->capacity;
 		uf->lba_shift = (uint32_t)__builtin_ctz(d->lba_size);

@@ -30,6 +30,7 @@ struct ufio_thread;
 struct ufio_file {
 	struct ufio_dev *dev;
 	struct unvme_ns *ns;
+	uint32_t nsid;
 	struct unvme_qpair *qp;
 	struct ufio_thread *t;
 	uint32_t outstanding;

@@ -65,16 +65,32 @@ def test_per_io_and_fio_measure_cpu(quick_bench):
     res = quick_bench[2]["sections"]
     for row in res["per_io"]["rows"]:
         assert check_stat(row["iops"]) > 0 and check_stat(row["cpu_ns"]) > 0
-    null, mem = res["fio"]["rows"]
-    for row in (null, mem):
-        for side in ("ours", "base"):
-            assert check_stat(row[side]["iops"]) > 0
-            # the whole process's CPU, measured, counts at least what fio's job thread does
-            assert check_stat(row[side]["cpu_ns"]) > 0
-        assert check_stat(row["ratio"]) > 0
-    assert "io_uring" in mem["baseline"] and "fixedbufs" in mem["baseline"]
-    assert check_stat(mem["limit_iops"]) > 0
-    assert "registerfiles=1" in mem["baseline_runs"][0]["cmd"]
+    fio = res["fio"]
+    null, mem = fio["null"], fio["mem"]
+    for side in ("ours", "base"):
+        assert check_stat(null[side]["iops"]) > 0
+        # the whole process's CPU, measured
+        assert check_stat(null[side]["cpu_ns"]) > 0
+    assert check_stat(null["ratio"]) > 0
+    for side in ("ours", "uring"):
+        assert check_stat(mem[side]["iops"]) > 0 and check_stat(mem[side]["cpu_ns"]) > 0
+    assert check_stat(mem["vs_uring"]) > 0 and check_stat(mem["cpu_vs_uring"]) > 0
+    # the floor per CPU-second, measured in every round
+    assert check_stat(mem["floor"]) > 0 and check_stat(mem["vs_floor"]) > 0
+    # every fio process pinned to CPU 0, io_uring tuned and batched like ours
+    for run in fio["runs"]["uring"] + fio["runs"]["ours"]:
+        assert run["cmd"].startswith("taskset -c 0 fio"), run["cmd"]
+        assert "--iodepth_batch_submit=16" in run["cmd"], run["cmd"]
+    assert "registerfiles=1" in fio["runs"]["uring"][0]["cmd"]
+    # io_uring's workers, when it used any, could only run on CPU 0
+    for w in mem["workers"]:
+        assert w is None or all(c == "0" for c in w["cpus"]), w
+    # the O_DIRECT loop-device baseline ran with its kworkers counted, or says why not
+    if os.geteuid() == 0 and shutil.which("losetup"):
+        assert mem["direct"] and check_stat(mem["direct"]["iops"]) > 0
+        assert all("kworker_cpu_s" in r for r in fio["runs"]["direct"])
+    else:
+        assert mem["direct_skipped"]
 
 
 @needs_tools
@@ -85,7 +101,10 @@ def test_qd_sweep_sides_and_limit(quick_bench):
         for side in ("perf", "engine", "io_uring"):
             assert check_stat(r[side]["iops"]) > 0, (r["bs"], r["qd"], side)
         assert check_stat(r["engine_vs_uring"]) > 0
+        # the floor per CPU-second, at this queue depth, in every round
         assert check_stat(r["limit_iops"]) > 0
+        assert all(f["buffers"] == r["qd"] for f in r["runs"]["floor"])
+        assert check_stat(r["perf_vs_floor"]) > 0
         # perf read only written blocks
         assert all(run["unwritten_blocks"] == 0 for run in r["runs"]["perf"])
     for png in qd["plots"].values():
@@ -249,7 +268,16 @@ def test_memcpy_floor_reports_and_refuses_bad_input():
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     assert r["block"] == 4096 and r["region"] == 16 << 20 and r["copies_per_s"] > 0
-    assert r["gib_per_s"] > 0
+    assert r["gib_per_s"] > 0 and r["pattern"] == "random" and r["page_bytes"] >= 4096
+    # per CPU-second: a second of the copier's CPU time (or five of wall time on a machine so
+    # busy that it never got one)
+    assert r["cpu_s"] >= 1.0 or r["wall_s"] >= 5.0
+    assert r["copies_per_s"] >= r["copies_per_wall_s"] * 0.99
+    p = subprocess.run([str(exe), "--seq", "65536", str(16 << 20), "1", "0", "1"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["pattern"] == "sequential" and r["buffers"] == 1 and r["copies_per_s"] > 0
     for args in (["0"], ["abc"], ["4096", "100"], ["4096", "1M", "0"], []):
         p = subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=60)
         assert p.returncode == 2 and ("usage" in p.stderr or "must" in p.stderr), (args, p.stderr)

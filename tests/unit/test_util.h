@@ -76,6 +76,20 @@ static const char *test_skipped_in_case __attribute__((unused)); /* why the curr
 		}                                                                        \
 	} while (0)
 
+/* Resident set size of this process in bytes (/proc/self/statm, second field, in pages), or
+ * -1. */
+static inline long long test_rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long long size = 0, resident = -1;
+	if (f) {
+		if (fscanf(f, "%lld %lld", &size, &resident) != 2)
+			resident = -1;
+		fclose(f);
+	}
+	return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
+}
+
 static inline long test_online_cpus(void)
 {
 	return sysconf(_SC_NPROCESSORS_ONLN);

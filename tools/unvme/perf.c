@@ -15,6 +15,8 @@
 #include "progress.h"
 #include "tsc.h"
 
+#define PERF_MIN_RING 64u /* queue entries at least, where the device allows */
+
 #define PERF_IO_TIMEOUT_MS 30000
 
 volatile sig_atomic_t perf_interrupted;
@@ -260,10 +262,11 @@ bad:
 }
 
 /*
- * Reads of blocks that were never written measure nothing: an emulated memory namespace
- * answers them from the kernel's zero page, an SSD from its mapping table without touching
- * flash. Identify Namespace NUSE says how many blocks were written; a read workload over a
- * namespace with fewer gets a warning (the run goes on: it may be what was meant).
+ * Reads of blocks that were never written may measure nothing: a thin emulated memory
+ * namespace (one larger than its creation could fault in) answers them from the kernel's zero
+ * page, an SSD from its mapping table without touching flash. Identify Namespace NUSE says how
+ * many blocks were written; a read workload over a namespace with fewer gets a warning (the
+ * run goes on: it may be what was meant).
  */
 static void check_written(const struct perf_config *cfg, struct perf_target *tg)
 {
@@ -283,8 +286,9 @@ static void check_written(const struct perf_config *cfg, struct perf_target *tg)
 	fprintf(stderr,
 		"unvme: perf: warning: %s namespace %u: %llu of its %llu blocks were ever written "
 		"(Identify Namespace NUSE), so about %.0f%% of the reads hit never-written blocks, "
-		"which move no data (a memory namespace reads them from the kernel's zero page) and "
-		"inflate the figures: add --fill to write every block first\n",
+		"which may move no data (a thin memory namespace reads them from the kernel's zero "
+		"page, an SSD from its mapping table) and inflate the figures: add --fill to write "
+		"every block first\n",
 		tg->devid, tg->nsid, (unsigned long long)tg->nuse, (unsigned long long)nlbas,
 		100.0 * (double)(nlbas - tg->nuse) / (double)nlbas);
 }
@@ -336,7 +340,14 @@ static int build_threads(struct cli_args *a, struct perf_config *cfg, struct per
 			for (unsigned k = 0; k < cfg->ntargets; k++)
 				if (cfg->targets[k].ctrlr == ci)
 					q->targets[q->ntargets++] = k;
-			struct unvme_qpair_opts qo = { .depth = cfg->qd + 1, .timeout_ms = PERF_IO_TIMEOUT_MS };
+			/* at least 64 entries where the device allows: with room in the CQ the
+			 * driver writes its head doorbell only every few polls at low queue depths */
+			uint32_t entries = NVME_CAP_MQES(unvme_ctrlr_cap(cfg->ctrlrs[ci])) + 1;
+			uint32_t depth = cfg->qd + 1;
+			if (depth < PERF_MIN_RING)
+				depth = entries < PERF_MIN_RING ? (entries > depth ? entries : depth)
+								: PERF_MIN_RING;
+			struct unvme_qpair_opts qo = { .depth = depth, .timeout_ms = PERF_IO_TIMEOUT_MS };
 			int rc = unvme_qpair_create(cfg->ctrlrs[ci], &qo, &q->qp);
 			if (rc) {
 				q->qp = NULL;
@@ -498,6 +509,8 @@ int cmd_perf(struct cli_args *a)
 			goto out;
 	}
 
+	/* no verification, zones, hot-plug or read/write mix: the worker's short path */
+	cfg->plain = !cfg->verify && !cfg->zoned && !cfg->hotplug && !cfg->mixed;
 	struct perf_thread *threads = NULL;
 	rc = build_threads(a, cfg, &threads);
 	if (rc)

@@ -157,6 +157,8 @@ struct perf_config {
 	bool pinned;
 	double tsc_hz;
 	bool hotplug;            /* --unplug-at / --plug-after (perf_hotplug.c) */
+	bool plain;              /* none of verify, zoned, hotplug, mixed: perf_worker.c's
+				  * short path, which tests one flag per I/O instead of five */
 	uint32_t unplug_at_ms, plug_after_ms;
 };
 

@@ -201,11 +201,87 @@ static inline void flush_run(struct perf_stats *st, uint64_t now)
 	}
 }
 
+/* submit_slot for a plain run (perf_config.plain): every slot reads, or every slot writes,
+ * and nothing waits for anything. */
+static inline int submit_plain(struct perf_qpair *q, struct perf_slot *s, uint64_t now)
+{
+	struct perf_thread *t = q->t;
+	const struct perf_config *cfg = t->cfg;
+	uint32_t ti = q->targets[q->next_target];
+	if (++q->next_target == q->ntargets)
+		q->next_target = 0;
+	const struct perf_target *tg = &cfg->targets[ti];
+	uint64_t unit;
+	if (cfg->random) {
+		unit = scale(xorshift64(&t->rng), tg->nunits);
+	} else {
+		struct perf_stats *st = &t->stats[ti];
+		unit = st->seq_next;
+		if (++st->seq_next == tg->nunits)
+			st->seq_next = 0;
+	}
+	uint64_t slba = unit * tg->lbas_per_io;
+	s->target = ti;
+	s->submit_ts = now;
+	s->slba = slba;
+	return cfg->all_reads
+		       ? unvme_read(tg->ns, q->qp, s->buf, slba, tg->lbas_per_io, perf_io_done, s)
+		       : unvme_write(tg->ns, q->qp, s->buf, slba, tg->lbas_per_io, perf_io_done, s);
+}
+
+/* Counts a completion: an error, or an I/O whose latency joins its submission burst's run.
+ * Returns whether it succeeded. */
+static inline bool count_done(struct perf_stats *st, const struct perf_slot *s,
+			      const struct nvme_cqe *cpl, uint64_t now)
+{
+	if (unlikely(cpl->status >> 1)) {
+		if (!st->errors)
+			st->first_status = NVME_STATUS_FROM_CQE(cpl->status);
+		st->errors++;
+		return false;
+	}
+	st->ios++;
+	if (s->submit_ts != st->run_submit_ts) {
+		flush_run(st, now);
+		st->run_submit_ts = s->submit_ts;
+	}
+	st->run_n++;
+	return true;
+}
+
+/* perf_io_done of a plain run. */
+static inline void plain_done(struct perf_slot *s, struct perf_qpair *q, struct perf_thread *t,
+			      const struct nvme_cqe *cpl)
+{
+	uint64_t now = t->poll_ts;
+	if (!now)
+		now = t->poll_ts = tsc_now();
+	if (likely(t->measuring))
+		(void)count_done(&t->stats[s->target], s, cpl, now);
+	if (unlikely(t->stopping)) {
+		q->outstanding--;
+		return;
+	}
+	int rc = submit_plain(q, s, now);
+	if (unlikely(rc < 0)) {
+		q->outstanding--;
+		t->submit_failures++;
+		if (!t->fatal) {
+			t->fatal = rc;
+			snprintf(t->fatal_msg, sizeof(t->fatal_msg), "%s", unvme_errmsg());
+		}
+	}
+}
+
 static void perf_io_done(void *arg, const struct nvme_cqe *cpl)
 {
 	struct perf_slot *s = arg;
 	struct perf_qpair *q = s->q;
 	struct perf_thread *t = q->t;
+	if (likely(t->cfg->plain)) {
+		plain_done(s, q, t, cpl);
+		return;
+	}
 	uint64_t now = t->poll_ts;
 	if (!now)
 		now = t->poll_ts = tsc_now();
@@ -217,20 +293,10 @@ static void perf_io_done(void *arg, const struct nvme_cqe *cpl)
 		unit_give(&t->cfg->targets[s->target], s->slba);
 	if (likely(t->measuring) && likely(counted)) {
 		struct perf_stats *st = &t->stats[s->target];
-		if (unlikely(cpl->status >> 1)) {
-			if (!st->errors)
-				st->first_status = NVME_STATUS_FROM_CQE(cpl->status);
-			st->errors++;
-		} else {
-			st->ios++;
+		if (count_done(st, s, cpl, now)) {
 			if (unlikely(t->cfg->hotplug) && !t->back_ns &&
 			    atomic_load_explicit(&perf_plugging, memory_order_acquire))
 				t->back_ns = mono_ns();
-			if (s->submit_ts != st->run_submit_ts) {
-				flush_run(st, now);
-				st->run_submit_ts = s->submit_ts;
-			}
-			st->run_n++;
 			if (unlikely(t->cfg->verify) && s->is_read)
 				check_blocks(s->buf, &t->cfg->targets[s->target], s->slba, st);
 		}

@@ -38,6 +38,9 @@ int kv_store_open(uint64_t capacity, const char *path, struct kv_store **out, ch
 	pthread_mutex_init(&s->sync_lock, NULL);
 	pthread_cond_init(&s->sync_done, NULL);
 	kv_vmem_init(&s->vmem);
+	/* the device's memory for values exists from the start (values are held in memory
+	 * whether or not a log file backs them) */
+	(void)kv_vmem_reserve(&s->vmem, capacity);
 	if (path && *path) {
 		s->file = true;
 		snprintf(s->path, sizeof(s->path), "%s", path);

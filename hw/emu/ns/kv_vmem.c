@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include "hw/emu/ns/kv_vmem.h"
+#include "hw/emu/ns/ns_memory.h"
 
 #define SLAB   (2u << 20)           /* one class's unit of growth; a huge page */
 #define REGION (32ull << 20)        /* address space mapped at a time */
@@ -76,6 +77,33 @@ static int map_region(struct kv_vmem *m)
 	m->slab_end = (uint8_t *)a + REGION;
 	m->mapped += r->len;
 	return 0;
+}
+
+int kv_vmem_reserve(struct kv_vmem *m, uint64_t bytes)
+{
+	struct emu_mem_map map;
+	if (emu_mem_map((size_t)((bytes + SLAB - 1) / SLAB * SLAB), SLAB, &map) != 0)
+		return -1;
+	if (map.kind == EMU_MEM_THIN) {
+		munmap(map.addr, map.len); /* regions come as values need them, as before */
+		return 0;
+	}
+	struct kv_vmem_region *r = malloc(sizeof(*r));
+	if (!r) {
+		munmap(map.addr, map.len);
+		return -1;
+	}
+	r->base = map.addr;
+	r->len = map.len;
+	pthread_mutex_lock(&m->lock);
+	r->next = m->regions;
+	m->regions = r;
+	m->slab_next = map.addr;
+	m->slab_end = map.addr + map.len;
+	m->mapped += map.len;
+	m->reserved = map.len;
+	pthread_mutex_unlock(&m->lock);
+	return 1;
 }
 
 void *kv_vmem_alloc(struct kv_vmem *m, uint32_t len)

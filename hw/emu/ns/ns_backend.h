@@ -55,6 +55,11 @@ struct emu_ns_backend_ops {
 struct emu_ns_backend {
 	const struct emu_ns_backend_ops *ops;
 	uint64_t capacity; /* bytes; never changes (Format keeps the byte capacity) */
+	/* The blocks' memory when they lie in one flat mapping of the process (the memory
+	 * backend), else NULL: the controller's fetch loop starts loading the data of the
+	 * commands it will run next while it runs this one (nvm_fast.h), as a device's DMA engine
+	 * keeps several transfers in flight. Only ever read through: the backend's ops move data. */
+	const uint8_t *flat;
 };
 
 /* Constructors: 0 or -errno with a message in err. */

@@ -57,13 +57,6 @@ static inline uint16_t emu_ns_status(unsigned sct, unsigned sc, bool dnr)
 	return (uint16_t)(NVME_CQE_STATUS(sct, sc) | (dnr ? 0x8000u : 0u));
 }
 
-/* A write must be durable on completion with FUA set or with the volatile cache off. */
-static inline bool emu_nvm_write_durable(struct emu_ns *ns, const struct nvme_sqe *cmd)
-{
-	return (cmd->cdw12 & NVME_RW_FUA) ||
-	       !atomic_load_explicit(&ns->write_cache, memory_order_relaxed);
-}
-
 /* The data movement of the NVM commands (nvm_io.c), shared with the zoned command set. */
 enum emu_nvm_dir { EMU_NVM_READ, EMU_NVM_WRITE, EMU_NVM_COMPARE };
 /* Checks len against MDTS and maps the command's host memory (nothing for the null backend). */

@@ -1,22 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Memory backend: the namespace's blocks live in one anonymous mapping, reserved with
- * MAP_NORESERVE so that a large namespace costs only the pages that were ever written.
- * Untouched pages read as zeroes (the kernel maps its zero page), and deallocation gives
- * whole pages back with MADV_DONTNEED, after which they read as zeroes again: exactly the
- * "deallocated blocks read as zeroes" behaviour Identify Namespace DLFEAT announces
- * (NVM Command Set 1.0 section 3.2.3).
+ * Memory backend: the namespace's blocks live in one anonymous mapping, like a device's DRAM.
+ *
+ * The memory exists before the first command when it can, as a device's DRAM does
+ * (ns_memory.h: from the reserved hugetlbfs pool when it has room, or regular pages faulted in
+ * when UNVME_EMU_PREFAULT=1 asks), so no command waits for the kernel to find and zero a page;
+ * a populated namespace keeps its memory and deallocation writes zeroes. Otherwise it is thin:
+ * it costs only the pages written, never-written pages read as zeroes (the kernel's zero page),
+ * and deallocation gives whole pages back with MADV_DONTNEED. Either way deallocated blocks read
+ * as zeroes, as Identify Namespace DLFEAT announces (NVM Command Set 1.0 section 3.2.3).
  *
  * The I/O path makes no system call and no allocation: a read is a memcpy per host segment.
  *
- * A never-written block costs nothing to read (the zero page), so a read benchmark on an
- * unwritten namespace measures nothing: the backend keeps a bit per page that was written and
- * not released since, and Identify Namespace reports their total as NUSE, which tools such as
- * `unvme perf` check before they read. A write tests its pages' bits with a plain load and
- * sets one only the first time, so the steady state adds a load per page and no atomic.
+ * The backend keeps a bit per 4 KiB page that was written and not deallocated since, and
+ * Identify Namespace reports their total as NUSE, which tools such as `unvme perf` check
+ * before they read (a thin namespace's never-written blocks cost nothing to read). A write tests
+ * its pages' bits with a plain load and sets one only the first time, so the steady state adds
+ * a load per page and no atomic.
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,24 +28,29 @@
 
 #include "hw/emu/ns/ns_backend.h"
 #include "hw/emu/ns/ns_internal.h"
+#include "hw/emu/ns/ns_memory.h"
 
 struct ns_mem {
 	struct emu_ns_backend base;
 	uint8_t *data;
-	size_t map_len;   /* capacity rounded up to whole pages */
+	size_t map_len;   /* capacity rounded up to whole pages of the mapping */
 	size_t page_size; /* the host's page size: the granularity MADV_DONTNEED works in */
-	unsigned page_shift;
-	_Atomic uint64_t *written; /* a bit per page written and not released since */
+	bool populated;   /* the memory exists (deallocation writes zeroes), else thin */
+	_Atomic uint64_t *written; /* a bit per TRACK-byte page written and not released since */
 	size_t written_len;        /* bytes of the bitmap's mapping */
 	atomic_uint_fast64_t used_pages;
 };
+
+/* NUSE's granularity: 4 KiB pages, whatever pages the mapping has. */
+#define TRACK_SHIFT 12u
+#define TRACK ((uint64_t)1 << TRACK_SHIFT)
 
 #define BITS 64u
 
 /* Marks the pages of [off, off + len) written; counts those that were not. */
 static void mark_written(struct ns_mem *m, uint64_t off, uint64_t len)
 {
-	for (uint64_t pg = off >> m->page_shift, last = (off + len - 1) >> m->page_shift; pg <= last;
+	for (uint64_t pg = off >> TRACK_SHIFT, last = (off + len - 1) >> TRACK_SHIFT; pg <= last;
 	     pg++) {
 		_Atomic uint64_t *w = &m->written[pg / BITS];
 		uint64_t bit = UINT64_C(1) << (pg % BITS);
@@ -52,10 +61,10 @@ static void mark_written(struct ns_mem *m, uint64_t off, uint64_t len)
 	}
 }
 
-/* Forgets the whole pages [first, last) (released to the kernel: they read as zeroes). */
+/* Forgets the whole pages [first, last) (zeroed or released: they read as zeroes). */
 static void mark_released(struct ns_mem *m, uint64_t first, uint64_t last)
 {
-	for (uint64_t pg = first >> m->page_shift, end = last >> m->page_shift; pg < end; pg++) {
+	for (uint64_t pg = first >> TRACK_SHIFT, end = last >> TRACK_SHIFT; pg < end; pg++) {
 		_Atomic uint64_t *w = &m->written[pg / BITS];
 		uint64_t bit = UINT64_C(1) << (pg % BITS);
 		if (!(atomic_load_explicit(w, memory_order_relaxed) & bit))
@@ -116,8 +125,9 @@ static uint16_t mem_compare(struct emu_ns_backend *be, uint64_t off, const struc
 }
 
 /*
- * Zeroes [off, off + len): the pages wholly inside the range go back to the kernel, the
- * partial pages at either edge are cleared by hand because they still hold other blocks.
+ * Zeroes [off, off + len). A populated namespace writes the zeroes (its memory stays, as a
+ * device's DRAM does); a thin one gives the pages wholly inside the range back to the kernel
+ * and clears the partial pages at either edge by hand, since they still hold other blocks.
  * Only whole pages inside the range are released, so a concurrent command on a neighbouring
  * range never loses data.
  */
@@ -128,6 +138,11 @@ static uint16_t mem_zero(struct emu_ns_backend *be, uint64_t off, uint64_t len, 
 	(void)durable;
 	struct ns_mem *m = to_mem(be);
 	uint64_t end = off + len;
+	if (m->populated) {
+		memset(m->data + off, 0, len);
+		mark_released(m, (off + TRACK - 1) & ~(TRACK - 1), end & ~(TRACK - 1));
+		return 0;
+	}
 	uint64_t first = (off + m->page_size - 1) / m->page_size * m->page_size;
 	uint64_t last = end / m->page_size * m->page_size;
 
@@ -153,6 +168,11 @@ static int mem_flush(struct emu_ns_backend *be)
 static int mem_erase(struct emu_ns_backend *be)
 {
 	struct ns_mem *m = to_mem(be);
+	if (m->populated) {
+		memset(m->data, 0, m->map_len);
+		mark_released(m, 0, m->map_len);
+		return 0;
+	}
 	if (madvise(m->data, m->map_len, MADV_DONTNEED) != 0) {
 		memset(m->data, 0, m->map_len);
 		return 0; /* the pages stay: still allocated, now holding zeroes */
@@ -164,7 +184,7 @@ static int mem_erase(struct emu_ns_backend *be)
 static uint64_t mem_used(struct emu_ns_backend *be)
 {
 	struct ns_mem *m = to_mem(be);
-	uint64_t bytes = atomic_load_explicit(&m->used_pages, memory_order_relaxed) << m->page_shift;
+	uint64_t bytes = atomic_load_explicit(&m->used_pages, memory_order_relaxed) << TRACK_SHIFT;
 	return bytes < be->capacity ? bytes : be->capacity;
 }
 
@@ -192,7 +212,7 @@ int emu_ns_mem_open(uint64_t capacity, struct emu_ns_backend **out, char *err, s
 	long ps = sysconf(_SC_PAGESIZE);
 	size_t page = ps > 0 ? (size_t)ps : EMU_PAGE_SIZE;
 
-	if (capacity == 0 || capacity > SIZE_MAX - page) {
+	if (capacity == 0 || capacity > SIZE_MAX - (2u << 20)) {
 		emu_ns_set_error(err, errlen, "memory namespace size %llu is not usable",
 				 (unsigned long long)capacity);
 		return -EINVAL;
@@ -203,23 +223,25 @@ int emu_ns_mem_open(uint64_t capacity, struct emu_ns_backend **out, char *err, s
 		return -ENOMEM;
 	}
 	m->page_size = page;
-	m->map_len = (size_t)((capacity + page - 1) / page * page);
-	void *p = mmap(NULL, m->map_len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED) {
-		int e = errno;
-		emu_ns_set_error(err, errlen, "cannot reserve %llu bytes of memory for the namespace: %s",
-				 (unsigned long long)capacity, strerror(e));
-		free(m);
-		return -e;
+	struct emu_mem_map map;
+	int rc = emu_mem_map((size_t)capacity, page, &map);
+	if (rc == 0) {
+		m->data = map.addr;
+		m->map_len = map.len;
+		m->populated = map.kind != EMU_MEM_THIN;
 	}
-	m->data = p;
-	m->page_shift = (unsigned)__builtin_ctzll(page);
-	/* one bit per page, reserved like the data: a large namespace pays for what it touches */
-	size_t words = (m->map_len / page + BITS - 1) / BITS;
+	if (rc) {
+		emu_ns_set_error(err, errlen, "cannot reserve %llu bytes of memory for the namespace: %s",
+				 (unsigned long long)capacity, strerror(-rc));
+		free(m);
+		return rc;
+	}
+	/* one bit per 4 KiB, reserved thin whatever the data: the bitmap holds only what NUSE
+	 * counts */
+	size_t words = (m->map_len / TRACK + 63) / 64;
 	m->written_len = (words * sizeof(uint64_t) + page - 1) / page * page;
-	p = mmap(NULL, m->written_len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = mmap(NULL, m->written_len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
 		int e = errno;
 		emu_ns_set_error(err, errlen, "cannot reserve the namespace's allocation bitmap: %s",
@@ -231,6 +253,8 @@ int emu_ns_mem_open(uint64_t capacity, struct emu_ns_backend **out, char *err, s
 	m->written = p;
 	m->base.ops = &mem_ops;
 	m->base.capacity = capacity;
+	m->base.flat = m->data;
 	*out = &m->base;
 	return 0;
 }
+

@@ -16,6 +16,7 @@
 #include "hw/emu/ns/ns_backend.h"
 #include "hw/emu/ns/ns_internal.h"
 #include "hw/emu/ns/ns_zns.h"
+#include "hw/emu/ns/nvm_fast.h"
 
 static uint64_t cmd_slba(const struct nvme_sqe *cmd)
 {
@@ -215,7 +216,7 @@ static uint16_t zns_write(struct emu_ns *ns, const struct nvme_sqe *cmd, struct 
 	atomic_fetch_sub_explicit(&z->inflight[zi], 1, memory_order_release);
 	/* FUA or no write cache: the data is durable (the backend wrote it through), and so
 	 * must be the write pointer that covers it */
-	if (!st && emu_nvm_write_durable(ns, cmd) && zns_meta_sync(&z->meta) != 0)
+	if (!st && nvm_write_durable(ns, cmd) && zns_meta_sync(&z->meta) != 0)
 		st = emu_ns_status(NVME_SCT_MEDIA, NVME_SC_WRITE_FAULT, false);
 	if (!st && kind == ZW_APPEND) {
 		io->dw0 = (uint32_t)lba;

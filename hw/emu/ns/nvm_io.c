@@ -15,38 +15,7 @@
 #include "hw/emu/ns/kv_ns.h"
 #include "hw/emu/ns/ns_internal.h"
 #include "hw/emu/ns/ns_zns.h"
-
-/* Read, Write, Compare, Write Zeroes, Verify: CDW10/11 SLBA, CDW12 bits 15:0 NLB 0's based. */
-static uint64_t cmd_slba(const struct nvme_sqe *cmd)
-{
-	return (uint64_t)cmd->cdw11 << 32 | cmd->cdw10;
-}
-
-static uint32_t cmd_nlb(const struct nvme_sqe *cmd)
-{
-	return (cmd->cdw12 & 0xffffu) + 1;
-}
-
-/* True when nlb blocks from slba lie inside the namespace (and the sum does not wrap). */
-static bool range_ok(uint64_t slba, uint64_t nlb, uint64_t nlbas)
-{
-	return slba < nlbas && nlb <= nlbas - slba;
-}
-
-static uint16_t lba_out_of_range(struct emu_io_ctx *io, uint64_t slba)
-{
-	io->err_lba = slba;
-	return emu_ns_status(NVME_SCT_GENERIC, NVME_SC_LBA_OUT_OF_RANGE, true);
-}
-
-/*
- * Adds to a counter of the submitting queue. The queue has one writer, but the SMART log is
- * assembled on another thread, so the store is atomic (relaxed; a plain add, no lock prefix).
- */
-static void count(uint64_t *counter, uint64_t n)
-{
-	__atomic_store_n(counter, *counter + n, __ATOMIC_RELAXED);
-}
+#include "hw/emu/ns/nvm_fast.h"
 
 
 /* Read (3.2.4), Write (3.2.6) and Compare (3.2.1): the commands that carry data. */
@@ -64,53 +33,7 @@ uint16_t emu_nvm_move(struct emu_ns *ns, const struct nvme_sqe *cmd, struct emu_
 		      const struct emu_xfer *x, uint64_t slba, uint32_t len, unsigned shift,
 		      enum emu_nvm_dir dir)
 {
-	struct emu_ns_backend *be = ns->be;
-	uint64_t off = slba << shift;
-	uint16_t st = 0;
-	switch (dir) {
-	case EMU_NVM_READ:
-		st = be->ops->read(be, off, x, len);
-		break;
-	case EMU_NVM_WRITE:
-		st = be->ops->write(be, off, x, len, emu_nvm_write_durable(ns, cmd));
-		break;
-	case EMU_NVM_COMPARE:
-		st = be->ops->compare(be, off, x, len);
-		break;
-	}
-	if (st)
-		io->err_lba = slba;
-
-	struct emu_io_stats *s = io->stats;
-	if (!s)
-		return st;
-	if (dir == EMU_NVM_WRITE) {
-		if (!st) {
-			count(&s->write_cmds, 1);
-			count(&s->bytes_written, len);
-		}
-	} else if (!st || st == emu_ns_status(NVME_SCT_MEDIA, NVME_SC_COMPARE_FAILURE, true)) {
-		/* a Compare that found a difference still read the blocks */
-		count(&s->read_cmds, 1);
-		count(&s->bytes_read, len);
-	}
-	return st;
-}
-
-static uint16_t nvm_transfer(struct emu_ns *ns, const struct nvme_sqe *cmd,
-			     struct emu_io_ctx *io, unsigned shift, enum emu_nvm_dir dir)
-{
-	uint64_t slba = cmd_slba(cmd);
-	uint32_t nlb = cmd_nlb(cmd);
-
-	if (!range_ok(slba, nlb, ns->be->capacity >> shift))
-		return lba_out_of_range(io, slba);
-	uint64_t len = (uint64_t)nlb << shift;
-	struct emu_xfer x;
-	uint16_t st = emu_nvm_map(ns, cmd, io, len, &x);
-	if (st)
-		return st;
-	return emu_nvm_move(ns, cmd, io, &x, slba, (uint32_t)len, shift, dir);
+	return nvm_move(ns, cmd, io, x, slba, len, shift, dir);
 }
 
 /* Write Zeroes (3.2.8): no data pointer; DEAC (CDW12 bit 25) also deallocates the blocks. */
@@ -118,13 +41,13 @@ static uint16_t nvm_write_zeroes(struct emu_ns *ns, const struct nvme_sqe *cmd,
 				 struct emu_io_ctx *io, unsigned shift)
 {
 	struct emu_ns_backend *be = ns->be;
-	uint64_t slba = cmd_slba(cmd);
-	uint32_t nlb = cmd_nlb(cmd);
+	uint64_t slba = nvm_cmd_slba(cmd);
+	uint32_t nlb = nvm_cmd_nlb(cmd);
 
-	if (!range_ok(slba, nlb, be->capacity >> shift))
-		return lba_out_of_range(io, slba);
+	if (!nvm_range_ok(slba, nlb, be->capacity >> shift))
+		return nvm_lba_out_of_range(io, slba);
 	uint16_t st = be->ops->zero(be, slba << shift, (uint64_t)nlb << shift,
-				    (cmd->cdw12 & NVME_WZ_DEAC) != 0, emu_nvm_write_durable(ns, cmd));
+				    (cmd->cdw12 & NVME_WZ_DEAC) != 0, nvm_write_durable(ns, cmd));
 	if (st)
 		io->err_lba = slba;
 	return st;
@@ -152,8 +75,8 @@ uint16_t emu_nvm_dsm(struct emu_ns *ns, const struct nvme_sqe *cmd, struct emu_i
 
 	uint64_t nlbas = be->capacity >> shift;
 	for (uint32_t i = 0; i < nr; i++)
-		if (range[i].nlb && !range_ok(range[i].slba, range[i].nlb, nlbas))
-			return lba_out_of_range(io, range[i].slba);
+		if (range[i].nlb && !nvm_range_ok(range[i].slba, range[i].nlb, nlbas))
+			return nvm_lba_out_of_range(io, range[i].slba);
 	if (!(cmd->cdw11 & NVME_DSM_ATTR_AD) || !deallocate)
 		return 0;
 	for (uint32_t i = 0; i < nr; i++) {
@@ -184,9 +107,9 @@ static uint16_t nvm_flush(struct emu_ns *ns)
 static uint16_t nvm_verify(struct emu_ns *ns, const struct nvme_sqe *cmd, struct emu_io_ctx *io,
 			   unsigned shift)
 {
-	uint64_t slba = cmd_slba(cmd);
-	if (!range_ok(slba, cmd_nlb(cmd), ns->be->capacity >> shift))
-		return lba_out_of_range(io, slba);
+	uint64_t slba = nvm_cmd_slba(cmd);
+	if (!nvm_range_ok(slba, nvm_cmd_nlb(cmd), ns->be->capacity >> shift))
+		return nvm_lba_out_of_range(io, slba);
 	return 0;
 }
 
@@ -203,6 +126,11 @@ uint16_t emu_ns_execute(struct emu_ns *ns, const struct nvme_sqe *cmd, struct em
 	unsigned shift = geom & EMU_NS_GEOM_SHIFT_MASK;
 
 	io->dw0 = 0; /* no NVM command defines a completion DW0 */
+	/* the I/O path's two commands first, each with its own inlined copy of the transfer */
+	if (__builtin_expect(cmd->opc == NVME_CMD_READ, 1))
+		return nvm_transfer(ns, cmd, io, shift, EMU_NVM_READ);
+	if (__builtin_expect(cmd->opc == NVME_CMD_WRITE, 1))
+		return nvm_transfer(ns, cmd, io, shift, EMU_NVM_WRITE);
 	switch (cmd->opc) {
 	case NVME_CMD_READ:
 		return nvm_transfer(ns, cmd, io, shift, EMU_NVM_READ);

@@ -130,7 +130,10 @@ bool th_poll(struct th *h, struct th_queue *q, struct nvme_cqe *out, int timeout
 	uint64_t end = now_ms() + (uint64_t)timeout_ms;
 	struct nvme_cqe *e = &q->cq[q->cq_head];
 	for (;;) {
-		uint16_t st = __atomic_load_n(&e->status, __ATOMIC_ACQUIRE);
+		/* the entry's second half (SQHD, SQID, CID, status), as the device writes it: one
+		 * 8-byte store with release (hw/emu/emu_ctrl.h), read as the driver reads it */
+		uint64_t hi = __atomic_load_n((uint64_t *)e + 1, __ATOMIC_ACQUIRE);
+		uint16_t st = (uint16_t)(hi >> 48);
 		if ((st & 1u) == q->phase)
 			break;
 		if (now_ms() >= end)

@@ -4,8 +4,11 @@
  * objects (memory is kept, not returned), and values that never overlap.
  */
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hw/emu/ns/kv_vmem.h"
 #include "tests/unit/test_util.h"
@@ -77,4 +80,30 @@ static void test_alloc_free_reuse(void)
 	kv_vmem_destroy(&m);
 }
 
-TEST_MAIN(TEST(test_classes), TEST(test_alloc_free_reuse))
+/* Reserved memory exists at once (UNVME_EMU_PREFAULT=1 without hugepages) and values come
+ * from it; without the switch or hugepages the pool stays thin, as before. */
+static void test_reserve(void)
+{
+	struct kv_vmem m;
+	kv_vmem_init(&m);
+	unsetenv("UNVME_EMU_PREFAULT");
+	int thin = kv_vmem_reserve(&m, 16u << 20);
+	CHECK(thin == 0 || thin == 1); /* 1 only when hugepages are reserved on this machine */
+	kv_vmem_destroy(&m);
+
+	setenv("UNVME_EMU_PREFAULT", "1", 1);
+	kv_vmem_init(&m);
+	long long before = test_rss_bytes();
+	CHECK_EQ(kv_vmem_reserve(&m, 16u << 20), 1);
+	CHECK(test_rss_bytes() - before >= 15ll << 20);
+	CHECK(m.reserved >= 16u << 20);
+	uint8_t *v = kv_vmem_alloc(&m, 4096);
+	REQUIRE(v != NULL);
+	memset(v, 7, 4096);
+	CHECK(m.mapped == m.reserved); /* no region mapped beyond the reserved one */
+	kv_vmem_free(&m, v, 4096);
+	kv_vmem_destroy(&m);
+	unsetenv("UNVME_EMU_PREFAULT");
+}
+
+TEST_MAIN(TEST(test_classes), TEST(test_alloc_free_reuse), TEST(test_reserve))

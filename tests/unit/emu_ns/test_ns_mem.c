@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The memory backend's promise about memory: a namespace costs only the pages written, and
- * deallocation (Dataset Management AD, Write Zeroes) gives whole pages back; Identify
- * Namespace NUSE counts the blocks written and not given back, in whole pages.
+ * The memory backend's promises about memory: a namespace whose memory is made at creation
+ * (hugetlbfs pages, or UNVME_EMU_PREFAULT=1 and at most a quarter of the memory available)
+ * exists in full from then on, as a device's DRAM does, and keeps it; otherwise it is thin: it
+ * costs only the pages written, and deallocation (Dataset Management AD, Write Zeroes) gives
+ * whole pages back. Either way deallocated blocks read as zeroes, and Identify Namespace NUSE
+ * counts the blocks written and not deallocated, in whole 4 KiB pages.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,34 +19,24 @@
 
 #define MiB (1024u * 1024u)
 
-/* Resident set size of this process in bytes (/proc/self/statm, second field, in pages). */
-static long long rss_bytes(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	long long size = 0, resident = -1;
-	if (f) {
-		if (fscanf(f, "%lld %lld", &size, &resident) != 2)
-			resident = -1;
-		fclose(f);
-	}
-	return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
-}
+/* A namespace far larger than the machine: thin. */
+#define THIN_NS (16ull << 40)
 
 static void test_pages_come_and_go(void)
 {
 	struct ns_fixture f;
-	REQUIRE(ns_fixture_open(&f, EMU_NS_MEM, 1024ull * MiB, 4096) == 0);
+	REQUIRE(ns_fixture_open(&f, EMU_NS_MEM, THIN_NS, 4096) == 0);
 	const uint32_t chunk = 512; /* blocks of 4 KiB: 2 MiB per command */
 	uint8_t *b = ns_test_alloc(2 * MiB);
 	ns_test_pattern(b, 2 * MiB, 70);
 	xfer_double_set_seg_size(4096);
 
-	long long base = rss_bytes();
+	long long base = test_rss_bytes();
 	REQUIRE(base > 0);
 	/* reading never-written blocks allocates nothing */
 	for (uint64_t lba = 0; lba < 16384; lba += chunk)
 		CHECK_EQ(ns_read(f.ns, lba, chunk, b), 0);
-	long long after_read = rss_bytes();
+	long long after_read = test_rss_bytes();
 #ifndef __SANITIZE_THREAD__ /* ThreadSanitizer's shadow of the bytes read is resident too */
 	CHECK(after_read - base < 4 * MiB);
 #endif
@@ -52,7 +45,7 @@ static void test_pages_come_and_go(void)
 	ns_test_pattern(b, 2 * MiB, 71);
 	for (uint64_t lba = 0; lba < 16384; lba += chunk)
 		CHECK_EQ(ns_write(f.ns, lba, chunk, b), 0);
-	long long written = rss_bytes();
+	long long written = test_rss_bytes();
 	CHECK(written - after_read > 60 * MiB);
 
 	/* half of it deallocated by DSM, a quarter by Write Zeroes: 48 MiB back */
@@ -62,7 +55,7 @@ static void test_pages_come_and_go(void)
 	CHECK_EQ(ns_exec(f.ns, &c, NULL, NULL), 0);
 	c = ns_cmd(NVME_CMD_WRITE_ZEROES, 8192, 4096, NULL);
 	CHECK_EQ(ns_exec(f.ns, &c, NULL, NULL), 0);
-	long long released = rss_bytes();
+	long long released = test_rss_bytes();
 	CHECK(written - released > 44 * MiB);
 	printf("     (resident: +%lld MiB after reads, +%lld MiB after writes, -%lld MiB after deallocation)\n",
 	       (after_read - base) / MiB, (written - after_read) / MiB, (written - released) / MiB);
@@ -80,6 +73,47 @@ static void test_pages_come_and_go(void)
 	free(r);
 	free(b);
 	ns_fixture_close(&f);
+}
+
+/* Asked for (UNVME_EMU_PREFAULT=1), a small namespace is all there at creation and stays:
+ * nothing is faulted in by a write, nothing given back by deallocation, which writes zeroes. */
+static void test_memory_exists_from_creation(void)
+{
+	setenv("UNVME_EMU_PREFAULT", "1", 1);
+	long long base = test_rss_bytes();
+	REQUIRE(base > 0);
+	struct ns_fixture f;
+	REQUIRE(ns_fixture_open(&f, EMU_NS_MEM, 64ull * MiB, 4096) == 0);
+	long long created = test_rss_bytes();
+	CHECK(created - base >= 64 * MiB);
+
+	const uint32_t chunk = 512; /* 2 MiB per command */
+	uint8_t *b = ns_test_alloc(2 * MiB);
+	xfer_double_set_seg_size(4096);
+	ns_test_pattern(b, 2 * MiB, 72);
+	for (uint64_t lba = 0; lba < 16384; lba += chunk)
+		CHECK_EQ(ns_write(f.ns, lba, chunk, b), 0);
+	long long written = test_rss_bytes();
+	CHECK(written - created < 8 * MiB); /* the test's own buffers at most */
+
+	/* deallocation zeroes the blocks and keeps the memory */
+	struct nvme_sqe c = ns_cmd(NVME_CMD_WRITE_ZEROES, 0, 512, NULL);
+	CHECK_EQ(ns_exec(f.ns, &c, NULL, NULL), 0);
+	CHECK(test_rss_bytes() >= written - 1 * MiB);
+	CHECK_EQ(ns_read(f.ns, 0, chunk, b), 0);
+	CHECK(ns_test_all_zero(b, 2 * MiB));
+	CHECK_EQ(ns_read(f.ns, chunk, chunk, b), 0);
+	uint8_t *want = ns_test_alloc(2 * MiB);
+	ns_test_pattern(want, 2 * MiB, 72);
+	CHECK(memcmp(b, want, 2 * MiB) == 0);
+	printf("     (resident: +%lld MiB at creation, +%lld MiB after 64 MiB of writes)\n",
+	       (created - base) / MiB, (written - created) / MiB);
+
+	xfer_double_set_seg_size(0);
+	free(want);
+	free(b);
+	ns_fixture_close(&f);
+	unsetenv("UNVME_EMU_PREFAULT");
 }
 
 static uint64_t nuse(struct emu_ns *ns)
@@ -125,4 +159,5 @@ static void test_utilization(void)
 	ns_fixture_close(&f);
 }
 
-TEST_MAIN(TEST(test_pages_come_and_go), TEST(test_utilization))
+TEST_MAIN(TEST(test_pages_come_and_go), TEST(test_memory_exists_from_creation),
+	  TEST(test_utilization))

@@ -35,6 +35,8 @@ TARGETS = {
     "devid": ("tests/fuzz/fuzz_devid", "tests/fuzz/corpus/devid", []),
     "cli": ("tests/fuzz/fuzz_cli", "tests/fuzz/corpus/cli", []),
     "mp": ("tests/fuzz/fuzz_mp", "tests/fuzz/corpus/mp", []),
+    "target_session": ("tests/fuzz/fuzz_target_session", "tests/fuzz/corpus/target_session",
+                       ["-max_len=16384", "-entropic=0"]),
     "rdma": ("tests/fuzz/fuzz_rdma", "tests/fuzz/corpus/rdma", []),
 }
 

@@ -186,6 +186,9 @@ def fuzz_tables(path):
         "kv_config": "random bytes as the SDK's JSON configuration",
         "devid": "device ids: emu:// URIs, aliases, devices files, PCI addresses",
         "cli": "the unvme command line: batch tokenizer and option parser",
+        "target_session": "whole NVMe/TCP target sessions of several hosts (ICReq, Connect, "
+                          "DH-HMAC-CHAP, any command, H2C data, back-pressure, closes) over two "
+                          "subsystems with canary data",
     }
     bad = False
     total = crashes = 0
@@ -245,7 +248,8 @@ def badinput_tables(opts):
     sections = []
     counts = []
     bad = False
-    for name, area in (("driver", "driver API"), ("kv", "KV API"), ("config", "JSON config")):
+    for name, area in (("driver", "driver API"), ("kv", "KV API"), ("config", "JSON config"),
+                       ("target", "NVMe/TCP target")):
         exe = opts.build / "tests" / "badinput" / f"bad_{name}"
         p = run([exe, "--markdown"], capture_output=True, text=True,
                 env=dict(os.environ, UNVME_QUIET="1"))

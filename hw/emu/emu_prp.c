@@ -7,9 +7,10 @@
  *  - PRP1 may carry a dword-aligned offset into its page (bits 1:0 set: PRP Offset Invalid).
  *  - If the transfer ends in PRP1's page, PRP2 is not used.
  *  - If it needs exactly one more page, PRP2 is that page: its offset must be 0.
- *  - Otherwise PRP2 points to a PRP list (dword aligned, may start mid-page). Entries have
- *    offset 0; when more entries remain than fit in the list page, its last entry points to
- *    the next list page (page aligned).
+ *  - Otherwise PRP2 points to a PRP list (dword aligned, may start mid-page, but with room
+ *    for at least one 8-byte entry before the page ends). Entries have offset 0; when more
+ *    entries remain than fit in the list page, its last entry points to the next list page
+ *    (page aligned).
  * An address outside the IOMMU mappings is a Data Transfer Error; SGLs (PSDT != 0) are not
  * supported (Identify SGLS = 0) and get Invalid Field; more than MDTS is Invalid Field.
  */
@@ -43,6 +44,10 @@ static uint16_t map_list(struct emu_ctrl *c, uint64_t list, uint32_t rem, struct
 	uint32_t pages = (rem + PAGE - 1) / PAGE;
 	while (pages) {
 		uint32_t slots = (uint32_t)((PAGE - (list & PAGE_MASK)) / sizeof(uint64_t));
+		/* a list pointer in a page's last dword leaves no room for one entry: nothing to
+		 * read (and slots - 1 below would wrap to 4 billion entries read past the page) */
+		if (slots == 0)
+			return ST_PRP_OFFSET;
 		bool chain = pages > slots;
 		uint32_t take = chain ? slots - 1 : pages;
 		const uint8_t *ents = emu_iommu_translate(&c->iommu, list,

@@ -8,6 +8,7 @@
 #ifndef UNVME_TARGET_H
 #define UNVME_TARGET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,8 +31,16 @@ int tgt_config_add_ns(struct tgt_config *cfg, int subsys, const char *device, ui
 int tgt_config_add_host(struct tgt_config *cfg, int subsys, const char *nqn, const char *secret,
 			const char *ctrl_secret, const char *hash, const char *dhgroup, char *err,
 			size_t errlen);
-/* Any host may connect to the subsystem (no allow-list). */
+/* Any host may connect to the subsystem (without it, only the hosts of its allow-list). */
 void tgt_config_allow_any(struct tgt_config *cfg, int subsys);
+/* A limit by its configuration key (docs/nvme-tcp.md "Limits"): max_connections,
+ * max_connections_per_host, max_io_queues, max_queue_depth, max_memory_mb,
+ * max_connection_memory_mb, icreq_timeout_ms, connect_timeout_ms, discovery_kato_ms. */
+int tgt_config_set_limit(struct tgt_config *cfg, const char *key, uint64_t value, char *err,
+			 size_t errlen);
+bool tgt_config_limit_known(const char *key);
+/* Checks the limits against each other (done by unvme_target_start too). */
+int tgt_config_check(const struct tgt_config *cfg, char *err, size_t errlen);
 void tgt_config_set_threads(struct tgt_config *cfg, int threads);
 void tgt_config_set_quiet(struct tgt_config *cfg, int quiet);
 void tgt_config_set_discovery(struct tgt_config *cfg, int on);

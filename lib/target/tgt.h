@@ -31,12 +31,28 @@
 #include "lib/driver/tcp_stream.h"
 #include "target.h"
 
-#define TGT_MQES 255u           /* I/O queue entries - 1 we offer (CAP.MQES) */
 #define TGT_ADMIN_SLOTS 32u     /* commands an admin queue may have in flight */
 #define TGT_ICD 8192u           /* in-capsule data we take on I/O queues */
 #define TGT_MAXH2CDATA (1u << 20)
 #define TGT_AERL 3u             /* 0's based: 4 Asynchronous Event Requests */
 #define TGT_MAX_NS 256u
+#define TGT_TX_SPIN_MS 2u        /* a full socket is retried this long, then waited for (EPOLLOUT) */
+#define TGT_ADMIN_MAX_XFER (1u << 20) /* the most data an admin or fabrics command moves */
+#define TGT_AUTH_MAX_XFER 8192u /* an authentication message (the largest is about 1.2 KiB) */
+/* The largest DMA buffer one command needs: MDTS of data plus a long KV key after it, rounded
+ * up to the buffer size classes (tgt_buf.c); a connection's memory must hold one. */
+#define TGT_MAX_CMD_BUF (4u << 20)
+
+/* Limits (docs/nvme-tcp.md "Limits and their settings"): the defaults */
+#define TGT_DEF_MAX_CONNS 1024u
+#define TGT_DEF_MAX_CONNS_PER_HOST 128u
+#define TGT_DEF_QUEUE_DEPTH 256u      /* CAP.MQES + 1 */
+#define TGT_DEF_MAX_IO_QUEUES 32u
+#define TGT_DEF_MEMORY_MB 1024u
+#define TGT_DEF_CONN_MEMORY_MB 32u
+#define TGT_DEF_ICREQ_TIMEOUT_MS 5000u
+#define TGT_DEF_CONNECT_TIMEOUT_MS 10000u
+#define TGT_DEF_DISCOVERY_KATO_MS 120000u
 
 /* ---- configuration (target.h has the public part) ---- */
 
@@ -75,6 +91,18 @@ struct tgt_listen_cfg {
 	char port[8];
 };
 
+struct tgt_limits {
+	uint32_t max_conns;           /* connections in total */
+	uint32_t max_conns_per_host;  /* connections from one host address */
+	uint32_t max_io_queues;       /* per controller */
+	uint32_t queue_depth;         /* entries of an I/O queue (CAP.MQES + 1) */
+	uint64_t memory;              /* bytes of data buffers in total */
+	uint64_t conn_memory;         /* bytes of data buffers of one connection */
+	uint32_t icreq_timeout_ms;    /* from accept to ICReq */
+	uint32_t connect_timeout_ms;  /* from accept to a connected (and authenticated) queue */
+	uint32_t discovery_kato_ms;   /* keep alive of a discovery controller that asked for none */
+};
+
 struct tgt_config {
 	struct tgt_listen_cfg *listen;
 	int nlisten;
@@ -82,7 +110,7 @@ struct tgt_config {
 	int nsubsys;
 	int threads;
 	bool discovery;
-	uint32_t max_io_queues;   /* per controller */
+	struct tgt_limits lim;
 	bool quiet;
 	bool tls;                 /* every connection starts with a TLS handshake (tgt_tls.c) */
 };
@@ -100,6 +128,7 @@ struct tgt_ns {
 	uint32_t bnsid;
 	struct unvme_ns *bns;
 	uint8_t csi;
+	uint32_t block_bytes;     /* what one logical block moves: data (+ metadata when extended) */
 	uint8_t nguid[16];        /* unique per subsystem and nsid */
 };
 
@@ -146,6 +175,7 @@ struct tgt_ctrl {
 
 enum tgt_cmd_state {
 	CMD_FREE = 0,
+	CMD_WAIT_BUF,    /* waiting for buffer memory: the connection's receiving stops */
 	CMD_RECV,        /* its in-capsule data is arriving */
 	CMD_H2C,         /* R2T sent, data arriving */
 	CMD_BACKING,     /* at the backing device */
@@ -160,11 +190,14 @@ struct tgt_cmd {
 	bool to_ctrl;             /* data flows host to controller */
 	bool data_error;          /* a data digest did not match */
 	bool discard;             /* the command is refused: its data is thrown away */
+	bool fills;               /* the device writes every byte of its data (an NVM Read) */
+	bool icd_ddgst;           /* its in-capsule data carries a digest */
 	struct nvme_sqe sqe;      /* as the host sent it */
 	uint8_t *buf;             /* DMA buffer of the data (and in-capsule key) */
 	uint32_t buf_cap;
-	uint32_t len;             /* data bytes (SGL1) */
+	uint32_t len;             /* data bytes: SGL1, checked against the command (tgt_xfer.c) */
 	uint32_t icd_len;         /* in-capsule bytes */
+	uint32_t icd_off;         /* where they are in buf (tgt_xfer_check_sgl) */
 	uint32_t h2c_got;
 	struct nvme_cqe cqe;
 	uint32_t send_len;        /* C2H data bytes to send with the response */
@@ -186,10 +219,33 @@ struct tgt_auth {
 	uint8_t pub[DHCHAP_MAX_DH];
 };
 
+/* DMA buffers by power-of-two size class from 4 KiB (tgt_buf.c). */
+#define TGT_BUF_CLASSES 11
+/* A connection's own: no other connection ever sees them while it lives. */
+struct tgt_bufs {
+	void *free[TGT_BUF_CLASSES];
+	uint64_t owned;           /* bytes it holds, in use or free */
+	uint64_t idle;            /* of which free */
+};
+/* A poller's: buffers of ended connections, zeroed, for the next connections. */
+struct tgt_bufpool {
+	void *free[TGT_BUF_CLASSES];
+	uint64_t bytes;
+	uint64_t limit;
+};
+
+/* A host address and its connections (the per-host connection limit). */
+struct tgt_addr {
+	uint8_t b[17];            /* family, then the IPv4 or IPv6 address */
+};
+
 struct tgt_conn {
 	struct tgt_poller *p;
 	struct unvme_target *t;
 	int fd;
+	struct tgt_addr addr;     /* the host's address (counted in t's per-host table) */
+	bool counted;             /* in the target's connection counts */
+	uint64_t born_ms;         /* accepted at (the ICReq and Connect deadlines) */
 	char peer[80];
 	char local_addr[64];      /* the address the host reached us at (discovery log) */
 	char local_port[8];
@@ -223,21 +279,14 @@ struct tgt_conn {
 	uint32_t ncmds;
 	struct tgt_cmd *free_cmds;
 	uint32_t in_backing;      /* commands at the backing devices */
+	struct tgt_cmd *wait_cmd; /* a capsule waiting for buffer memory (receiving paused) */
 
-	struct tgt_bufcache *cache; /* its poller's DMA buffers */
+	struct tgt_bufs bufs;     /* its DMA buffers */
+	uint64_t mem_wait_ms;     /* when it last asked the others for memory (mem_pressure) */
+	uint32_t ep_events;       /* what its poller's epoll watches for it */
+	uint64_t tx_stall_ms;     /* since when the socket takes no more (0: it does) */
 	struct tgt_conn *next;
 };
-
-/* DMA buffers by power-of-two size class from 4 KiB, kept by a poller for its connections:
- * buffers are not allocated per command, and a connection that ends gives them to the next
- * instead of back to the allocator (whose chunk table is built for few changes). */
-#define TGT_BUF_CLASSES 11
-struct tgt_bufcache {
-	void *bufs[TGT_BUF_CLASSES];
-	uint64_t bytes;           /* kept, free */
-	uint64_t limit;           /* above this, buffers go back to the allocator */
-};
-void tgt_bufcache_free(struct tgt_bufcache *bc);
 
 struct tgt_poller {
 	struct unvme_target *t;
@@ -250,7 +299,14 @@ struct tgt_poller {
 	struct tgt_conn *inbox;
 	struct tgt_conn *conns;
 	int nconns;
-	struct tgt_bufcache cache;
+	struct tgt_bufpool pool;
+	uint32_t pressure_seen;   /* the target's mem_pressure this poller answered */
+};
+
+/* A limit that was hit: logged the first time, then at most once a minute with a count. */
+struct tgt_limit_log {
+	_Atomic uint64_t last_ms;
+	_Atomic uint64_t hits;    /* not reported yet */
 };
 
 struct unvme_target {
@@ -272,6 +328,22 @@ struct unvme_target {
 	_Atomic uint32_t next_poller;
 	_Atomic uint64_t genctr;  /* discovery log generation */
 	struct tcp_tls_ctx *tls;  /* TLS with per-host PSKs (cfg->tls), else NULL */
+
+	/* limits (tgt_limits.c) */
+	_Atomic uint64_t mem;     /* bytes of DMA buffers allocated, in use or kept */
+	_Atomic uint32_t mem_pressure; /* bumped when memory ran out: pollers give back what they keep */
+	_Atomic uint32_t nconns;
+	pthread_mutex_t hosts_lock;
+	struct tgt_host_conns *hosts; /* connections per host address */
+	uint32_t nhosts, hosts_cap;
+	int reserve_fd;           /* given up to accept (and refuse) when descriptors run out */
+	struct tgt_limit_log lim_conns, lim_host_conns, lim_fds, lim_mem, lim_conn_mem, lim_icreq,
+		lim_connect, lim_queues;
+};
+
+struct tgt_host_conns {
+	struct tgt_addr addr;
+	uint32_t n;
 };
 
 /* tgt_main.c: refusals and errors always reach stderr; tgt_info (connections) unless quiet. */
@@ -285,8 +357,15 @@ int tgt_fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute
 struct tgt_subsys *tgt_find_subsys(struct unvme_target *t, const char *nqn);
 const struct tgt_host *tgt_host_allowed(const struct tgt_subsys *ss, const char *hostnqn,
 					bool *allowed);
+/* The host's entry with a DH-HMAC-CHAP key in any subsystem's allow-list (the key it proves
+ * to the discovery controller), or NULL. */
+const struct tgt_host *tgt_host_key_entry(const struct unvme_target *t, const char *hostnqn);
+void tgt_config_limits_default(struct tgt_limits *lim);
 
 /* tgt_conn.c */
+/* "ADDRESS:PORT" of the socket's peer, and its address as a key. */
+void tgt_conn_peer(int fd, char *peer, size_t len, struct tgt_addr *key);
+/* A connection of fd, already counted by tgt_conn_admit (counted: retired when freed). */
 struct tgt_conn *tgt_conn_new(struct unvme_target *t, int fd);
 void tgt_conn_free(struct tgt_conn *c);
 /* Receives and acts on what arrived; sends what is queued. Returns work done. */
@@ -304,13 +383,50 @@ void tgt_complete_raw(struct tgt_cmd *cmd, uint16_t status);
 void tgt_cmd_release(struct tgt_cmd *cmd);
 /* Room for the queue's commands after Connect. */
 int tgt_conn_size(struct tgt_conn *c, uint32_t slots);
-void *tgt_buf_get(struct tgt_conn *c, uint32_t len, uint32_t *cap);
+/* Receiving paused (a capsule waits for memory), or sending stalled: what epoll should watch. */
+uint32_t tgt_conn_events(const struct tgt_conn *c, uint64_t now_ms);
+
+/* tgt_buf.c: a command's DMA buffer of at least len bytes, the connection's own (zeroed when
+ * it came from another). 0, -EAGAIN when a memory limit says wait (a buffer of the connection
+ * or another coming back frees room), -ENOMEM. */
+int tgt_buf_get(struct tgt_conn *c, uint32_t len, void **buf, uint32_t *cap);
 void tgt_buf_put(struct tgt_conn *c, void *buf, uint32_t cap);
+/* A connection ends: its buffers, zeroed, go to its poller's pool (or back to the allocator). */
+void tgt_bufs_release(struct tgt_conn *c);
+/* Gives the connection's free buffers back (memory ran short somewhere). */
+void tgt_bufs_trim(struct tgt_conn *c);
+void tgt_bufpool_free(struct unvme_target *t, struct tgt_bufpool *pool);
+
+/* tgt_xfer.c: what a command moves, from the command itself, checked against the transport's
+ * data descriptor before any buffer is taken. */
+struct tgt_xfer {
+	uint32_t len;             /* data bytes the command moves */
+	bool to_ctrl;             /* host to controller */
+	bool fills;               /* the device writes every byte of it (no clearing needed) */
+};
+/* 0 with *x filled, or the status (SCT << 8 | SC) to refuse the command with. */
+int tgt_xfer_plan(const struct tgt_conn *c, const struct nvme_sqe *sqe, struct tgt_xfer *x);
+/* The transport side: SGL1 (and a long KV key's descriptor) against the plan and the
+ * in-capsule data received; 0 or a status. *icd_off: where the in-capsule data goes. */
+int tgt_xfer_check_sgl(const struct nvme_sqe *sqe, const struct tgt_xfer *x, uint32_t icd,
+		       uint32_t *icd_off);
+/* Features the target's controllers know (Get and Set Features), and the data they move. */
+bool tgt_feature_known(bool discovery, uint8_t fid, bool set);
 
 /* tgt_exec.c: a command whose data is in */
 void tgt_exec(struct tgt_cmd *cmd);
-/* direction and length checks at capsule time; 0 or a status (SCT << 8 | SC) */
-int tgt_cmd_to_ctrl(const struct tgt_conn *c, const struct nvme_sqe *sqe, bool *to_ctrl);
+/* The gate before a command's data is taken: fabrics commands always, others once the queue
+ * is connected, authenticated and its controller enabled; 0 or a status. */
+int tgt_cmd_admissible(const struct tgt_conn *c, const struct nvme_sqe *sqe);
+
+/* tgt_limits.c */
+/* Counts a new connection from addr; false (and logged) when a connection limit is hit. */
+bool tgt_conn_admit(struct unvme_target *t, const struct tgt_addr *addr, const char *peer);
+void tgt_conn_retire(struct unvme_target *t, const struct tgt_addr *addr);
+void tgt_limit_hit(struct unvme_target *t, struct tgt_limit_log *l, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The ICReq and Connect deadlines of a connection not serving yet; true when it was closed. */
+bool tgt_conn_deadline(struct tgt_conn *c, uint64_t now_ms);
 
 /* tgt_fabrics.c */
 void tgt_fabrics(struct tgt_cmd *cmd);
@@ -326,6 +442,8 @@ void tgt_nguid(const char *subnqn, uint32_t nsid, uint8_t out[16]);
 
 /* tgt_io.c */
 void tgt_io(struct tgt_cmd *cmd);
+const struct tgt_ns *tgt_ns_of(const struct tgt_subsys *ss, uint32_t nsid);
+bool tgt_vendor_kv(uint8_t opc);
 /* The key descriptor (CDW12-15) of a vendor KV command with a key over 16 bytes, else NULL:
  * over NVMe/TCP such a key travels in the capsule (docs/nvme-tcp.md). */
 const struct nvme_sgl_desc *tgt_kv_key_desc(const struct nvme_sqe *sqe);

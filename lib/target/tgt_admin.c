@@ -35,7 +35,7 @@ static int number_of_queues(struct tgt_cmd *cmd, bool set)
 		uint32_t nsq = (cmd->sqe.cdw11 & 0xffffu) + 1u, ncq = (cmd->sqe.cdw11 >> 16) + 1u;
 		if (nsq == 0x10000u || ncq == 0x10000u)
 			return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD);
-		uint32_t want = nsq < ncq ? nsq : ncq, max = c->t->cfg->max_io_queues;
+		uint32_t want = nsq < ncq ? nsq : ncq, max = c->t->cfg->lim.max_io_queues;
 		pthread_mutex_lock(&c->ss->lock);
 		bool busy = false;
 		for (uint32_t q = 1; q <= ctrl->nr_io; q++)

@@ -22,15 +22,89 @@ int tgt_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	return rc;
 }
 
+void tgt_config_limits_default(struct tgt_limits *lim)
+{
+	*lim = (struct tgt_limits){
+		.max_conns = TGT_DEF_MAX_CONNS,
+		.max_conns_per_host = TGT_DEF_MAX_CONNS_PER_HOST,
+		.max_io_queues = TGT_DEF_MAX_IO_QUEUES,
+		.queue_depth = TGT_DEF_QUEUE_DEPTH,
+		.memory = (uint64_t)TGT_DEF_MEMORY_MB << 20,
+		.conn_memory = (uint64_t)TGT_DEF_CONN_MEMORY_MB << 20,
+		.icreq_timeout_ms = TGT_DEF_ICREQ_TIMEOUT_MS,
+		.connect_timeout_ms = TGT_DEF_CONNECT_TIMEOUT_MS,
+		.discovery_kato_ms = TGT_DEF_DISCOVERY_KATO_MS,
+	};
+}
+
 struct tgt_config *tgt_config_new(void)
 {
 	struct tgt_config *c = calloc(1, sizeof(*c));
 	if (c) {
 		c->threads = 1;
 		c->discovery = true;
-		c->max_io_queues = 32;
+		tgt_config_limits_default(&c->lim);
 	}
 	return c;
+}
+
+/* The limits by their configuration keys (JSON and the command line alike). */
+static const struct {
+	const char *key;
+	uint64_t min, max;
+	unsigned shift;           /* the key's unit: value << shift bytes (MiB keys) */
+	size_t off;
+	bool wide;
+} limit_keys[] = {
+	{"max_connections", 1, 1u << 20, 0, offsetof(struct tgt_limits, max_conns), false},
+	{"max_connections_per_host", 1, 1u << 20, 0, offsetof(struct tgt_limits, max_conns_per_host), false},
+	{"max_io_queues", 1, 1024, 0, offsetof(struct tgt_limits, max_io_queues), false},
+	{"max_queue_depth", 2, 1024, 0, offsetof(struct tgt_limits, queue_depth), false},
+	{"max_memory_mb", TGT_MAX_CMD_BUF >> 20, 1u << 20, 20, offsetof(struct tgt_limits, memory), true},
+	{"max_connection_memory_mb", TGT_MAX_CMD_BUF >> 20, 1u << 20, 20,
+	 offsetof(struct tgt_limits, conn_memory), true},
+	{"icreq_timeout_ms", 100, 3600000, 0, offsetof(struct tgt_limits, icreq_timeout_ms), false},
+	{"connect_timeout_ms", 100, 3600000, 0, offsetof(struct tgt_limits, connect_timeout_ms), false},
+	{"discovery_kato_ms", 0, 3600000, 0, offsetof(struct tgt_limits, discovery_kato_ms), false},
+};
+
+bool tgt_config_limit_known(const char *key)
+{
+	for (size_t i = 0; i < sizeof(limit_keys) / sizeof(limit_keys[0]); i++)
+		if (!strcmp(limit_keys[i].key, key))
+			return true;
+	return false;
+}
+
+int tgt_config_set_limit(struct tgt_config *cfg, const char *key, uint64_t value, char *err,
+			 size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(limit_keys) / sizeof(limit_keys[0]); i++) {
+		if (strcmp(limit_keys[i].key, key))
+			continue;
+		if (value < limit_keys[i].min || value > limit_keys[i].max)
+			return tgt_fail(err, errlen, -EINVAL, "\"%s\" must be %llu..%llu", key,
+				    (unsigned long long)limit_keys[i].min, (unsigned long long)limit_keys[i].max);
+		uint8_t *f = (uint8_t *)&cfg->lim + limit_keys[i].off;
+		if (limit_keys[i].wide) {
+			uint64_t v = value << limit_keys[i].shift;
+			memcpy(f, &v, sizeof(v));
+		} else {
+			uint32_t v = (uint32_t)value;
+			memcpy(f, &v, sizeof(v));
+		}
+		return 0;
+	}
+	return tgt_fail(err, errlen, -EINVAL, "unknown limit \"%s\"", key);
+}
+
+int tgt_config_check(const struct tgt_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->lim.conn_memory > cfg->lim.memory)
+		return tgt_fail(err, errlen, -EINVAL, "\"max_connection_memory_mb\" (%llu) is above "
+			    "\"max_memory_mb\" (%llu)", (unsigned long long)(cfg->lim.conn_memory >> 20),
+			    (unsigned long long)(cfg->lim.memory >> 20));
+	return 0;
 }
 
 void tgt_config_free(struct tgt_config *cfg)
@@ -313,13 +387,25 @@ static int load_subsys(struct tgt_config *cfg, json_object *s, char *err, size_t
 
 static int load(struct tgt_config *cfg, json_object *root, char *err, size_t errlen)
 {
-	static const char *const known[] = {"listen", "threads", "discovery", "max_io_queues",
-					    "subsystems", "tls", NULL};
+	static const char *const known[] = {"listen", "threads", "discovery", "subsystems", "tls", NULL};
 	if (!json_object_is_type(root, json_type_object))
 		return tgt_fail(err, errlen, -EINVAL, "the configuration must be a JSON object");
-	int rc = check_keys(root, "configuration", known, err, errlen);
-	if (rc)
-		return rc;
+	int rc = 0;
+	json_object_object_foreach(root, key, val)
+	{
+		bool ok = tgt_config_limit_known(key);
+		for (int i = 0; known[i] && !ok; i++)
+			ok = !strcmp(key, known[i]);
+		if (!ok)
+			return tgt_fail(err, errlen, -EINVAL, "configuration: unknown key \"%s\"", key);
+		if (!tgt_config_limit_known(key))
+			continue;
+		if (!json_object_is_type(val, json_type_int) || json_object_get_int64(val) < 0)
+			return tgt_fail(err, errlen, -EINVAL, "\"%s\" must be a number", key);
+		rc = tgt_config_set_limit(cfg, key, (uint64_t)json_object_get_int64(val), err, errlen);
+		if (rc)
+			return rc;
+	}
 	json_object *v;
 	if (json_object_object_get_ex(root, "listen", &v)) {
 		if (str_of(v)) {
@@ -341,12 +427,6 @@ static int load(struct tgt_config *cfg, json_object *root, char *err, size_t err
 		    json_object_get_int(v) > 64)
 			return tgt_fail(err, errlen, -EINVAL, "\"threads\" must be 1..64");
 		cfg->threads = json_object_get_int(v);
-	}
-	if (json_object_object_get_ex(root, "max_io_queues", &v)) {
-		if (!json_object_is_type(v, json_type_int) || json_object_get_int(v) < 1 ||
-		    json_object_get_int(v) > 1024)
-			return tgt_fail(err, errlen, -EINVAL, "\"max_io_queues\" must be 1..1024");
-		cfg->max_io_queues = (uint32_t)json_object_get_int(v);
 	}
 	if (json_object_object_get_ex(root, "tls", &v)) {
 		if (!json_object_is_type(v, json_type_boolean))
@@ -395,6 +475,17 @@ struct tgt_subsys *tgt_find_subsys(struct unvme_target *t, const char *nqn)
 	for (int i = 0; i < t->nsubs; i++)
 		if (!strcmp(t->subs[i].nqn, nqn))
 			return &t->subs[i];
+	return NULL;
+}
+
+const struct tgt_host *tgt_host_key_entry(const struct unvme_target *t, const char *hostnqn)
+{
+	for (int s = 0; s < t->nsubs; s++) {
+		const struct tgt_subsys_cfg *sc = t->subs[s].cfg;
+		for (int i = 0; i < sc->nhosts; i++)
+			if (sc->hosts[i].has_key && !strcmp(sc->hosts[i].nqn, hostnqn))
+				return &sc->hosts[i];
+	}
 	return NULL;
 }
 

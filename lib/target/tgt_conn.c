@@ -2,7 +2,8 @@
 /*
  * One host connection of the target: the ICReq exchange, then PDUs (NVMe TCP Transport 1.0).
  * Received headers are checked before use (lib/driver/tcp_pdu.c); everything a host says is
- * checked against the state of its commands. A fatal error (bad header, header digest, data
+ * checked against the state of its commands, and each command's data descriptor against what
+ * the command moves (tgt_xfer.c) before any of its data is taken. A fatal error (bad header, header digest, data
  * out of range or beyond the command, H2C data nobody asked for, a queue overrun) answers
  * with a C2HTermReq naming the status and the field, then closes this connection only: other
  * connections, served by the same or other pollers, are not touched.
@@ -17,27 +18,45 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lib/common/clock.h"
 #include "lib/driver/ctrlr.h"
 #include "tgt.h"
 
 enum { PDU_PLAIN = 0, PDU_RELEASE, PDU_CLOSE };
 
-static void addr_str(const struct sockaddr_storage *ss, char *host, size_t hl, char *port, size_t pl)
+static void addr_str(const struct sockaddr_storage *ss, char *host, size_t hl, char *port, size_t pl,
+		     struct tgt_addr *key)
 {
 	uint16_t p = 0;
+	memset(key, 0, sizeof(*key));
+	key->b[0] = (uint8_t)ss->ss_family;
 	if (ss->ss_family == AF_INET6) {
 		const struct sockaddr_in6 *a = (const void *)ss;
 		inet_ntop(AF_INET6, &a->sin6_addr, host, (socklen_t)hl);
+		memcpy(key->b + 1, &a->sin6_addr, 16);
 		p = ntohs(a->sin6_port);
-	} else {
+	} else if (ss->ss_family == AF_INET) {
 		const struct sockaddr_in *a = (const void *)ss;
 		inet_ntop(AF_INET, &a->sin_addr, host, (socklen_t)hl);
+		memcpy(key->b + 1, &a->sin_addr, 4);
 		p = ntohs(a->sin_port);
 	}
 	snprintf(port, pl, "%u", p);
+}
+
+void tgt_conn_peer(int fd, char *peer, size_t len, struct tgt_addr *key)
+{
+	struct sockaddr_storage ss = {0};
+	socklen_t sl = sizeof(ss);
+	char host[64] = "?", port[8] = "?";
+	memset(key, 0, sizeof(*key));
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+		addr_str(&ss, host, sizeof(host), port, sizeof(port), key);
+	snprintf(peer, len, "%s:%s", host, port);
 }
 
 struct tgt_conn *tgt_conn_new(struct unvme_target *t, int fd)
@@ -47,15 +66,14 @@ struct tgt_conn *tgt_conn_new(struct unvme_target *t, int fd)
 		return NULL;
 	c->t = t;
 	c->fd = fd;
+	c->born_ms = mono_ms_coarse();
+	tgt_conn_peer(fd, c->peer, sizeof(c->peer), &c->addr);
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	char host[64] = "?", port[8] = "?";
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
-		addr_str(&ss, host, sizeof(host), port, sizeof(port));
-	snprintf(c->peer, sizeof(c->peer), "%s:%s", host, port);
-	sl = sizeof(ss);
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
-		addr_str(&ss, c->local_addr, sizeof(c->local_addr), c->local_port, sizeof(c->local_port));
+		struct tgt_addr local;
+		addr_str(&ss, c->local_addr, sizeof(c->local_addr), c->local_port, sizeof(c->local_port),
+			 &local);
 		c->adrfam = ss.ss_family == AF_INET6 ? NVMF_ADRFAM_IPV6 : NVMF_ADRFAM_IPV4;
 	}
 	c->rx_state = RX_ICREQ;
@@ -89,64 +107,6 @@ int tgt_conn_size(struct tgt_conn *c, uint32_t slots)
 	return tcp_txq_grow(&c->tx, 2 * slots + 8);
 }
 
-/* ---- DMA buffers (the poller's cache, tgt.h) ---- */
-
-#define BUF_MIN_SHIFT 12
-
-static int buf_class(uint32_t len)
-{
-	int cls = 0;
-	while (cls < TGT_BUF_CLASSES - 1 && (1u << (BUF_MIN_SHIFT + cls)) < len)
-		cls++;
-	return (1u << (BUF_MIN_SHIFT + cls)) >= len ? cls : -1;
-}
-
-void *tgt_buf_get(struct tgt_conn *c, uint32_t len, uint32_t *cap)
-{
-	int cls = buf_class(len);
-	if (cls < 0)
-		return NULL;
-	*cap = 1u << (BUF_MIN_SHIFT + cls);
-	struct tgt_bufcache *bc = c->cache;
-	void *b = bc ? bc->bufs[cls] : NULL;
-	if (b) {
-		memcpy(&bc->bufs[cls], b, sizeof(void *)); /* a free buffer holds the next one */
-		bc->bytes -= *cap;
-		return b;
-	}
-	return unvme_dma_alloc(*cap, 4096);
-}
-
-void tgt_buf_put(struct tgt_conn *c, void *buf, uint32_t cap)
-{
-	if (!buf)
-		return;
-	struct tgt_bufcache *bc = c->cache;
-	if (!bc || bc->bytes + cap > bc->limit) {
-		unvme_dma_free(buf);
-		return;
-	}
-	int cls = buf_class(cap);
-	memcpy(buf, &bc->bufs[cls], sizeof(void *));
-	bc->bufs[cls] = buf;
-	bc->bytes += cap;
-}
-
-void tgt_bufcache_free(struct tgt_bufcache *bc)
-{
-	for (int i = 0; i < TGT_BUF_CLASSES; i++) {
-		void *b = bc->bufs[i];
-		while (b) {
-			void *next;
-			memcpy(&next, b, sizeof(next));
-			unvme_dma_free(b);
-			b = next;
-		}
-		bc->bufs[i] = NULL;
-	}
-	bc->bytes = 0;
-}
-
 /* ---- commands ---- */
 
 static struct tgt_cmd *cmd_get(struct tgt_conn *c)
@@ -159,7 +119,8 @@ static struct tgt_cmd *cmd_get(struct tgt_conn *c)
 	cmd->to_ctrl = false;
 	cmd->data_error = false;
 	cmd->discard = false;
-	cmd->len = cmd->icd_len = cmd->h2c_got = cmd->send_len = 0;
+	cmd->fills = false;
+	cmd->len = cmd->icd_len = cmd->icd_off = cmd->h2c_got = cmd->send_len = 0;
 	memset(&cmd->cqe, 0, sizeof(cmd->cqe));
 	return cmd;
 }
@@ -207,7 +168,23 @@ static int flush(struct tgt_conn *c)
 			break;
 		work = 1;
 	}
+	/* the socket takes no more: after a moment the poller waits for room (EPOLLOUT)
+	 * instead of retrying (tgt_poller.c) */
+	if (!tcp_txq_count(&c->tx))
+		c->tx_stall_ms = 0;
+	else if (!work && !c->tx_stall_ms)
+		c->tx_stall_ms = mono_ms_coarse() | 1;
 	return work;
+}
+
+uint32_t tgt_conn_events(const struct tgt_conn *c, uint64_t now_ms)
+{
+	uint32_t ev = 0;
+	if (!c->wait_cmd && c->rx_state != RX_DEAD)
+		ev |= EPOLLIN; /* waiting for memory: stop reading, TCP pushes back on the host */
+	if (c->tx_stall_ms && now_ms - c->tx_stall_ms >= TGT_TX_SPIN_MS)
+		ev |= EPOLLOUT;
+	return ev;
 }
 
 static struct tcp_txpdu *pdu_new(struct tgt_conn *c)
@@ -396,15 +373,9 @@ static bool on_icreq(struct tgt_conn *c)
 	return true;
 }
 
-static inline uint32_t align4(uint32_t v)
-{
-	return (v + 3u) & ~3u;
-}
-
 /* After the capsule and its in-capsule data: ask for the rest of the data or execute. */
 static void capsule_ready(struct tgt_cmd *cmd)
 {
-	struct tgt_conn *c = cmd->conn;
 	uint16_t st = cmd->cqe.status;
 	if (cmd->data_error) {
 		tgt_complete(cmd, NVME_SCT_GENERIC, NVME_SC_TRANSIENT_TRANSPORT);
@@ -419,15 +390,66 @@ static void capsule_ready(struct tgt_cmd *cmd)
 		send_r2t(cmd);
 		return;
 	}
-	(void)c;
 	tgt_exec(cmd);
 }
 
-/* A refusal decided at capsule time: the data (if any) is still taken off the wire. */
-static void refuse(struct tgt_cmd *cmd, uint16_t sct, uint8_t sc)
+/* A refusal decided at capsule time: the in-capsule data (if any) is taken off the wire into
+ * no buffer, no R2T is sent, the command never reaches a device. */
+static void refuse(struct tgt_cmd *cmd, int st)
 {
-	cmd->cqe.status = (uint16_t)(sct << 8 | sc);
+	cmd->cqe.status = (uint16_t)st;
 	cmd->discard = true;
+}
+
+/* The in-capsule data, if any, into the command's buffer (or nowhere when refused). */
+static void capsule_data(struct tgt_conn *c, struct tgt_cmd *cmd)
+{
+	if (cmd->icd_len) {
+		tcp_rxq_data_begin(&c->rx, cmd->discard || !cmd->buf ? NULL : cmd->buf + cmd->icd_off,
+				   cmd->icd_len, cmd->icd_ddgst);
+		c->rx_cmd = cmd;
+		c->rx_state = RX_CAPSULE_DATA;
+		return;
+	}
+	tcp_rxq_next(&c->rx);
+	capsule_ready(cmd);
+}
+
+/* The command's buffer: its data, and in-capsule bytes at icd_off. false while it waits for
+ * memory (the connection receives nothing meanwhile: the capsule's data stays in the socket). */
+static bool capsule_buffer(struct tgt_conn *c, struct tgt_cmd *cmd)
+{
+	uint32_t need = cmd->icd_len ? cmd->icd_off + cmd->icd_len : 0;
+	if (need < cmd->len)
+		need = cmd->len;
+	if (!need || cmd->discard)
+		return true;
+	void *buf;
+	int rc = tgt_buf_get(c, need, &buf, &cmd->buf_cap);
+	if (rc == -EAGAIN) {
+		cmd->state = CMD_WAIT_BUF;
+		c->wait_cmd = cmd;
+		return false;
+	}
+	if (rc) {
+		tgt_log(c->t, "host %s: no memory for a command's data (%u bytes)", c->peer, need);
+		refuse(cmd, NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INTERNAL));
+		return true;
+	}
+	cmd->buf = buf;
+	cmd->state = CMD_RECV;
+	return true;
+}
+
+/* A capsule that waited for memory: take its buffer now if there is room. */
+static bool capsule_resume(struct tgt_conn *c)
+{
+	struct tgt_cmd *cmd = c->wait_cmd;
+	c->wait_cmd = NULL;
+	if (!capsule_buffer(c, cmd))
+		return false;
+	capsule_data(c, cmd);
+	return true;
 }
 
 static void on_capsule(struct tgt_conn *c)
@@ -449,53 +471,28 @@ static void on_capsule(struct tgt_conn *c)
 	cmd->sqe = h->sqe;
 	if (c->connected)
 		c->sqhd = (uint16_t)((c->sqhd + 1u) % (c->sqsize + 1u));
-	const struct nvme_sgl_desc *sgl = (const void *)&cmd->sqe.prp1;
-	bool to_ctrl = false;
-	int st = tgt_cmd_to_ctrl(c, &cmd->sqe, &to_ctrl);
-	cmd->to_ctrl = to_ctrl;
-	cmd->len = sgl->len;
+	if (c->connected && !c->auth_needed) /* a command received keeps its controller alive */
+		atomic_store_explicit(&c->ctrl->last_ms, mono_ms_coarse(), memory_order_relaxed);
 	cmd->icd_len = icd;
-	uint32_t limit = c->ss && !c->ss->discovery && c->qid ? c->ss->mdts_bytes : 1u << 20;
+	cmd->icd_ddgst = (h->hdr.flags & NVME_TCP_F_DDGST) != 0;
+	/* Before any byte of data is taken: may this queue run it, what does the command itself
+	 * say it moves, and does the transport's descriptor say exactly that (tgt_xfer.c)? */
+	struct tgt_xfer x;
+	int st = tgt_cmd_admissible(c, &cmd->sqe);
+	if (!st)
+		st = tgt_xfer_plan(c, &cmd->sqe, &x);
+	if (!st)
+		st = tgt_xfer_check_sgl(&cmd->sqe, &x, icd, &cmd->icd_off);
 	if (st) {
-		refuse(cmd, (uint16_t)(st >> 8), (uint8_t)st);
-	} else if (NVME_SQE_PSDT(cmd->sqe.flags) != 1) {
-		refuse(cmd, NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD);
-	} else if (sgl->type == NVME_SGL_INCAPSULE) {
-		if (!to_ctrl || sgl->addr != 0 || (uint64_t)sgl->len > icd)
-			refuse(cmd, NVME_SCT_GENERIC, sgl->len > icd ? NVME_SC_DATA_SGL_LEN_INVALID
-							      : NVME_SC_SGL_OFFSET_INVALID);
-	} else if (sgl->type != NVME_SGL_TRANSPORT) {
-		refuse(cmd, NVME_SCT_GENERIC, NVME_SC_SGL_DESC_TYPE_INVALID);
-	} else if (icd && !tgt_kv_key_desc(&cmd->sqe)) {
-		tgt_conn_fatal(c, NVME_TCP_FES_INVALID_HEADER, offsetof(struct nvme_tcp_hdr, plen),
-			       "in-capsule data the command does not describe");
-		tgt_cmd_release(cmd);
-		return;
+		refuse(cmd, st);
+	} else {
+		cmd->len = x.len;
+		cmd->to_ctrl = x.to_ctrl;
+		cmd->fills = x.fills;
 	}
-	if (!cmd->discard && cmd->len > limit)
-		refuse(cmd, NVME_SCT_GENERIC, NVME_SC_DATA_SGL_LEN_INVALID);
-	/* One DMA buffer: the data at 0; in-capsule bytes at 0 when SGL1 is in the capsule,
-	 * else after the data (a long KV key). */
-	uint32_t icd_off = sgl->type == NVME_SGL_INCAPSULE ? 0 : align4(cmd->len);
-	uint32_t need = cmd->discard ? icd : icd_off + icd;
-	if (need < cmd->len && !cmd->discard)
-		need = cmd->len;
-	if (need) {
-		cmd->buf = tgt_buf_get(c, need, &cmd->buf_cap);
-		if (!cmd->buf) {
-			refuse(cmd, NVME_SCT_GENERIC, NVME_SC_INTERNAL);
-			icd_off = 0;
-		}
-	}
-	if (icd) {
-		tcp_rxq_data_begin(&c->rx, cmd->buf ? cmd->buf + (cmd->discard ? 0 : icd_off) : NULL, icd,
-				   (h->hdr.flags & NVME_TCP_F_DDGST) != 0);
-		c->rx_cmd = cmd;
-		c->rx_state = RX_CAPSULE_DATA;
-		return;
-	}
-	tcp_rxq_next(&c->rx);
-	capsule_ready(cmd);
+	if (!capsule_buffer(c, cmd))
+		return; /* resumed by rx() once memory comes back */
+	capsule_data(c, cmd);
 }
 
 static void on_h2c(struct tgt_conn *c)
@@ -544,7 +541,12 @@ static int rx(struct tgt_conn *c)
 {
 	int work = 0;
 	struct tcp_pdu_rules rules = {.controller = true, .hdgst = c->hdgst, .ddgst = c->ddgst, .pda = 4};
-	while (c->rx_state != RX_DEAD) {
+	if (c->wait_cmd) {
+		if (!capsule_resume(c))
+			return 0;
+		work++;
+	}
+	while (c->rx_state != RX_DEAD && !c->wait_cmd) {
 		if (c->rx_state == RX_CAPSULE_DATA || c->rx_state == RX_H2C_DATA) {
 			bool ok;
 			int err;
@@ -672,6 +674,9 @@ void tgt_conn_free(struct tgt_conn *c)
 		free(cmd);
 	}
 	free(c->cmds);
+	tgt_bufs_release(c);
+	if (c->counted)
+		tgt_conn_retire(c->t, &c->addr);
 	tgt_tls_conn_fini(c);
 	tcp_rxq_fini(&c->rx);
 	tcp_txq_fini(&c->tx);

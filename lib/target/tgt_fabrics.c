@@ -28,7 +28,7 @@ static void reply(struct tgt_cmd *cmd, uint16_t sct, uint8_t sc, uint32_t dw0)
 static uint64_t ctrl_cap(const struct tgt_subsys *ss)
 {
 	uint32_t css = NVME_CAP_CSS_NVM | (ss->discovery ? 0 : NVME_CAP_CSS_IOCS);
-	uint32_t mqes = ss->discovery ? 31 : TGT_MQES;
+	uint32_t mqes = ss->discovery ? TGT_ADMIN_SLOTS - 1 : ss->t->cfg->lim.queue_depth - 1;
 	return nvme_cap_make(mqes, 1, CAP_TO, 0, css, 0, 0);
 }
 
@@ -53,7 +53,7 @@ static struct tgt_ctrl *ctrl_new(struct tgt_subsys *ss, const struct nvmf_connec
 				 const struct tgt_host *host, uint32_t kato)
 {
 	struct tgt_ctrl *ctrl = calloc(1, sizeof(*ctrl));
-	uint32_t maxq = ss->t->cfg->max_io_queues;
+	uint32_t maxq = ss->t->cfg->lim.max_io_queues;
 	if (!ctrl || !(ctrl->qid_used = calloc(maxq + 1, 1))) {
 		free(ctrl);
 		return NULL;
@@ -102,7 +102,10 @@ static void connect_admin(struct tgt_cmd *cmd, struct tgt_subsys *ss, const stru
 		      NVMF_CONNECT_INVALID_PARAM(false, offsetof(struct nvmf_connect_cmd, sqsize)));
 		return;
 	}
-	struct tgt_ctrl *ctrl = ctrl_new(ss, d, host, ss->discovery ? cc->kato : cc->kato);
+	/* a discovery controller that asked for no keep alive gets one anyway (as Linux's
+	 * target does): an idle discovery association must not be held forever */
+	uint32_t kato = ss->discovery && !cc->kato ? c->t->cfg->lim.discovery_kato_ms : cc->kato;
+	struct tgt_ctrl *ctrl = ctrl_new(ss, d, host, kato);
 	if (!ctrl || tgt_conn_size(c, TGT_ADMIN_SLOTS)) {
 		if (ctrl)
 			tgt_ctrl_put(ctrl);
@@ -141,7 +144,11 @@ static void connect_io(struct tgt_cmd *cmd, struct tgt_subsys *ss, const struct 
 	} else if (cc->qid > ctrl->nr_io || ctrl->qid_used[cc->qid]) {
 		st = NVMF_SC_CONNECT_INVALID;
 		dw0 = NVMF_CONNECT_INVALID_PARAM(false, offsetof(struct nvmf_connect_cmd, qid));
-	} else if (cc->sqsize < 1 || cc->sqsize > TGT_MQES) {
+		if (cc->qid > ctrl->nr_io)
+			tgt_limit_hit(c->t, &c->t->lim_queues, "host %s (%s): I/O queue %u refused: controller "
+				      "%u has %u (max_io_queues %u)", c->peer, ctrl->hostnqn, cc->qid,
+				      ctrl->cntlid, ctrl->nr_io, c->t->cfg->lim.max_io_queues);
+	} else if (cc->sqsize < 1 || cc->sqsize > c->t->cfg->lim.queue_depth - 1) {
 		st = NVMF_SC_CONNECT_INVALID;
 		dw0 = NVMF_CONNECT_INVALID_PARAM(false, offsetof(struct nvmf_connect_cmd, sqsize));
 	} else if (!(atomic_load(&ctrl->csts) & NVME_CSTS_RDY)) {
@@ -200,27 +207,24 @@ static void connect(struct tgt_cmd *cmd)
 	d->subnqn[NVMF_NQN_FIELD - 1] = '\0';
 	d->hostnqn[NVMF_NQN_FIELD - 1] = '\0';
 	struct tgt_subsys *ss = tgt_find_subsys(c->t, d->subnqn);
-	if (!ss) {
-		tgt_log(c->t, "host %s (%s): Connect to unknown subsystem %s refused", c->peer, d->hostnqn,
-			d->subnqn);
-		reply(cmd, NVME_SCT_CMD, NVMF_SC_CONNECT_INVALID,
-		      NVMF_CONNECT_INVALID_PARAM(true, offsetof(struct nvmf_connect_data, subnqn)));
-		return;
-	}
-	bool allowed;
-	const struct tgt_host *host = tgt_host_allowed(ss, d->hostnqn, &allowed);
+	bool allowed = false;
+	const struct tgt_host *host = ss ? tgt_host_allowed(ss, d->hostnqn, &allowed) : NULL;
 	if (allowed && tgt_tls_connect_check(c, d->hostnqn, d->subnqn)) {
 		reply(cmd, NVME_SCT_CMD, NVMF_SC_INVALID_HOST,
 		      NVMF_CONNECT_INVALID_PARAM(true, offsetof(struct nvmf_connect_data, hostnqn)));
 		return;
 	}
 	if (!allowed) {
-		tgt_log(c->t, "host %s (%s): Connect to %s refused: host not allowed (Connect Invalid Host)",
-			c->peer, d->hostnqn, ss->nqn);
+		/* an unknown subsystem and one the host may not use answer alike, so that names
+		 * cannot be probed; the log says which it was */
+		tgt_log(c->t, "host %s (%s): Connect to %s refused: %s (answered Connect Invalid Host)",
+			c->peer, d->hostnqn, d->subnqn, ss ? "host not allowed" : "no such subsystem");
 		reply(cmd, NVME_SCT_CMD, NVMF_SC_INVALID_HOST,
 		      NVMF_CONNECT_INVALID_PARAM(true, offsetof(struct nvmf_connect_data, hostnqn)));
 		return;
 	}
+	if (ss->discovery) /* a host with a key proves it to the discovery controller too */
+		host = tgt_host_key_entry(c->t, d->hostnqn);
 	if (cc->qid == 0)
 		connect_admin(cmd, ss, d, host);
 	else

@@ -32,6 +32,14 @@ static const struct tgt_ns *find_ns(const struct tgt_subsys *ss, uint32_t nsid)
 	return NULL;
 }
 
+static const struct tgt_ns *first_of_csi(const struct tgt_subsys *ss, uint8_t csi)
+{
+	for (int i = 0; i < ss->nns; i++)
+		if (ss->ns[i].csi == csi)
+			return &ss->ns[i];
+	return NULL;
+}
+
 /* Space padded, not terminated (Identify strings). */
 static void pad(char *dst, size_t n, const char *src)
 {
@@ -70,7 +78,7 @@ static void identify_ctrl(struct tgt_conn *c, struct nvme_id_ctrl *id)
 	id->kas = 10;            /* keep alive granularity: 1 s */
 	id->sqes = (NVME_SQES_LOG2 << 4) | NVME_SQES_LOG2;
 	id->cqes = (NVME_CQES_LOG2 << 4) | NVME_CQES_LOG2;
-	id->maxcmd = ss->discovery ? TGT_ADMIN_SLOTS : TGT_MQES + 1;
+	id->maxcmd = (uint16_t)(ss->discovery ? TGT_ADMIN_SLOTS : c->t->cfg->lim.queue_depth);
 	id->nn = ss->max_nsid;
 	id->oncs = ss->oncs;
 	id->vwc = ss->vwc & 1u;
@@ -91,8 +99,11 @@ static int identify_ns(struct tgt_conn *c, const struct tgt_ns *ns, uint8_t cns,
 {
 	struct unvme_ctrlr *b = c->ss->backs[ns->back]->ctrlr;
 	int st = unvme_identify(b, cns, ns->bnsid, csi, buf);
-	if (st < 0)
+	if (st < 0) {
+		tgt_log(c->t, "host %s: Identify of namespace %u on backing device %s failed: %s", c->peer,
+			ns->nsid, c->ss->backs[ns->back]->devid, unvme_errmsg());
 		return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INTERNAL);
+	}
 	if (st)
 		return st;
 	if (cns == NVME_CNS_NS) {
@@ -135,7 +146,7 @@ int tgt_identify(struct tgt_cmd *cmd)
 	uint8_t cns = (uint8_t)cmd->sqe.cdw10;
 	uint8_t csi = (uint8_t)(cmd->sqe.cdw11 >> 24);
 	uint32_t nsid = cmd->sqe.nsid;
-	if (cmd->len < 4096 || !cmd->buf)
+	if (cmd->len != 4096 || !cmd->buf) /* checked at capsule time (tgt_xfer.c) */
 		return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_DATA_SGL_LEN_INVALID);
 	uint8_t *buf = cmd->buf;
 	memset(buf, 0, cmd->len);
@@ -169,11 +180,13 @@ int tgt_identify(struct tgt_cmd *cmd)
 			return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD);
 		return identify_ns(c, ns, NVME_CNS_CSI_NS, csi, buf);
 	case NVME_CNS_CSI_CTRL:
-		/* NVM: no limits of its own beyond MDTS (zeros); KV: the device's data */
+		/* NVM: no limits of its own beyond MDTS (zeros); KV and ZNS: the data of the device
+		 * of the first such namespace (ZASL: the hosts take the smaller of it and MDTS) */
 		if (csi == NVME_CSI_NVM)
 			return 0;
-		if (csi == NVME_CSI_KV && ss->kv_ns >= 0) {
-			int st = unvme_identify(ss->backs[ss->ns[ss->kv_ns].back]->ctrlr, cns, 0, csi, buf);
+		const struct tgt_ns *first = first_of_csi(ss, csi);
+		if ((csi == NVME_CSI_KV || csi == NVME_CSI_ZNS) && first) {
+			int st = unvme_identify(ss->backs[first->back]->ctrlr, cns, 0, csi, buf);
 			return st < 0 ? NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INTERNAL) : st;
 		}
 		return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD);
@@ -189,8 +202,9 @@ int tgt_identify(struct tgt_cmd *cmd)
 			buf[20] = 1; /* NSTAT: ready */
 		return 0;
 	case NVME_CNS_IOCS: {
-		/* vector 0: NVM, plus KV when a KV namespace is exported */
-		uint64_t v = 1u | (ss->kv_ns >= 0 ? 2u : 0u);
+		/* vector 0: NVM, plus KV and ZNS when such namespaces are exported */
+		uint64_t v = 1u | (first_of_csi(ss, NVME_CSI_KV) ? 2u : 0u) |
+			     (first_of_csi(ss, NVME_CSI_ZNS) ? 4u : 0u);
 		memcpy(buf, &v, sizeof(v));
 		return 0;
 	}

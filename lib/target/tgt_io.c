@@ -32,7 +32,7 @@ const struct nvme_sgl_desc *tgt_kv_key_desc(const struct nvme_sqe *sqe)
 	}
 }
 
-static bool vendor_kv(uint8_t opc)
+bool tgt_vendor_kv(uint8_t opc)
 {
 	switch (opc) {
 	case NVME_KVV_STORE:
@@ -72,12 +72,16 @@ static bool opcode_ok(uint8_t csi, uint8_t opc)
 	case NVME_CMD_DSM:
 	case NVME_CMD_VERIFY:
 		return true;
+	case NVME_CMD_ZONE_MGMT_SEND:
+	case NVME_CMD_ZONE_MGMT_RECV:
+	case NVME_CMD_ZONE_APPEND:
+		return csi == NVME_CSI_ZNS;
 	default:
 		return false;
 	}
 }
 
-static const struct tgt_ns *ns_of(const struct tgt_subsys *ss, uint32_t nsid)
+const struct tgt_ns *tgt_ns_of(const struct tgt_subsys *ss, uint32_t nsid)
 {
 	for (int i = 0; i < ss->nns; i++)
 		if (ss->ns[i].nsid == nsid)
@@ -111,14 +115,14 @@ void tgt_io(struct tgt_cmd *cmd)
 	struct tgt_subsys *ss = c->ss;
 	struct nvme_sqe sqe = cmd->sqe;
 	const struct tgt_ns *ns;
-	if (vendor_kv(sqe.opc)) {
+	if (tgt_vendor_kv(sqe.opc)) {
 		if (ss->kv_ns < 0) {
 			tgt_complete(cmd, NVME_SCT_GENERIC, NVME_SC_INVALID_OPCODE);
 			return;
 		}
 		ns = &ss->ns[ss->kv_ns]; /* NSID is a keyspace: it stays */
 	} else {
-		ns = ns_of(ss, sqe.nsid);
+		ns = tgt_ns_of(ss, sqe.nsid);
 		if (!ns) {
 			tgt_complete(cmd, NVME_SCT_GENERIC, NVME_SC_INVALID_NS_OR_FORMAT);
 			return;
@@ -128,22 +132,21 @@ void tgt_io(struct tgt_cmd *cmd)
 			return;
 		}
 		sqe.nsid = ns->bnsid;
+		/* MPTR is a host address on PCIe and means nothing here (the namespace has no
+		 * separate metadata, tgt_main.c); only the vendor KV commands use the field, as
+		 * the value offset */
+		sqe.mptr = 0;
 	}
-	/* the driver builds the data pointer (PRPs) for the device */
+	/* No byte from the host is an address: the driver builds the data pointer (PRPs) over
+	 * the command's own buffer, exactly cmd->len bytes, what the command moves (tgt_xfer.c) */
 	sqe.prp1 = 0;
 	sqe.prp2 = 0;
 	sqe.flags &= 0x3u;
 	const struct nvme_sgl_desc *key = tgt_kv_key_desc(&cmd->sqe);
 	if (key) {
-		const struct nvme_sgl_desc *sgl1 = (const void *)&cmd->sqe.prp1;
-		uint32_t icd_off = sgl1->type == NVME_SGL_INCAPSULE ? 0 : (cmd->len + 3u) & ~3u;
+		/* checked at capsule time (tgt_xfer_check_sgl): the key is in this buffer */
 		uint32_t klen = (sqe.cdw11 & 0xffu) + 1u;
-		if (key->type != NVME_SGL_INCAPSULE || key->len != klen ||
-		    key->addr + klen > cmd->icd_len) {
-			tgt_complete(cmd, NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD);
-			return;
-		}
-		uint64_t iova = unvme_dma_iova(cmd->buf + icd_off + key->addr);
+		uint64_t iova = unvme_dma_iova(cmd->buf + cmd->icd_off + key->addr);
 		sqe.cdw12 = (uint32_t)iova;
 		sqe.cdw13 = (uint32_t)(iova >> 32);
 		uint64_t next = ((iova & ~4095ull) + 4096);
@@ -151,7 +154,7 @@ void tgt_io(struct tgt_cmd *cmd)
 		sqe.cdw14 = crosses ? (uint32_t)next : 0;
 		sqe.cdw15 = crosses ? (uint32_t)(next >> 32) : 0;
 	}
-	if (cmd->len && !cmd->to_ctrl && !(ns->csi == NVME_CSI_NVM && sqe.opc == NVME_CMD_READ))
+	if (cmd->len && !cmd->to_ctrl && !cmd->fills)
 		memset(cmd->buf, 0, cmd->len); /* a short answer must not show older data */
 	struct unvme_qpair *qp = c->bqp[ns->back];
 	int rc = unvme_qpair_submit(qp, &sqe, cmd->len ? cmd->buf : NULL, cmd->len, io_done, cmd);

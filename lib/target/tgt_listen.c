@@ -1,9 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Listening sockets and the acceptor thread: a new connection is made non-blocking with
- * Nagle off and handed to a poller. Only connection setup passes through here.
+ * Listening sockets and the acceptor thread: a new connection is counted against the
+ * connection limits (refused and closed at once when one is hit), made non-blocking with Nagle
+ * off and handed to a poller. Only connection setup passes through here.
+ *
+ * Descriptors running out (EMFILE, ENFILE) must not stop the target: the acceptor keeps one
+ * descriptor in reserve, gives it up to take the waiting connection and close it at once (the
+ * host sees a refusal instead of a connection that hangs in the backlog), takes the reserve
+ * back, logs the limit, and backs off a little before accepting again; the connections already
+ * served go on.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -12,9 +20,68 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tgt.h"
+
+#define FD_BACKOFF_MS 50
+
+static int reserve_open(void)
+{
+	return open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* Out of descriptors: refuse the connection waiting on lfd with the reserve's help. */
+static void refuse_without_fds(struct unvme_target *t, int lfd, int err)
+{
+	if (t->reserve_fd >= 0) {
+		close(t->reserve_fd);
+		t->reserve_fd = -1;
+	}
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	char peer[80] = "?";
+	if (fd >= 0) {
+		struct tgt_addr a;
+		tgt_conn_peer(fd, peer, sizeof(peer), &a);
+		close(fd);
+	}
+	t->reserve_fd = reserve_open();
+	tgt_limit_hit(t, &t->lim_fds, "out of file descriptors (%s; RLIMIT_NOFILE): connection from %s "
+		      "refused; connections already served go on", strerror(err), peer);
+	struct timespec ts = {0, FD_BACKOFF_MS * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static void accept_one(struct unvme_target *t, int lfd)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE)
+			refuse_without_fds(t, lfd, errno);
+		else if (errno == ENOBUFS || errno == ENOMEM)
+			nanosleep(&(struct timespec){0, FD_BACKOFF_MS * 1000000L}, NULL);
+		return;
+	}
+	char peer[80];
+	struct tgt_addr a;
+	tgt_conn_peer(fd, peer, sizeof(peer), &a);
+	if (!tgt_conn_admit(t, &a, peer)) {
+		close(fd);
+		return;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	struct tgt_conn *c = tgt_conn_new(t, fd);
+	if (!c) {
+		tgt_conn_retire(t, &a);
+		close(fd);
+		tgt_log(t, "out of memory for a new connection from %s", peer);
+		return;
+	}
+	c->counted = true;
+	tgt_poller_adopt(t, c);
+}
 
 static int bind_one(struct unvme_target *t, const struct tgt_listen_cfg *l, char *err, size_t errlen)
 {
@@ -67,22 +134,9 @@ static void *acceptor_main(void *arg)
 			continue;
 		if (pfd[n].revents)
 			break;
-		for (int i = 0; i < n; i++) {
-			if (!(pfd[i].revents & POLLIN))
-				continue;
-			int fd = accept4(pfd[i].fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-			if (fd < 0)
-				continue;
-			int one = 1;
-			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-			struct tgt_conn *c = tgt_conn_new(t, fd);
-			if (!c) {
-				close(fd);
-				tgt_log(t, "out of memory for a new connection");
-				continue;
-			}
-			tgt_poller_adopt(t, c);
-		}
+		for (int i = 0; i < n; i++)
+			if (pfd[i].revents & POLLIN)
+				accept_one(t, pfd[i].fd);
 	}
 	return NULL;
 }
@@ -93,6 +147,7 @@ int tgt_listen_start(struct unvme_target *t)
 	t->lfds = calloc((size_t)t->cfg->nlisten, sizeof(int));
 	if (!t->lfds)
 		return -ENOMEM;
+	t->reserve_fd = reserve_open();
 	for (int i = 0; i < t->cfg->nlisten; i++) {
 		int rc = bind_one(t, &t->cfg->listen[i], err, sizeof(err));
 		if (rc) {
@@ -117,6 +172,9 @@ void tgt_listen_stop(struct unvme_target *t)
 	}
 	for (int i = 0; i < t->nlfds; i++)
 		close(t->lfds[i]);
+	if (t->reserve_fd >= 0)
+		close(t->reserve_fd);
+	t->reserve_fd = -1;
 	free(t->lfds);
 	t->lfds = NULL;
 	t->nlfds = 0;

@@ -11,17 +11,33 @@
 #include "lib/driver/ctrlr.h"
 #include "tgt.h"
 
-/* The discovery log for this host: every subsystem it may connect to, at the address it
- * reached us at, and the discovery subsystem itself. */
+static bool same_key(const struct dhchap_key *a, const struct dhchap_key *b)
+{
+	return a->len == b->len && a->transform == b->transform && dhchap_equal(a->key, b->key, a->len);
+}
+
+/* Whether the discovery log shows ss to the host of discovery connection c: the host must be
+ * allowed on it, and when the subsystem wants DH-HMAC-CHAP from it, the host must have proven
+ * that very key to the discovery controller (a host that only claims an NQN learns nothing
+ * about the subsystems guarded by that NQN's key). */
+static bool listed(const struct tgt_conn *c, const struct tgt_subsys *ss)
+{
+	bool ok;
+	const struct tgt_host *h = tgt_host_allowed(ss, c->ctrl->hostnqn, &ok);
+	if (!ok || !h || !h->has_key)
+		return ok;
+	const struct tgt_host *proven = c->ctrl->host;
+	return proven && proven->has_key && !c->auth_needed && same_key(&proven->key, &h->key);
+}
+
+/* The discovery log for this host: every subsystem it may connect to (listed), at the address
+ * it reached us at, and the discovery subsystem itself. */
 static size_t discovery_log(struct tgt_conn *c, uint8_t **out)
 {
 	struct unvme_target *t = c->t;
 	size_t n = 1;
-	for (int i = 0; i < t->nsubs; i++) {
-		bool ok;
-		tgt_host_allowed(&t->subs[i], c->ctrl->hostnqn, &ok);
-		n += ok;
-	}
+	for (int i = 0; i < t->nsubs; i++)
+		n += listed(c, &t->subs[i]);
 	size_t len = sizeof(struct nvmf_disc_log_hdr) + n * sizeof(struct nvmf_disc_log_entry);
 	uint8_t *p = calloc(1, len);
 	if (!p)
@@ -33,9 +49,7 @@ static size_t discovery_log(struct tgt_conn *c, uint8_t **out)
 	for (int i = -1; i < t->nsubs; i++) {
 		const char *nqn = NVMF_DISCOVERY_NQN;
 		if (i >= 0) {
-			bool ok;
-			tgt_host_allowed(&t->subs[i], c->ctrl->hostnqn, &ok);
-			if (!ok)
+			if (!listed(c, &t->subs[i]))
 				continue;
 			nqn = t->subs[i].nqn;
 		}
@@ -62,8 +76,11 @@ static int device_log(struct tgt_cmd *cmd, struct unvme_ctrlr *b, uint8_t lid, u
 		      uint32_t len, uint64_t off)
 {
 	int st = unvme_get_log_page(b, lid, nsid, cmd->buf, len, off);
-	if (st < 0)
+	if (st < 0) {
+		tgt_log(cmd->conn->t, "host %s: log page %02xh of a backing device failed: %s",
+			cmd->conn->peer, lid, unvme_errmsg());
 		return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_INTERNAL);
+	}
 	if (st == 0)
 		cmd->send_len = len;
 	return st;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -93,12 +94,23 @@ static int add_ns(struct tgt_subsys *ss, struct tgt_backing *b, uint32_t nsid, u
 		bi = ss->nbacks;
 		ss->backs[ss->nbacks++] = b;
 	}
+	/* What a logical block moves over the fabric: its data, and its metadata when the format
+	 * interleaves it (extended LBA). Metadata in a separate buffer (MPTR) cannot cross NVMe/TCP:
+	 * the device would want a metadata pointer no host can give. */
+	const struct nvme_id_ns *id = unvme_ns_identify_data(bns);
+	uint32_t ms = id->lbaf[nvme_ns_flbas_index(id)].ms;
+	bool extended = id->flbas & (1u << 4);
+	if (ms && !extended && unvme_ns_csi(bns) != NVME_CSI_KV)
+		return tgt_fail(err, errlen, -ENOTSUP, "subsystem %s: namespace %u of device %s keeps %u bytes "
+			    "of metadata per block in a separate buffer, which NVMe/TCP cannot carry (format it "
+			    "with extended LBAs or without metadata)", ss->nqn, bnsid, b->devid, ms);
 	struct tgt_ns *ns = &ss->ns[ss->nns++];
 	ns->nsid = nsid;
 	ns->back = bi;
 	ns->bnsid = bnsid;
 	ns->bns = bns;
 	ns->csi = unvme_ns_csi(bns);
+	ns->block_bytes = unvme_ns_lba_size(bns) + (extended ? ms : 0);
 	tgt_nguid(ss->nqn, nsid, ns->nguid);
 	if (nsid > ss->max_nsid)
 		ss->max_nsid = nsid;
@@ -157,6 +169,39 @@ static int setup_subsys(struct unvme_target *t, struct tgt_subsys *ss, const str
 	return 0;
 }
 
+static bool loopback(const char *addr)
+{
+	return !strncmp(addr, "127.", 4) || !strcmp(addr, "::1") || !strcmp(addr, "localhost");
+}
+
+/* Serving every host where others can reach it deserves a word at start. */
+static void warn_open_subsystems(struct unvme_target *t)
+{
+	const struct tgt_config *cfg = t->cfg;
+	const char *exposed = NULL;
+	for (int i = 0; i < cfg->nlisten && !exposed; i++)
+		if (!loopback(cfg->listen[i].addr))
+			exposed = cfg->listen[i].addr;
+	for (int i = 0; exposed && i < cfg->nsubsys; i++)
+		if (cfg->subsys[i].allow_any_host)
+			tgt_log(t, "warning: subsystem %s serves any host (allow_any_host) on %s, which is not "
+				"a loopback address: every host that reaches it may read and write its "
+				"namespaces", cfg->subsys[i].nqn, exposed);
+}
+
+/* Connections need descriptors: say so when the limit of connections cannot be reached. */
+static void check_fd_limit(struct unvme_target *t)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	uint64_t need = (uint64_t)t->cfg->lim.max_conns + 64;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need)
+		tgt_log(t, "warning: RLIMIT_NOFILE is %llu descriptors, fewer than max_connections (%u) "
+			"needs: connections beyond the descriptors are refused",
+			(unsigned long long)rl.rlim_cur, t->cfg->lim.max_conns);
+}
+
 int unvme_target_start(struct tgt_config *cfg, struct unvme_target **out, char *err, size_t errlen)
 {
 	*out = NULL;
@@ -164,10 +209,14 @@ int unvme_target_start(struct tgt_config *cfg, struct unvme_target **out, char *
 		return -EINVAL;
 	if (cfg->nsubsys == 0 && !cfg->discovery)
 		return tgt_fail(err, errlen, -EINVAL, "nothing to serve: no subsystem and no discovery");
+	if (tgt_config_check(cfg, err, errlen))
+		return -EINVAL;
 	struct unvme_target *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	t->cfg = cfg;
+	t->reserve_fd = -1;
+	pthread_mutex_init(&t->hosts_lock, NULL);
 	t->stop_fd = eventfd(0, EFD_CLOEXEC);
 	atomic_store(&t->genctr, 1);
 	int total_ns = 0;
@@ -193,6 +242,8 @@ int unvme_target_start(struct tgt_config *cfg, struct unvme_target **out, char *
 			tgt_fail(err, errlen, rc, "cannot start the pollers: %s", strerror(-rc));
 	}
 	if (rc == 0) {
+		check_fd_limit(t);
+		warn_open_subsystems(t);
 		rc = tgt_listen_start(t);
 		if (rc)
 			tgt_fail(err, errlen, rc, "cannot listen (see above)");
@@ -227,6 +278,8 @@ void unvme_target_stop(struct unvme_target *t)
 	tgt_tls_stop(t);
 	if (t->stop_fd >= 0)
 		close(t->stop_fd);
+	free(t->hosts);
+	pthread_mutex_destroy(&t->hosts_lock);
 	free(t->backs);
 	free(t->subs);
 	tgt_config_free(t->cfg);

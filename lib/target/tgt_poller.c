@@ -31,7 +31,6 @@ void tgt_poller_adopt(struct unvme_target *t, struct tgt_conn *c)
 	uint32_t i = atomic_fetch_add(&t->next_poller, 1) % (uint32_t)t->npollers;
 	struct tgt_poller *p = &t->pollers[i];
 	c->p = p;
-	c->cache = &p->cache;
 	pthread_mutex_lock(&p->inbox_lock);
 	c->next = p->inbox;
 	__atomic_store_n(&p->inbox, c, __ATOMIC_RELEASE); /* the poller peeks without the lock */
@@ -49,6 +48,7 @@ static void take_inbox(struct tgt_poller *p)
 	while (c) {
 		struct tgt_conn *next = c->next;
 		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+		c->ep_events = EPOLLIN;
 		epoll_ctl(p->epfd, EPOLL_CTL_ADD, c->fd, &ev);
 		c->next = p->conns;
 		p->conns = c;
@@ -84,6 +84,16 @@ static void *poller_main(void *arg)
 		int work = 0;
 		bool busy = false;
 		uint64_t now_ms = mono_ms_coarse();
+		uint32_t pressure = atomic_load_explicit(&t->mem_pressure, memory_order_relaxed);
+		if (pressure != p->pressure_seen) {
+			/* memory ran short somewhere: give back what is kept and not in use (a
+			 * connection waiting itself keeps its own, tgt_buf.c) */
+			p->pressure_seen = pressure;
+			for (struct tgt_conn *c = p->conns; c; c = c->next)
+				if (!c->wait_cmd)
+					tgt_bufs_trim(c);
+			tgt_bufpool_free(t, &p->pool);
+		}
 		for (struct tgt_conn **pp = &p->conns; *pp;) {
 			struct tgt_conn *c = *pp;
 			if (!c->closing)
@@ -100,13 +110,24 @@ static void *poller_main(void *arg)
 					continue;
 				}
 			}
-			busy |= c->in_backing > 0 || tcp_txq_count(&c->tx) > 0;
+			/* a socket that takes no more is retried briefly, then waited for */
+			busy |= c->in_backing > 0 ||
+				(tcp_txq_count(&c->tx) > 0 &&
+				 (!c->tx_stall_ms || now_ms - c->tx_stall_ms < TGT_TX_SPIN_MS));
+			uint32_t ev = tgt_conn_events(c, now_ms);
+			if (ev != c->ep_events) {
+				struct epoll_event e = {.events = ev, .data.ptr = c};
+				epoll_ctl(p->epfd, EPOLL_CTL_MOD, c->fd, &e);
+				c->ep_events = ev;
+			}
 			pp = &c->next;
 		}
 		if (now_ms - last_ka >= 100) {
 			last_ka = now_ms;
-			for (struct tgt_conn *c = p->conns; c; c = c->next)
+			for (struct tgt_conn *c = p->conns; c; c = c->next) {
 				tgt_keepalive_check(c, now_ms);
+				tgt_conn_deadline(c, now_ms);
+			}
 		}
 		uint64_t now = mono_ns();
 		if (work) {
@@ -140,7 +161,7 @@ static void *poller_main(void *arg)
 		tgt_conn_close(p->conns, "the target stops");
 		drop(p, &p->conns);
 	}
-	tgt_bufcache_free(&p->cache);
+	tgt_bufpool_free(t, &p->pool);
 	return NULL;
 }
 
@@ -154,7 +175,8 @@ int tgt_pollers_start(struct unvme_target *t)
 		struct tgt_poller *p = &t->pollers[i];
 		p->t = t;
 		p->idx = i;
-		p->cache.limit = 256u << 20; /* free buffers a poller keeps */
+		/* buffers of ended connections a poller keeps for the next: a quarter of the total */
+		p->pool.limit = t->cfg->lim.memory / 4 / (uint64_t)t->npollers;
 		pthread_mutex_init(&p->inbox_lock, NULL);
 		p->evfd = -1;
 		p->epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -68,7 +68,22 @@ UNVME = [
     ("KV iterator never opened", ["kv-read-it", "emu://k?ns=kv:1M", "-i", "9"], 1, "KV_ERR_ITERATE_REQUEST_FAIL"),
     ("KV iterator 17", ["kv-close-it", "emu://k?ns=kv:1M", "-i", "17"], 1, "KV_ERR_SDK_INVALID_PARAM"),
     ("KV command on a block namespace", ["kv-write", "emu://b?ns=mem:1M", "-k", "abcd", "-s", "16"], 1, "KV_ERR_DD_NO_DEVICE"),
+    ("target without an allow-list", ["target", "--listen", "127.0.0.1:0", "-d", "emu://t?ns=mem:1M"], 2, "no host may connect: name them with --allow-host"),
+    ("target queue depth 1", ["target", "-d", "emu://t?ns=mem:1M", "--allow-any-host", "--max-queue-depth", "1"], 2, "--max-queue-depth: \"max_queue_depth\" must be 2..1024"),
+    ("target connection memory 2 MiB", ["target", "-d", "emu://t?ns=mem:1M", "--allow-any-host", "--max-connection-memory", "2"], 2, "\"max_connection_memory_mb\" must be 4..1048576"),
+    ("target connection memory above the total", ["target", "-d", "emu://t?ns=mem:1M", "--allow-any-host", "--max-memory", "8", "--max-connection-memory", "16"], 2, "\"max_connection_memory_mb\" (16) is above \"max_memory_mb\" (8)"),
+    ("target config limit not a number", ["target", "-c", "{tmp}/target-limit-word.json"], 2, "\"max_connections\" must be a number"),
+    ("target config limit misspelt", ["target", "-c", "{tmp}/target-limit-typo.json"], 2, "unknown key \"max_conections\""),
+    ("target --allow-any-host with a config file", ["target", "-c", "{tmp}/target-ok.json", "--allow-any-host"], 2, "--allow-host and --allow-any-host go in the file"),
 ]
+
+# configuration files the target cases name
+TARGET_CONFIGS = {
+    "target-limit-word.json": '{ "max_connections": "many", "subsystems": [] }',
+    "target-limit-typo.json": '{ "max_conections": 4, "subsystems": [] }',
+    "target-ok.json": '{ "subsystems": [ { "nqn": "nqn.2024-01.io.unvme.bad:x", "allow_any_host": true, '
+                      '"namespaces": [ "emu://x?ns=mem:1M" ] } ] }',
+}
 
 
 def esc(uri):
@@ -95,6 +110,8 @@ FIO = [
 
 def run_unvme(build, case, tmp, env):
     name, argv, want_rc, words = case
+    for f, text in TARGET_CONFIGS.items():
+        (tmp / f).write_text(text)
     tool = build / "tools" / "unvme" / "unvme"
     # under ASan a sanitizer report exits 86, which no case expects
     env = dict(env, ASAN_OPTIONS="detect_leaks=1:exitcode=86", UBSAN_OPTIONS="halt_on_error=1")

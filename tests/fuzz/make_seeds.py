@@ -208,6 +208,78 @@ def seeds_mp():
           + mp_msg(6, struct.pack("<QQQ", iova, 4096, 0)) + mp_msg(99, b""))
 
 
+# ---- target_session: operations on up to four connections (fuzz_target_session.c) ----
+T_OPS = ["identify", "get-log", "get-features", "set-features", "keep-alive", "aer", "abort",
+         "format", "read", "write", "compare", "flush", "write-zeroes", "dsm", "verify",
+         "write-uncor", "copy", "zone-append", "zone-recv", "zone-send", "kv-store", "kv-retrieve",
+         "kv-list", "kv-delete", "kv-exist", "kvv-store", "kvv-retrieve", "kvv-delete", "kvv-exist",
+         "kvv-iter-req", "kvv-iter-read", "kvv-append", "fabrics"]
+T_LENGTHS = [0, 16, 512, 1024, 4096, 8192, 65536, 512 * 256, 1 << 20, 2 << 20]
+SUBS = {"A": 0, "B": 1, "disc": 2, "none": 3}
+HOSTS = {"A": 0, "B": 1, "K": 2, "stranger": 3}
+
+
+def t_open():
+    return b"\x00"
+
+
+def t_icreq(conn, dgst=0, hpda=0):
+    return bytes([0x02 | conn << 4, dgst | hpda << 2])
+
+
+def t_connect(conn, sub, host, qid=0, of=0, sqsize=31, kato=50, cid=1):
+    mode = (0x80 | qid | of << 3) if qid else 0
+    return bytes([0x03 | conn << 4, mode, SUBS[sub] | HOSTS[host] << 2, sqsize, kato]) + struct.pack("<H", cid)
+
+
+def t_enable(conn, cid=2):
+    return bytes([0x04 | conn << 4, 0x09]) + struct.pack("<H", cid)
+
+
+def t_cmd(conn, op, nsid=0, cdw=(0, 0, 0, 0, 0, 0), length=0, incapsule=False, cid=3, fill=0x5a,
+          data=b""):
+    flags = sum(1 << i for i, v in enumerate(cdw) if v > 0xff)
+    out = bytes([0x05 | conn << 4, T_OPS.index(op), flags]) + struct.pack("<HB", cid, nsid)
+    for v in cdw:
+        out += struct.pack("<I", v) if v > 0xff else bytes([v])
+    out += bytes([T_LENGTHS.index(length), (1 if incapsule else 0) | (0x10 if data else 0), fill])
+    return out + data
+
+
+def seeds_target_session():
+    a = t_open() + t_icreq(0) + t_connect(0, "A", "A") + t_enable(0)
+    io = t_open() + t_icreq(1) + t_connect(1, "A", "A", qid=1, sqsize=7, kato=0)
+    write("target_session", "admin", a + t_cmd(0, "identify", cdw=(1, 0, 0, 0, 0, 0), length=4096)
+          + t_cmd(0, "get-log", cdw=(0x03ff0002, 0, 0, 0, 0, 0), length=4096))
+    write("target_session", "io", a + io
+          + t_cmd(1, "write", nsid=1, cdw=(0, 0, 7, 0, 0, 0), length=4096) + bytes([0x18, 0, 0x22])
+          + t_cmd(1, "read", nsid=1, cdw=(0, 0, 7, 0, 0, 0), length=4096)
+          + t_cmd(1, "write", nsid=1, cdw=(9, 0, 0, 0, 0, 0), length=512, incapsule=True)
+          + t_cmd(1, "compare", nsid=1, cdw=(9, 0, 0, 0, 0, 0), length=512, incapsule=True))
+    b = (t_open() + t_icreq(2) + t_connect(2, "B", "B") + t_enable(2) + t_open() + t_icreq(3, dgst=3)
+         + t_connect(3, "B", "B", qid=1, of=2, sqsize=7, kato=0))
+    write("target_session", "two-hosts", a + io + b
+          + t_cmd(3, "read", nsid=1, cdw=(0, 0, 127, 0, 0, 0), length=65536)
+          + t_cmd(1, "read", nsid=1, cdw=(0, 0, 15, 0, 0, 0), length=8192)
+          + t_cmd(1, "read", nsid=1, cdw=(0, 0, 0, 0, 0, 0), length=65536))
+    write("target_session", "auth", t_open() + t_icreq(0) + t_connect(0, "A", "K") + bytes([0x0a, 0, 7, 0])
+          + t_enable(0) + t_cmd(0, "identify", cdw=(1, 0, 0, 0, 0, 0), length=4096))
+    write("target_session", "discovery", t_open() + t_icreq(0) + t_connect(0, "disc", "B", kato=0)
+          + t_enable(0) + t_cmd(0, "get-log", cdw=(0x03ff0070, 0, 0, 0, 0, 0), length=4096))
+    write("target_session", "kv", a + t_open() + t_icreq(1) + t_connect(1, "A", "A", qid=2, sqsize=7)
+          + t_cmd(1, "kv-store", nsid=2, cdw=(16, 8, 0, 0, 0, 0), length=16, incapsule=True)
+          + t_cmd(1, "kv-retrieve", nsid=2, cdw=(16, 8, 0, 0, 0, 0), length=16)
+          + t_cmd(1, "kvv-store", nsid=0, cdw=(4, 7, 0x61616161, 0x62626262, 0, 0), length=16, incapsule=True,
+                  data=b"value of sixteen")
+          + t_cmd(1, "kvv-retrieve", nsid=0, cdw=(4, 7, 0x61616161, 0x62626262, 0, 0), length=16))
+    # a host that does not read: 2 MiB retrieves of a small value hold 2 MiB each until sent
+    write("target_session", "backpressure", a + io
+          + t_cmd(1, "kvv-store", nsid=0, cdw=(4, 7, 0x61616161, 0x62626262, 0, 0), length=16,
+                  incapsule=True, data=b"value of sixteen") + bytes([0x1b])
+          + b"".join(t_cmd(1, "kvv-retrieve", nsid=0, cdw=(0x80000, 7, 0x61616161, 0x62626262, 0, 0),
+                           length=2 << 20, cid=10 + i) for i in range(4))
+          + b"".join(t_cmd(1, "read", nsid=1, cdw=(0, 0, 127, 0, 0, 0), length=65536, cid=20 + i)
+                     for i in range(3)) + bytes([0x1b, 0x0d]))
 # ---- rdma: mode byte, then (0) bytes for the parsers or (1, 2) messages {u16 length, bytes}
 # a lying host (1) or controller (2) sends (fuzz_rdma.c) ----
 def rdma_sqe(opc, cid, sgl, cdw10=0, cdw12=0):
@@ -250,5 +322,6 @@ if __name__ == "__main__":
     seeds_devid()
     seeds_cli()
     seeds_mp()
+    seeds_target_session()
     seeds_rdma()
     print("seed corpora written under", CORPUS)

@@ -21,11 +21,12 @@ DISCOVERY_NQN = "nqn.2014-08.org.nvmexpress.discovery"
 class Target:
     """`unvme target` in the background on 127.0.0.1 and a port the system picked."""
 
-    def __init__(self, env, tmp, args, name="tgt"):
+    def __init__(self, env, tmp, args, name="tgt", wrap=()):
         self.port_file = tmp / f"{name}.port"
         self.log = tmp / f"{name}.log"
         self.args = ["target", "--listen", "127.0.0.1:0", "--port-file", str(self.port_file), *args]
         self.env = env
+        self.wrap = list(wrap)  # a command the tool runs under (prlimit ...)
         self.proc = None
         self.start()
 
@@ -35,7 +36,7 @@ class Target:
         if self.port_file.exists():
             self.port_file.unlink()
         self.logf = open(self.log, "a")
-        self.proc = subprocess.Popen([str(TOOL), *map(str, self.args)], env=self.env,
+        self.proc = subprocess.Popen([*self.wrap, str(TOOL), *map(str, self.args)], env=self.env,
                                      stdout=subprocess.DEVNULL, stderr=self.logf)
         deadline = time.time() + 30
         while not self.port_file.exists():
@@ -195,12 +196,13 @@ class RawHost:
         dw0, _, _, _, cid, st = struct.unpack_from("<IIHHHH", p, 8)
         return cid, (st >> 1) & 0x7FF, dw0
 
-    def connect(self, nqn, hostnqn, qid=0, cntlid=0xFFFF, sqsize=31):
+    def connect(self, nqn, hostnqn, qid=0, cntlid=0xFFFF, sqsize=31, kato=None):
         data = bytearray(1024)
         data[16:18] = struct.pack("<H", cntlid)
         data[256:256 + len(nqn)] = nqn.encode()
         data[512:512 + len(hostnqn)] = hostnqn.encode()
-        extra = struct.pack("<HHHBxI", 0, qid, sqsize, 0, 0 if qid else 5000)
+        kato = (0 if qid else 5000) if kato is None else kato
+        extra = struct.pack("<HHHBxI", 0, qid, sqsize, 0, kato)
         self.capsule(sqe(0x7F, 1, sgl_len=1024, sgl_type=SGL_INCAPSULE, fctype=1, extra=extra), bytes(data))
         return self.response()
 

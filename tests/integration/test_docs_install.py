@@ -127,7 +127,7 @@ def test_connect_alias_creates_the_devices_file(unvme, env, tmp_path):
     port_file = tmp_path / "port"
     target = subprocess.Popen([str(TOOL), "target", "--listen", "127.0.0.1:0", "--port-file",
                                str(port_file), "--nqn", "nqn.2024-01.io.example:alias", "-d",
-                               "emu://aliasdisk?ns=mem:64M"], env=env,
+                               "emu://aliasdisk?ns=mem:64M", "--allow-any-host"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         for _ in range(600):

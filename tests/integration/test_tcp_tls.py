@@ -83,7 +83,8 @@ def test_tls_io_discovery_and_refusals(unvme, quiet_env, tmp_path):
 
 
 def test_tls_host_against_a_target_in_the_clear(unvme, quiet_env, tmp_path):
-    t = Target(quiet_env, tmp_path, ["--nqn", NQN, "-d", "emu://clear?ns=mem:16M"], name="clear")
+    t = Target(quiet_env, tmp_path, ["--nqn", NQN, "-d", "emu://clear?ns=mem:16M", "--allow-any-host"],
+               name="clear")
     try:
         unvme.env = quiet_env
         r = unvme.run("id-ctrl", t.devid(NQN, f"tls_key={tls_key(2)}"))

@@ -52,7 +52,7 @@ sweep() { # TARGET-LABEL BLOCKDEV DEVID: Linux's host, then ours, on one target
 }
 
 rm -f $W/rows
-if start_target btgt 4430 --nqn $ON -d "emu://gb?ns=file:256M:4096:$IMG" &&
+if start_target btgt 4430 --nqn $ON -d "emu://gb?ns=file:256M:4096:$IMG" --allow-any-host &&
 	nvme connect -t tcp -a 127.0.0.1 -s 4430 -n $ON > /dev/null 2>&1 && D=$(wait_dev $ON) && [ -n "$D" ]; then
 	echo none > /sys/block/$(basename $D)/queue/scheduler 2>/dev/null
 	sweep ours $D "nvme-tcp://127.0.0.1:4430/$ON"

@@ -178,6 +178,7 @@ int kvt_bench_parse(struct kvt_bench *b, int argc, char **argv)
 static void read_file_facts(struct kvt_bench *b)
 {
 	kv_sdk *k = calloc(1, sizeof(*k));
+	kvt_quiet_library(); /* a file that cannot be read is reported once, by kv_sdk_init's caller */
 	if (k && kv_sdk_load_option(k, (char *)b->json_config) == 0) {
 		b->ssd_type = k->ssd_type;
 		uint32_t qd = k->dd_options[0].queue_depth;

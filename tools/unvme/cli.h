@@ -167,6 +167,16 @@ struct cli_args {
 	uint32_t threads;
 	bool quiet;
 	bool no_discovery;
+	bool allow_any_host;
+	/* target limits (docs/nvme-tcp.md "Limits"), applied when given */
+	uint32_t tgt_max_conns;
+	uint32_t tgt_max_conns_per_host;
+	uint32_t tgt_max_io_queues;
+	uint32_t tgt_queue_depth;
+	uint32_t tgt_memory_mb;
+	uint32_t tgt_conn_memory_mb;
+	uint32_t tgt_icreq_timeout_ms;
+	uint32_t tgt_connect_timeout_ms;
 
 	/* which options were given on the command line (long names) */
 	const char *given[64];

@@ -4,17 +4,20 @@
  *
  *   unvme target -c target.json
  *   unvme target --listen 0.0.0.0:4420 --nqn nqn.2024-01.io.unvme:disk -d emu://disk?ns=mem:1G
- *                [--allow-host NQN[,NQN...]] [--dhchap-secret DHHC-1:...] [--threads N]
+ *                --allow-host NQN[,NQN...] | --allow-any-host
+ *                [--dhchap-secret DHHC-1:...] [--threads N] [--max-... limits]
  *                [--tls --tls-key NVMeTLSkey-1:...]
  *
- * It prints "listening on ADDRESS:PORT" once it serves (with --listen ...:0 the port is the
- * one the system picked; --port-file writes it to a file too).
+ * Without an allow-list no host could connect: one of --allow-host and --allow-any-host is
+ * required. It prints "listening on port N" once it serves (with --listen ...:0 the port is
+ * the one the system picked; --port-file writes it to a file too).
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,10 +78,10 @@ static int build_config(const struct cli_args *a, struct tgt_config **out, char 
 		rc = tgt_config_load(a->config_file, &b.cfg, err, errlen);
 		if (rc)
 			return rc;
-		if (a->perf_ndevs || a->nqn || a->hosts || a->tls_key) {
+		if (a->perf_ndevs || a->nqn || a->hosts || a->allow_any_host || a->tls_key) {
 			tgt_config_free(b.cfg);
-			snprintf(err, errlen, "--config describes the subsystems: -d, --nqn, --allow-host and "
-				 "--tls-key go in the file");
+			snprintf(err, errlen, "--config describes the subsystems: -d, --nqn, --allow-host, "
+				 "--allow-any-host and --tls-key go in the file");
 			return -EINVAL;
 		}
 	} else {
@@ -99,7 +102,11 @@ static int build_config(const struct cli_args *a, struct tgt_config **out, char 
 			rc = each_item(a->hosts, add_host, &b);
 		else if (rc == 0 && a->dhchap_secret)
 			rc = -EINVAL, snprintf(b.err, sizeof(b.err), "--dhchap-secret needs --allow-host");
-		else if (rc == 0)
+		else if (rc == 0 && !a->allow_any_host)
+			rc = -EINVAL, snprintf(b.err, sizeof(b.err), "no host may connect: name them with "
+					       "--allow-host NQN[,NQN...], or serve every host with "
+					       "--allow-any-host");
+		if (rc == 0 && a->allow_any_host)
 			tgt_config_allow_any(b.cfg, b.subsys);
 		if (rc == 0 && a->tls_key && !a->hosts)
 			rc = tgt_config_set_tls_key(b.cfg, b.subsys, NULL, a->tls_key, b.err, sizeof(b.err));
@@ -117,6 +124,30 @@ static int build_config(const struct cli_args *a, struct tgt_config **out, char 
 	}
 	if (cli_given(a, "threads"))
 		tgt_config_set_threads(b.cfg, (int)a->threads);
+	/* the limits, by the JSON key each option stands for */
+	const struct {
+		const char *opt, *key;
+		uint32_t v;
+	} lims[] = {
+		{"max-connections", "max_connections", a->tgt_max_conns},
+		{"max-connections-per-host", "max_connections_per_host", a->tgt_max_conns_per_host},
+		{"max-io-queues", "max_io_queues", a->tgt_max_io_queues},
+		{"max-queue-depth", "max_queue_depth", a->tgt_queue_depth},
+		{"max-memory", "max_memory_mb", a->tgt_memory_mb},
+		{"max-connection-memory", "max_connection_memory_mb", a->tgt_conn_memory_mb},
+		{"icreq-timeout", "icreq_timeout_ms", a->tgt_icreq_timeout_ms},
+		{"connect-timeout", "connect_timeout_ms", a->tgt_connect_timeout_ms},
+	};
+	for (size_t i = 0; i < sizeof(lims) / sizeof(lims[0]) && rc == 0; i++)
+		if (cli_given(a, lims[i].opt) &&
+		    (rc = tgt_config_set_limit(b.cfg, lims[i].key, lims[i].v, b.err, sizeof(b.err))))
+			snprintf(err, errlen, "--%s: %s", lims[i].opt, b.err);
+	if (rc == 0 && (rc = tgt_config_check(b.cfg, b.err, sizeof(b.err))))
+		snprintf(err, errlen, "%s", b.err);
+	if (rc) {
+		tgt_config_free(b.cfg);
+		return rc;
+	}
 	tgt_config_set_quiet(b.cfg, a->quiet);
 	if (a->no_discovery)
 		tgt_config_set_discovery(b.cfg, 0);
@@ -138,6 +169,12 @@ int cmd_target(struct cli_args *a)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* every connection is a descriptor: take as many as the hard limit allows */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 1048576 ? 1048576 : rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	struct unvme_target *t;
 	rc = unvme_target_start(cfg, &t, err, sizeof(err));
 	if (rc)

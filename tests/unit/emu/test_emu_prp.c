@@ -111,6 +111,18 @@ static void test_list(void)
 	CHECK_EQ(x.nseg, 3);
 	CHECK(x.seg[2].addr == pg_ptr(40));
 	CHECK_EQ(map(pg_iova(2), pg_iova(101) + 0x102, 3 * PG), ST_OFFSET);
+	/* ... but not in its page's last dword, which holds no entry (a host could make the
+	 * controller walk billions of "entries" past the page with it) */
+	CHECK_EQ(map(pg_iova(2), pg_iova(101) + PG - 4, 3 * PG), ST_OFFSET);
+	CHECK_EQ(map(pg_iova(2), pg_iova(101) + PG - 4, EMU_MDTS_BYTES), ST_OFFSET);
+	/* the last qword holds one entry: with two pages left it points to the next list */
+	uint64_t *next = (uint64_t *)pg_ptr(110);
+	*(uint64_t *)(pg_ptr(101) + PG - 8) = pg_iova(110);
+	next[0] = pg_iova(42);
+	next[1] = pg_iova(44);
+	CHECK_EQ(map(pg_iova(2), pg_iova(101) + PG - 8, 3 * PG), 0);
+	CHECK_EQ(x.nseg, 3);
+	CHECK(x.seg[2].addr == pg_ptr(44));
 	/* list entries must be page aligned */
 	list[1] = pg_iova(20) + 0x200;
 	CHECK_EQ(map(pg_iova(1), pg_iova(100), 4 * PG), ST_OFFSET);

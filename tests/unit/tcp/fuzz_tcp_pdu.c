@@ -81,9 +81,6 @@ static void feed_target(const uint8_t *data, size_t size, bool prefix)
 		close(sv[1]);
 		return;
 	}
-	/* one buffer cache for every input, as a poller keeps one for its connections */
-	static struct tgt_bufcache cache = {.limit = 64u << 20};
-	c->cache = &cache;
 	static uint8_t pre[2048];
 	if (prefix)
 		(void)!write(sv[1], pre, session_prefix(pre));

@@ -20,12 +20,19 @@
    0.7x the KV SSD, >= 2x RocksDB for retrieve.
 4. LightNVM's table in our terms: the page-mapped block target (FTL) against the KV target,
    1 MiB value writes: throughput and latency.
+5. The cost of durable acknowledgements (group commit): store and retrieve ops/s of kv_perf on
+   the KV configurations, in memory and in files, sync and async at queue depth 64, against a
+   baseline build whose KV devices acknowledged a store before it was durable
+   (ZNS_BENCH_BASELINE=<its build directory>; without it the section shows this build alone).
+   The two builds run alternately, ZNS_BENCH_ROUNDS rounds each (default 3), medians; files go
+   to ZNS_BENCH_DIR (default: the system's temporary directory).
 
 Every figure but the WAF curve's is the median of BENCH_ROUNDS runs (3); the curve's points
 are one run each: its writes come from a fixed seed, so a point's WAF is the same in every run
 (its KIOPS column is for reading the trend only).
 
-  BUILD=build python3 scripts/bench_zns.py [--short] [--json out.json] [--plot-dir DIR]
+  BUILD=build python3 scripts/bench_zns.py [--short] [--only SECTION] [--json out.json]
+                                           [--plot-dir DIR]
 """
 import argparse
 import json
@@ -130,10 +137,12 @@ def cpu_per_io(short):
     return rows
 
 
-def kv_perf(dev, keys, value, extra=()):
-    """kv_perf, sync on CPU 0, two rounds; the second round's phases."""
-    out = run(["taskset", "-c", "0", KV_PERF, "-w", "-r", "-n", keys, "-v", value, "-t", "2",
-               "-c", "1", "-s", "1", "-d", dev, "-J", *extra])
+def kv_perf(dev, keys, value, extra=(), exe=None, sync=True):
+    """kv_perf, two rounds, the second round's phases: sync calls on CPU 0, or async ones at
+    queue depth 64 with the completion thread on CPU 1."""
+    mode = ["-s", "1"] if sync else ["-s", "0", "-q", "2", "-a", "64"]
+    out = run(["taskset", "-c", "0" if sync else "0,1", exe or KV_PERF, "-w", "-r", "-n", keys,
+               "-v", value, "-t", "2", "-c", "1", *mode, "-d", dev, "-J", *extra])
     last = json.loads(out)["tests"][-1]
     res = {}
     for ph in last:
@@ -186,6 +195,67 @@ def lightnvm_table(short):
     st = kv.get("store", {})
     return {"block_1m": block, "kv_1m": {"mb_s": st.get("mb_s"), "mean_us": st.get("mean_us"),
                                           "ops": st.get("ops")}, "block_4k_qd1": blk}
+
+
+def durability_cost(short):
+    """Section 5: this build against the baseline build, alternately."""
+    base = os.environ.get("ZNS_BENCH_BASELINE")
+    base_perf = pathlib.Path(base) / "tools" / "kv" / "kv_perf" if base else None
+    if base_perf and not base_perf.exists():
+        sys.exit(f"bench_zns: ZNS_BENCH_BASELINE: {base_perf} is not built")
+    rounds = 1 if short or not base_perf else int(os.environ.get("ZNS_BENCH_ROUNDS", "3"))
+    keys = 1000 if short else 20000
+    hkv = "zone=16M:2G:4096"
+    configs = [  # name, device (FILE: a fresh file per run), sync, keys
+        ("emulated KV SSD, memory, sync", "emu://dm?ns=kv:2G", True, keys),
+        ("host KV engine, ZNS in memory, sync", f"hostkv://emu://hm?ns=zns,{hkv}?op=30", True, keys),
+        ("host KV engine, ZNS in memory, async QD 64", f"hostkv://emu://hm?ns=zns,{hkv}?op=30",
+         False, keys),
+        ("emulated KV SSD, file, sync", "emu://df?ns=kv:2G::FILE", True, keys // 10),
+        ("emulated KV SSD, file, async QD 64", "emu://df?ns=kv:2G::FILE", False, keys),
+        ("host KV engine, ZNS file, sync", f"hostkv://emu://hf?ns=zns,{hkv}:FILE?op=30", True,
+         keys // 10),
+        ("host KV engine, ZNS file, async QD 64", f"hostkv://emu://hf?ns=zns,{hkv}:FILE?op=30",
+         False, keys),
+    ]
+    builds = [("now", KV_PERF)] + ([("baseline", base_perf)] if base_perf else [])
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-zns-", dir=os.environ.get("ZNS_BENCH_DIR")) as tmp:
+        for name, dev, sync, n in configs:
+            got = {b: {"store": [], "retrieve": []} for b, _ in builds}
+            for r in range(rounds):
+                order = builds if r % 2 == 0 else builds[::-1]  # alternate who goes first
+                for b, exe in order:
+                    for f in pathlib.Path(tmp).iterdir():
+                        f.unlink()
+                    res = kv_perf(dev.replace("FILE", f"{tmp}/media"), n, 4096, exe=exe, sync=sync)
+                    for ph in ("store", "retrieve"):
+                        got[b][ph].append(res.get(ph, {}).get("ops") or 0)
+            med = {b: {ph: sorted(v)[len(v) // 2] for ph, v in d.items()} for b, d in got.items()}
+            rows.append({"config": name, "keys": n, "rounds": rounds, **med})
+    return {"baseline": base, "rows": rows}
+
+
+def render_durability(dc):
+    lines = ["### The cost of durable acknowledgements: before and after group commit", ""]
+    if not dc["baseline"]:
+        lines += ["(no baseline build given: ZNS_BENCH_BASELINE)", "",
+                  "| configuration | keys | store ops/s | retrieve ops/s |", "|---|---:|---:|---:|"]
+        for r in dc["rows"]:
+            lines.append(f"| {r['config']} | {r['keys']} | {r['now']['store']:,.0f} | "
+                         f"{r['now']['retrieve']:,.0f} |")
+        return "\n".join(lines)
+    lines += [f"kv_perf, 4 KiB values, the median of {dc['rows'][0]['rounds']} alternating rounds "
+              "each: the baseline build acknowledged a store from the device's buffers (before "
+              "group commit), this one once it is durable.", "",
+              "| configuration | keys | store before | store now | ratio | retrieve before | "
+              "retrieve now | ratio |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in dc["rows"]:
+        b, n = r["baseline"], r["now"]
+        lines.append(f"| {r['config']} | {r['keys']} | {b['store']:,.0f} | {n['store']:,.0f} | "
+                     f"{fmt_ratio(n['store'], b['store'])} | {b['retrieve']:,.0f} | "
+                     f"{n['retrieve']:,.0f} | {fmt_ratio(n['retrieve'], b['retrieve'])} |")
+    return "\n".join(lines)
 
 
 PLOT = r'''
@@ -276,6 +346,8 @@ def render(d):
               "| target | MB/s | mean latency (us) |", "|---|---:|---:|",
               f"| page-mapped block (FTL, ftl://) | {ln['block_1m']['mb_s']:.0f} | {ln['block_1m']['mean_us']:.0f} |",
               f"| key-value (host KV engine, hostkv://) | {ln['kv_1m']['mb_s'] or 0:.0f} | {ln['kv_1m']['mean_us'] or 0:.0f} |"]
+    if d.get("durability"):
+        lines += ["", render_durability(d["durability"])]
     return "\n".join(lines)
 
 
@@ -285,11 +357,18 @@ def main():
                     help="small devices and short runs (default under BENCH_QUICK=1)")
     ap.add_argument("--json")
     ap.add_argument("--plot-dir")
+    ap.add_argument("--only", choices=["durability"], help="run one section alone")
     a = ap.parse_args()
     short = a.short or os.environ.get("BENCH_SHORT") == "1"
     for exe in (UNVME, FTL_WAF, KV_PERF):
         if not exe.exists():
             sys.exit(f"bench_zns: {exe} is not built")
+    if a.only == "durability":
+        dc = durability_cost(short)
+        print(render_durability(dc))
+        if a.json:
+            pathlib.Path(a.json).write_text(json.dumps({"durability": dc}, indent=2) + "\n")
+        return
     d = {"waf": waf_curve(short)}
     if a.plot_dir:
         msg = plot(d["waf"], pathlib.Path(a.plot_dir))
@@ -298,6 +377,7 @@ def main():
     d["cpu"] = cpu_per_io(short)
     d["kv"] = kv_compare(short)
     d["lightnvm"] = lightnvm_table(short)
+    d["durability"] = durability_cost(short)
     print(render(d))
     if a.json:
         pathlib.Path(a.json).write_text(json.dumps(d, indent=2) + "\n")

@@ -135,6 +135,11 @@ struct emu_io_ctx {
 	uint32_t dw0;                /* out: completion DW0 */
 	uint32_t dw1;                /* out: completion DW1 (Zone Append: LBA bits 63:32) */
 	uint64_t err_lba;            /* out: the LBA to report in the error log, if any */
+	/* out: the command changed a store that promises durability at completion (a KV
+	 * namespace with a file or a host engine behind it) without making it durable yet; the
+	 * controller makes the namespace durable (emu_ns_sync) once for a whole batch of such
+	 * commands and only then posts their completions (group commit, emu_io.c) */
+	struct emu_ns *commit;
 };
 
 int emu_ns_create(const struct emu_ns_params *p, uint32_t nsid, struct emu_ns **out, char *err,

@@ -8,6 +8,12 @@
  * model is on. CQ slots are claimed for a whole batch before fetching, so a command is
  * fetched only when its completion is sure to fit: with the CQ full the SQ stops (4.1: the
  * controller does not post to a full CQ) and resumes when the host moves the CQ head.
+ *
+ * Group commit: a command that changed a store promising durability at completion (a KV
+ * namespace on a file or a host engine: what a KV SSD with power-loss protection promises)
+ * leaves its namespace in io.commit. Its completion waits in the batch below; before the batch
+ * is posted, each such namespace is made durable once (emu_ns_sync), so one sync covers every
+ * store and delete fetched together. A failed sync fails them all with Write Fault.
  */
 #include <string.h>
 
@@ -58,13 +64,25 @@ static struct emu_ns *kv_vendor_target(const struct emu_ctrl *c, uint8_t opc)
 	return NULL;
 }
 
+/* Completions held back until their namespaces are durable (group commit, above). */
+#define BATCH_MAX 64u
+struct commit_batch {
+	uint32_t n;
+	struct {
+		struct emu_ns *ns;
+		struct emu_result r;
+		struct nvme_sqe cmd;  /* the latency model times a completion by its command */
+	} e[BATCH_MAX];
+};
+
 static void ns_run(struct emu_ctrl *c, struct emu_sq *sq, struct emu_ns *ns,
-		   const struct nvme_sqe *cmd, struct emu_result *r)
+		   const struct nvme_sqe *cmd, struct emu_result *r, struct emu_ns **commit)
 {
 	struct emu_io_ctx io = { .ctrl = c, .iommu = &c->iommu, .stats = &sq->stats };
 	r->status = emu_ns_execute(ns, cmd, &io);
 	r->dw0 = io.dw0;
 	r->dw1 = io.dw1;
+	*commit = io.commit;
 	if (__builtin_expect(r->status != 0, 0)) {
 		r->lba = io.err_lba;
 		r->param_loc = param_loc_for(r->status);
@@ -92,13 +110,51 @@ static void io_post(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe
 		emu_complete(c, sq, cmd->cid, r, cmd->nsid);
 }
 
+/* Makes every namespace of the batch durable once, then posts the batch's completions. */
+static void batch_commit(struct emu_ctrl *c, struct emu_sq *sq, struct commit_batch *b)
+{
+	for (uint32_t i = 0; i < b->n; i++) {
+		struct emu_ns *ns = b->e[i].ns;
+		bool first = true;
+		for (uint32_t j = 0; j < i && first; j++)
+			first = b->e[j].ns != ns;
+		if (!first || emu_ns_sync(ns) == 0)
+			continue;
+		for (uint32_t j = i; j < b->n; j++)
+			if (b->e[j].ns == ns)
+				emu_fail(&b->e[j].r, EMU_ST(NVME_SCT_MEDIA, NVME_SC_WRITE_FAULT),
+					 EMU_PLOC_NONE);
+	}
+	for (uint32_t i = 0; i < b->n; i++)
+		io_post(c, sq, &b->e[i].cmd, &b->e[i].r);
+	b->n = 0;
+}
+
+/* A completion: held in the batch when the command left its namespace to make durable. */
+static void io_post_after(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe *cmd,
+			  struct emu_result *r, struct emu_ns *commit, struct commit_batch *b)
+{
+	if (__builtin_expect(commit == NULL || b == NULL, 1)) {
+		io_post(c, sq, cmd, r);
+		return;
+	}
+	if (b->n == BATCH_MAX)
+		batch_commit(c, sq, b);
+	b->e[b->n].ns = commit;
+	b->e[b->n].r = *r;
+	b->e[b->n].cmd = *cmd;
+	b->n++;
+}
+
 /* After a namespace executed a command, unless it simply succeeded inline: the error log's
  * fields, a vendor KV command that went to an NVM namespace, the completion. */
 static void io_finish(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe *cmd,
-		      struct emu_ns *ns, const struct emu_io_ctx *io, uint16_t st)
+		      struct emu_ns *ns, const struct emu_io_ctx *io, uint16_t st,
+		      struct commit_batch *b)
 {
 	struct emu_result r = { .status = st, .dw0 = io->dw0, .dw1 = io->dw1,
 				.param_loc = EMU_PLOC_NONE };
+	struct emu_ns *commit = io->commit;
 	if (st != 0) {
 		r.lba = io->err_lba;
 		r.param_loc = param_loc_for(st);
@@ -107,10 +163,10 @@ static void io_finish(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_s
 		if (st == EMU_ST_INVALID_OPCODE && emu_ns_csi(ns) != NVME_CSI_KV &&
 		    (kv = kv_vendor_target(c, cmd->opc)) != NULL) {
 			r = (struct emu_result){ .param_loc = EMU_PLOC_NONE };
-			ns_run(c, sq, kv, cmd, &r);
+			ns_run(c, sq, kv, cmd, &r, &commit);
 		}
 	}
-	io_post(c, sq, cmd, &r);
+	io_post_after(c, sq, cmd, &r, commit, b);
 }
 
 /* The completion of a Read or Write that failed on the inline path (a media error): its
@@ -121,15 +177,16 @@ static __attribute__((noinline)) void inline_failed(struct emu_ctrl *c, struct e
 {
 	struct nvme_sqe cmd = { .opc = (uint8_t)w0, .cid = (uint16_t)(w0 >> 16),
 				.nsid = (uint32_t)(w0 >> 32) };
-	io_finish(c, sq, &cmd, ns, io, st);
+	io_finish(c, sq, &cmd, ns, io, st, NULL); /* a Read or Write: nothing to commit */
 }
 
 /* Everything but a plain command to an active namespace: injected faults, bad flags, NSIDs
  * that name no namespace. */
 static void io_execute_slow(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe *cmd,
-			    struct emu_ns *ns, bool faults)
+			    struct emu_ns *ns, bool faults, struct commit_batch *b)
 {
 	struct emu_result r = { .param_loc = EMU_PLOC_NONE };
+	struct emu_ns *commit = NULL;
 	if (faults) {
 		switch (emu_fault_apply(c, sq, cmd, &r)) {
 		case EMU_FAULT_DROPPED:
@@ -149,10 +206,10 @@ static void io_execute_slow(struct emu_ctrl *c, struct emu_sq *sq, const struct 
 	} else if (ns != NULL) {
 		struct emu_io_ctx io = { .ctrl = c, .iommu = &c->iommu, .stats = &sq->stats };
 		uint16_t st = emu_ns_execute(ns, cmd, &io);
-		io_finish(c, sq, cmd, ns, &io, st);
+		io_finish(c, sq, cmd, ns, &io, st, b);
 		return;
 	} else if ((ns = kv_vendor_target(c, cmd->opc)) != NULL) {
-		ns_run(c, sq, ns, cmd, &r);
+		ns_run(c, sq, ns, cmd, &r, &commit);
 	} else if (cmd->nsid == NSID_ALL && cmd->opc == NVME_CMD_FLUSH) {
 		flush_all(c, sq, cmd, &r);
 	} else {
@@ -160,10 +217,11 @@ static void io_execute_slow(struct emu_ctrl *c, struct emu_sq *sq, const struct 
 		r.status = EMU_ST_INVALID_NS;
 		r.param_loc = EMU_PLOC_NSID;
 	}
-	io_post(c, sq, cmd, &r);
+	io_post_after(c, sq, cmd, &r, commit, b);
 }
 
-static inline void io_execute(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe *cmd)
+static inline void io_execute(struct emu_ctrl *c, struct emu_sq *sq, const struct nvme_sqe *cmd,
+			      struct commit_batch *b)
 {
 	uint32_t nsid = cmd->nsid;
 	struct emu_ns *ns = nsid - 1u < EMU_MAX_NS ? c->ns[nsid - 1u] : NULL;
@@ -174,14 +232,15 @@ static inline void io_execute(struct emu_ctrl *c, struct emu_sq *sq, const struc
 	if (__builtin_expect(!faults && cmd->flags == 0 && ns != NULL, 1)) {
 		struct emu_io_ctx io = { .ctrl = c, .iommu = &c->iommu, .stats = &sq->stats };
 		uint16_t st = emu_ns_execute(ns, cmd, &io);
-		if (__builtin_expect(st == 0 && io.dw0 == 0 && io.dw1 == 0 && !c->lat.enabled, 1)) {
+		if (__builtin_expect(st == 0 && io.dw0 == 0 && io.dw1 == 0 && !io.commit &&
+				     !c->lat.enabled, 1)) {
 			emu_post_ok(sq, cmd->cid);
 			return;
 		}
-		io_finish(c, sq, cmd, ns, &io, st);
+		io_finish(c, sq, cmd, ns, &io, st, b);
 		return;
 	}
-	io_execute_slow(c, sq, cmd, ns, faults);
+	io_execute_slow(c, sq, cmd, ns, faults, b);
 }
 
 /* An SQE read as eight 8-byte loads, as the driver writes it (lib/driver/qpair_submit.h): in
@@ -202,12 +261,12 @@ static inline struct nvme_sqe sqe_fetch(const struct nvme_sqe *slot)
  * of the whole entry, so that the command executed is one consistent command even if the host
  * scribbles on the slot meanwhile. Out of line: the fetch loop keeps its registers. */
 static __attribute__((noinline)) void run_general(struct emu_ctrl *c, struct emu_sq *sq,
-						  const struct nvme_sqe *slot)
+						  const struct nvme_sqe *slot, struct commit_batch *b)
 {
 	struct nvme_sqe cmd = sqe_fetch(slot);
 	if (__builtin_expect(sq->nr_aborts != 0, 0) && emu_abort_check_fetched(c, sq, cmd.cid))
 		return;
-	io_execute(c, sq, &cmd);
+	io_execute(c, sq, &cmd, b);
 }
 
 /* How many commands ahead the fetch loop loads a flat namespace's data. */
@@ -245,6 +304,8 @@ uint32_t emu_sq_run(struct emu_ctrl *c, struct emu_sq *sq, uint32_t budget)
 	}
 	struct emu_io_ctx io = { .ctrl = c, .iommu = &c->iommu, .tlb = &sq->tlb, .stats = &sq->stats };
 	struct emu_xfer x;
+	struct commit_batch b;
+	b.n = 0;
 	while (done < budget) {
 		uint32_t tail = atomic_load_explicit(&sq->tail_db, memory_order_acquire);
 		if (__builtin_expect(tail >= size, 0))
@@ -312,8 +373,10 @@ uint32_t emu_sq_run(struct emu_ctrl *c, struct emu_sq *sq, uint32_t budget)
 				}
 				continue;
 			}
-			run_general(c, sq, slot);
+			run_general(c, sq, slot, &b);
 		}
+		if (b.n)
+			batch_commit(c, sq, &b);
 		done += n;
 	}
 	return done;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/hostkv/hkv_internal.h"
+#include "lib/common/crash_point.h"
 #include "lib/common/keylist.h"
 
 void hkv_opts_default(struct hkv_opts *o)
@@ -87,6 +88,8 @@ int hkv_open(struct zdev *z, const struct hkv_opts *o, struct hkv **out, char *e
 	s->z = z;
 	s->o = *o;
 	pthread_rwlock_init(&s->lock, NULL);
+	pthread_mutex_init(&s->commit_lock, NULL);
+	pthread_cond_init(&s->commit_done, NULL);
 	int rc = hkv_stream_init(&s->user, false);
 	if (!rc)
 		rc = hkv_stream_init(&s->gcs, true);
@@ -119,8 +122,11 @@ void hkv_close(struct hkv *s)
 	free(s->live);
 	free(s->mtime);
 	free(s->first_seq);
+	free(s->vend);
 	zdev_close(s->z);
 	pthread_rwlock_destroy(&s->lock);
+	pthread_mutex_destroy(&s->commit_lock);
+	pthread_cond_destroy(&s->commit_done);
 	free(s);
 }
 
@@ -132,21 +138,11 @@ static bool key_ok(uint8_t ks, uint8_t klen)
 /* The value of entry e (len bytes from off) into dst. Lock held. */
 static int read_ent(struct hkv *s, const struct hkv_ent *e, uint32_t off, uint32_t len, void *dst)
 {
-	if (e->addr & HKV_IN_BUF) {
-		memcpy(dst, s->user.data + (e->addr & ~HKV_IN_BUF) + off, len);
+	if (hkv_in_buf(e->addr)) {
+		memcpy(dst, s->user.data + hkv_buf_off(e->addr) + off, len);
 		return 0;
 	}
 	return hkv_read_value(s, e->addr + off, len, dst);
-}
-
-static int durable_end(struct hkv *s, bool durable, int rc)
-{
-	if (!rc && durable) {
-		rc = hkv_seal(s, &s->user);
-		if (!rc)
-			rc = zdev_flush(s->z);
-	}
-	return rc;
 }
 
 static int rc_of(int rc)
@@ -162,7 +158,7 @@ int hkv_put(struct hkv *s, uint8_t ks, const uint8_t *key, uint8_t klen, const u
 	if ((uint64_t)off + len > HKV_MAX_VALUE)
 		return HKV_TOOBIG;
 	pthread_rwlock_wrlock(&s->lock);
-	struct hkv_ent *e = hkv_index_find(&s->ix, ks, key, klen);
+	struct hkv_ent *e = hkv_live(hkv_index_find(&s->ix, ks, key, klen));
 	int rc = HKV_OK;
 	uint8_t *merged = NULL;
 	if ((flags & HKV_MUST_EXIST) && !e)
@@ -188,30 +184,40 @@ int hkv_put(struct hkv *s, uint8_t ks, const uint8_t *key, uint8_t klen, const u
 	uint64_t nb = hkv_rec_bytes(klen, len), ob = e ? hkv_rec_bytes(e->klen, e->vlen) : 0;
 	if (rc == HKV_OK && s->used - ob + nb > s->capacity)
 		rc = HKV_NOSPC;
-	uint32_t boff;
+	if (rc == HKV_OK && s->failed)
+		rc = HKV_EIO;
+	uint32_t boff, rec;
 	if (rc == HKV_OK) {
-		int r = hkv_append(s, &s->user, HKV_REC_PUT, ks, key, klen, val, len, 0, &boff);
+		int r = hkv_append(s, &s->user, HKV_REC_PUT, ks, key, klen, val, len, HKV_NO_ADDR,
+				   &boff, &rec);
 		rc = rc_of(r);
 	}
 	if (rc == HKV_OK) {
-		/* the append may have sealed the buffer: e's address is current only now */
+		/* the append may have sealed the buffer: e's address is current only now. The
+		 * durable version this store supersedes stays pinned until it is committed. */
 		e = hkv_index_find(&s->ix, ks, key, klen);
-		if (e)
+		if (e) {
 			hkv_forget(s, e);
-		else if ((e = hkv_index_add(&s->ix, ks, key, klen)) != NULL)
+			s->user.src[rec] = hkv_in_buf(e->addr) ? s->user.src[hkv_buf_rec(e->addr)] : e->addr;
+			if (hkv_is_tomb(e->addr))
+				s->nr_keys_ks[ks]++; /* stored again after a delete in the buffer */
+		} else if ((e = hkv_index_add(&s->ix, ks, key, klen)) != NULL) {
 			s->nr_keys_ks[ks]++;
+		}
 		if (!e) {
 			rc = HKV_NOMEM;
 		} else {
-			e->addr = HKV_IN_BUF | boff;
+			e->addr = hkv_buf_addr(rec, boff);
 			e->vlen = len;
 			s->used = s->used - ob + nb;
 			s->host_bytes += len;
-			rc = rc_of(durable_end(s, durable, 0));
+			atomic_fetch_add_explicit(&s->appended, 1, memory_order_relaxed);
 		}
 	}
 	pthread_rwlock_unlock(&s->lock);
 	free(merged);
+	if (rc == HKV_OK && durable)
+		rc = rc_of(hkv_flush(s));
 	return rc;
 }
 
@@ -222,7 +228,7 @@ int hkv_get(struct hkv *s, uint8_t ks, const uint8_t *key, uint8_t klen, uint32_
 	if (!key_ok(ks, klen))
 		return HKV_NOENT;
 	pthread_rwlock_rdlock(&s->lock);
-	const struct hkv_ent *e = hkv_index_find(&s->ix, ks, key, klen);
+	const struct hkv_ent *e = hkv_live(hkv_index_find(&s->ix, ks, key, klen));
 	int rc = HKV_OK;
 	if (!e) {
 		rc = HKV_NOENT;
@@ -261,21 +267,29 @@ int hkv_del(struct hkv *s, uint8_t ks, const uint8_t *key, uint8_t klen, bool du
 	if (!key_ok(ks, klen))
 		return HKV_NOENT;
 	pthread_rwlock_wrlock(&s->lock);
-	struct hkv_ent *e = hkv_index_find(&s->ix, ks, key, klen);
+	struct hkv_ent *e = hkv_live(hkv_index_find(&s->ix, ks, key, klen));
 	int rc = HKV_NOENT;
-	if (e) {
-		uint32_t boff;
-		rc = rc_of(hkv_append(s, &s->user, HKV_REC_DEL, ks, key, klen, NULL, 0, 0, &boff));
+	if (e && s->failed)
+		rc = HKV_EIO;
+	else if (e) {
+		uint32_t boff, rec;
+		rc = rc_of(hkv_append(s, &s->user, HKV_REC_DEL, ks, key, klen, NULL, 0, HKV_NO_ADDR,
+				      &boff, &rec));
 		if (rc == HKV_OK) {
 			e = hkv_index_find(&s->ix, ks, key, klen); /* a seal may have moved it */
 			hkv_forget(s, e);
 			s->used -= hkv_rec_bytes(e->klen, e->vlen);
 			s->nr_keys_ks[ks]--;
-			hkv_index_remove(&s->ix, e);
-			rc = rc_of(durable_end(s, durable, 0));
+			/* a tombstone until the delete is written: the durable version stays pinned */
+			s->user.src[rec] = hkv_in_buf(e->addr) ? s->user.src[hkv_buf_rec(e->addr)] : e->addr;
+			e->addr = hkv_tomb_addr(rec);
+			e->vlen = 0;
+			atomic_fetch_add_explicit(&s->appended, 1, memory_order_relaxed);
 		}
 	}
 	pthread_rwlock_unlock(&s->lock);
+	if (rc == HKV_OK && durable)
+		rc = rc_of(hkv_flush(s));
 	return rc;
 }
 
@@ -284,28 +298,78 @@ bool hkv_exist(struct hkv *s, uint8_t ks, const uint8_t *key, uint8_t klen)
 	if (!key_ok(ks, klen))
 		return false;
 	pthread_rwlock_rdlock(&s->lock);
-	bool found = hkv_index_find(&s->ix, ks, key, klen) != NULL;
+	bool found = hkv_live(hkv_index_find(&s->ix, ks, key, klen)) != NULL;
 	pthread_rwlock_unlock(&s->lock);
 	return found;
 }
 
+/* Group commit: every store and delete appended before the call is durable when it returns.
+ * One caller at a time writes the buffer as a unit and flushes the device, for everything
+ * appended until then; callers arriving meanwhile wait for it, and one of them then commits
+ * for all of them (their records went into the buffer while the first one flushed... or
+ * before it started: then they are covered already). */
 int hkv_flush(struct hkv *s)
 {
-	pthread_rwlock_wrlock(&s->lock);
-	int rc = durable_end(s, true, 0);
-	pthread_rwlock_unlock(&s->lock);
+	uint64_t want = atomic_load_explicit(&s->appended, memory_order_relaxed);
+	int rc = 0;
+	pthread_mutex_lock(&s->commit_lock);
+	while (s->committed < want) {
+		if (s->committing) {
+			pthread_cond_wait(&s->commit_done, &s->commit_lock);
+			continue;
+		}
+		s->committing = true;
+		pthread_mutex_unlock(&s->commit_lock);
+		pthread_rwlock_wrlock(&s->lock);
+		uint64_t target = atomic_load_explicit(&s->appended, memory_order_relaxed);
+		rc = hkv_seal(s, &s->user);
+		if (!rc)
+			CRASH_POINT("hkv.commit.sealed");
+		if (!rc)
+			rc = hkv_media_flush(s);
+		if (!rc)
+			s->commits++;
+		pthread_rwlock_unlock(&s->lock);
+		pthread_mutex_lock(&s->commit_lock);
+		s->committing = false;
+		if (!rc && target > s->committed)
+			s->committed = target;
+		pthread_cond_broadcast(&s->commit_done);
+		if (rc)
+			break;
+	}
+	pthread_mutex_unlock(&s->commit_lock);
 	return rc < 0 ? rc : rc ? -EIO : 0;
 }
 
+/* Removes every key, atomically across a crash: an erase record is made durable first (in
+ * the collector's stream: it may take the last free zone), then every other zone is reset.
+ * Recovery replays the record like any other, so every unit before it is void whether or not
+ * the resets happened, and finishes the resets the crash cut short. */
 int hkv_erase(struct hkv *s)
 {
 	pthread_rwlock_wrlock(&s->lock);
 	struct zdev *z = s->z;
-	int rc = 0;
+	int rc = s->failed ? -EIO : 0;
+	/* what waits in the buffers goes with everything else */
 	s->user.nrec = s->user.dir_used = s->user.data_used = 0;
-	s->user.zone = s->gcs.zone = UINT32_MAX;
+	s->gcs.nrec = s->gcs.dir_used = s->gcs.data_used = 0;
+	uint32_t boff, rec;
+	if (!rc)
+		rc = hkv_append(s, &s->gcs, HKV_REC_ERASE, 0, (const uint8_t *)"", 0, NULL, 0,
+				HKV_NO_ADDR, &boff, &rec);
+	if (!rc)
+		rc = hkv_seal(s, &s->gcs);
+	if (!rc)
+		rc = hkv_media_flush(s);
+	if (!rc)
+		CRASH_POINT("hkv.erase.marked");
+	uint32_t keep = s->gcs.zone;  /* the erase record's zone (still open) */
+	if (!rc && keep == UINT32_MAX)
+		rc = -EIO;
+	s->user.zone = UINT32_MAX; /* reset below like the others */
 	for (uint32_t i = 1; i < z->nzones && !rc; i++) {
-		if (s->role[i] == HKV_Z_BAD)
+		if (s->role[i] == HKV_Z_BAD || i == keep)
 			continue;
 		if (z->state[i] != ZDEV_EMPTY)
 			rc = zdev_reset(z, i);
@@ -314,15 +378,24 @@ int hkv_erase(struct hkv *s)
 		s->role[i] = HKV_Z_FREE;
 		s->live[i] = 0;
 		s->first_seq[i] = 0;
+		s->vend[i] = 0;
 	}
+	if (!rc)
+		s->live[keep] = 0;
 	hkv_index_free(&s->ix);
 	if (!rc)
 		rc = hkv_index_init(&s->ix);
 	s->used = 0;
 	s->nr_keys_ks[0] = s->nr_keys_ks[1] = 0;
 	if (!rc)
-		rc = zdev_flush(z);
+		rc = hkv_media_flush(s);
 	pthread_rwlock_unlock(&s->lock);
+	if (!rc) {
+		/* nothing buffered is left to commit */
+		pthread_mutex_lock(&s->commit_lock);
+		s->committed = atomic_load_explicit(&s->appended, memory_order_relaxed);
+		pthread_mutex_unlock(&s->commit_lock);
+	}
 	return rc < 0 ? rc : rc ? -EIO : 0;
 }
 
@@ -351,7 +424,7 @@ int hkv_keys(struct hkv *s, uint8_t ks, bool (*filter)(const uint8_t *key, uint8
 	HKV_INDEX_FOREACH(&s->ix, e) {
 		if (rc)
 			break;
-		if (e->ks != ks || (filter && !filter(e->key, e->klen, arg)))
+		if (e->ks != ks || hkv_is_tomb(e->addr) || (filter && !filter(e->key, e->klen, arg)))
 			continue;
 		rc = keylist_add(&l, e->key, e->klen);
 	}

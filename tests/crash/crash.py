@@ -172,7 +172,8 @@ def damage_bytes(path, size, kind, r, start=0):
 
 class Kv(Component):
     """A file-backed KV namespace through the KV SDK (sync calls) or the standard KV command
-    set through the driver: stores, overwrites, deletes, compaction, iterators."""
+    set through the driver: stores, overwrites, deletes, compaction, iterators. A KV namespace
+    keeps every acknowledged store and delete across a power cut (--plp: docs/reliability.md)."""
     name = "kv-sync"
     api, check_api = "sdk-sync", "sdk"
     points = ["kv.put.before_append", "kv.put.torn", "kv.put.before_sync", "kv.put.before_index",
@@ -209,7 +210,8 @@ class Kv(Component):
     def checker(self, log, powerloss, damage):
         return [str(self.build / "tests/crash/crash_kv"), "check", "--api", self.check_api,
                 "--dev", self.dev(), "--log", str(log), "--state", str(self.state),
-                "--keys", str(self.keys)] + (["--powerloss"] if powerloss else []) + (damage or [])
+                "--keys", str(self.keys), "--plp"] + (["--powerloss"] if powerloss else []) + \
+            (damage or [])
 
     def damage(self, kind):
         size = self.log_file.stat().st_size if self.log_file.exists() else 0
@@ -306,20 +308,16 @@ class Ftl(Block):
 
 class HostKv(Kv):
     """The host KV engine (hostkv://) on a conventional file namespace, through the standard
-    KV command set with Flushes (its controller's write cache setting is not saveable, which
-    the KV SDK's own open would need). Its promise is the flush's (docs/zns.md): with the
-    write cache on, a store or delete is durable once a later Flush completed; with it off,
-    once acknowledged. The checker holds the durable ones."""
+    KV command set with Flushes. Like a KV SSD it keeps every acknowledged store and delete
+    across a process crash and a power cut (group commit: docs/zns.md)."""
     name = "hostkv"
     api, check_api = "std", "std"
-    points = Block.points  # the file namespace's: torn and killed unit writes and flushes
+    # the file namespace's (torn and killed unit writes and flushes) and the engine's own
+    points = Block.points + ["hkv.commit.sealed", "hkv.erase.marked"]
     point_max = {"ns.write.before": 100, "ns.write.torn": 100, "ns.write.after": 100,
-                 "ns.flush.before": 40, "ns.flush.after": 40}
+                 "ns.flush.before": 40, "ns.flush.after": 40, "hkv.commit.sealed": 100,
+                 "hkv.erase.marked": 1}
     damage_kinds = []     # the engine's own checksums decide what a damaged unit loses
-    # Its promise covers a crash of the process, not a power loss (docs/zns.md): the first
-    # long run's power cuts that lost a random subset of unsynced writes broke it (10 of
-    # ~100 such rounds; cuts that keep a prefix held), so the short mode would be a coin toss.
-    powerloss = False
 
     def fresh(self):
         Component.fresh(self)
@@ -329,9 +327,6 @@ class HostKv(Kv):
     def dev(self, fmt=False):
         inner = f"emu://crashhkv?ns=file:128M:4096:{self.log_file}"
         return f"hostkv://{inner}?zone=5M&op=40&unit=16" + ("&format=1" if fmt else "")
-
-    def checker(self, log, powerloss, damage):
-        return super().checker(log, True, damage)
 
 
 class Blobfs(Component):
@@ -371,8 +366,11 @@ def blobfs_writer(build):
     return build / "tests/integration/blobfs_crash_writer"
 
 
-COMPONENTS = {c.name: c for c in (Block, Kv, KvAsync, KvStd, Ctrl, Ftl, HostKv, Blobfs)}
+import crash_durable  # noqa: E402  (the largest transactions of the KV, FTL and zoned stores)
 import crash_blobfs_user  # noqa: E402  (BlobFS as users drive it: FUSE programs, RocksDB)
+
+COMPONENTS = {c.name: c for c in (Block, Kv, KvAsync, KvStd, Ctrl, Ftl, HostKv, Blobfs,
+                                  *crash_durable.components(sys.modules[__name__]))}
 COMPONENTS.update({c.name: c for c in crash_blobfs_user.components(Component, Block, tool_run)})
 
 KV_REC = struct.Struct("<IIQIBBBB")

@@ -24,6 +24,7 @@
  * It then writes the new state file.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,19 +52,13 @@ static void fill_block(uint8_t *b, uint32_t lba_size, uint64_t seq, uint64_t lba
 {
 	struct blk_hdr h = { .seq = seq, .lba = lba, .nlb = nlb, .idx = idx };
 	memcpy(h.magic, BLK_MAGIC, 8);
-	cfill(b + sizeof(h), lba_size - sizeof(h), seq * 0x100000001b3ull ^ lba);
-	memcpy(b, &h, sizeof(h));
-	h.crc = ccrc(b, lba_size);
-	memcpy(b, &h, sizeof(h));
+	cblock_fill(b, lba_size, &h, sizeof(h), offsetof(struct blk_hdr, crc),
+		    seq * 0x100000001b3ull ^ lba);
 }
 
 static int die(const char *what, int rc)
 {
-	if (rc > 0)
-		fprintf(stderr, "crash_block: %s: %s\n", what, unvme_status_str(rc, 0));
-	else
-		fprintf(stderr, "crash_block: %s: %s (%d)\n", what, unvme_errmsg(), rc);
-	return 2;
+	return cdie("crash_block", what, rc, 0);
 }
 
 /* ---- writer ---- */
@@ -171,16 +166,11 @@ static int cmd_write(struct copt *o)
 
 	uint64_t seq = round << 32, flush_id = round << 32;
 	for (uint64_t op = 1; !max_ops || op <= max_ops; op++) {
-		struct wr_slot *s = NULL;
-		while (!s) {
-			for (uint32_t i = 0; i < qd && !s; i++)
-				if (!slots[i].busy)
-					s = &slots[i];
-			if (!s && unvme_qpair_poll(w.qp, 0) < 0)
-				return die("poll", -EIO);
-			if (w.failed)
-				return 1;
-		}
+		int free_slot = crash_free_slot(w.qp, slots, sizeof(*slots),
+						offsetof(struct wr_slot, busy), qd, &w.failed);
+		if (free_slot < 0)
+			return free_slot == -1 ? die("poll", -EIO) : 1;
+		struct wr_slot *s = &slots[free_slot];
 		struct nvme_sqe cmd = { .nsid = unvme_ns_id(ns) };
 		s->busy = true;
 		if (flush_every && op % flush_every == 0) {
@@ -436,11 +426,5 @@ static int cmd_check(struct copt *o)
 
 int main(int argc, char **argv)
 {
-	struct copt o = { argc - 2, argv + 2 };
-	if (argc >= 2 && !strcmp(argv[1], "write"))
-		return cmd_write(&o);
-	if (argc >= 2 && !strcmp(argv[1], "check"))
-		return cmd_check(&o);
-	fprintf(stderr, "usage: crash_block write|check --dev URI --log FILE ...\n");
-	return 2;
+	return crash_main(argc, argv, cmd_write, cmd_check, "crash_block write|check --dev URI --log FILE ...");
 }

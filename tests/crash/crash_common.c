@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "hw/emu/ns/kv_crc.h"
+#include "unvme/unvme.h"
 
 /* ---- options ---- */
 
@@ -36,6 +37,32 @@ uint64_t copt_u64(const struct copt *o, const char *name, uint64_t def)
 bool copt_flag(const struct copt *o, const char *name)
 {
 	return copt_find(o, name) >= 0;
+}
+
+int crash_main(int argc, char **argv, int (*write_fn)(struct copt *), int (*check_fn)(struct copt *),
+	       const char *usage)
+{
+	struct copt o = { argc - 2, argv + 2 };
+	if (argc >= 2 && !strcmp(argv[1], "write"))
+		return write_fn(&o);
+	if (argc >= 2 && !strcmp(argv[1], "check"))
+		return check_fn(&o);
+	fprintf(stderr, "usage: %s\n", usage);
+	return 2;
+}
+
+int crash_free_slot(struct unvme_qpair *qp, void *slots, size_t stride, size_t busy_off, uint32_t n,
+		    const int *failed)
+{
+	for (;;) {
+		for (uint32_t i = 0; i < n; i++)
+			if (!*(const bool *)((const uint8_t *)slots + i * stride + busy_off))
+				return (int)i;
+		if (unvme_qpair_poll(qp, 0) < 0)
+			return -1;
+		if (*failed)
+			return -2;
+	}
 }
 
 /* ---- acknowledgement log ---- */
@@ -94,6 +121,10 @@ int ack_log_read(const char *path, struct clog_entry **out, size_t *n)
 		case 'A': e.kind = CL_ACK; break;
 		case 'F': e.kind = CL_FLUSH; break;
 		case 'G': e.kind = CL_FLUSHED; break;
+		case 'P': e.kind = CL_APPEND; break;
+		case 'L': e.kind = CL_LANDED; break;
+		case 'R': e.kind = CL_RESET; break;
+		case 'X': e.kind = CL_FINISH; break;
 		default: got = 0; break;
 		}
 		if (got < 1) {
@@ -154,7 +185,8 @@ int cops_build(const char *log_path, struct cops *ops)
 		case CL_VWC:
 			ops->vwc = x->a != 0;
 			break;
-		case CL_WRITE: case CL_ZERO: case CL_STORE: case CL_DELETE: case CL_FORMAT: {
+		case CL_WRITE: case CL_ZERO: case CL_STORE: case CL_DELETE: case CL_FORMAT:
+		case CL_APPEND: case CL_RESET: case CL_FINISH: {
 			if (ops->n && ops->v[ops->n - 1].seq >= x->a) {
 				fprintf(stderr, "crash: %s: sequence %" PRIu64 " out of order\n", log_path, x->a);
 				rc = -1;
@@ -162,7 +194,19 @@ int cops_build(const char *log_path, struct cops *ops)
 			}
 			struct cop *o = &ops->v[ops->n++];
 			*o = (struct cop){ .seq = x->a, .kind = x->kind, .a = x->b, .b = x->c,
-					   .fua = x->kind == CL_WRITE && x->d };
+					   .lba = UINT64_MAX,
+					   .fua = (x->kind == CL_WRITE || x->kind == CL_APPEND) && x->d };
+			break;
+		}
+		case CL_LANDED: {
+			struct cop *o = cops_find(ops, x->a);
+			if (!o || o->kind != CL_APPEND) {
+				fprintf(stderr, "crash: %s: landing of unknown append %" PRIu64 "\n",
+					log_path, x->a);
+				rc = -1;
+				break;
+			}
+			o->lba = x->b;
 			break;
 		}
 		case CL_ACK: {
@@ -200,6 +244,12 @@ int cops_build(const char *log_path, struct cops *ops)
 	free(marks);
 	free(mark_ids);
 	return rc;
+}
+
+void cops_acked_durable(struct cops *ops)
+{
+	for (size_t i = 0; i < ops->n; i++)
+		ops->v[i].durable |= ops->v[i].acked;
 }
 
 /* ---- verdict ---- */
@@ -273,6 +323,25 @@ void cfill(uint8_t *p, size_t n, uint64_t seed)
 		uint64_t r = crng_next(&s);
 		memcpy(p + i, &r, n - i);
 	}
+}
+
+void cblock_fill(uint8_t *b, uint32_t len, const void *hdr, size_t hdr_len, size_t crc_off,
+		 uint64_t seed)
+{
+	cfill(b + hdr_len, len - hdr_len, seed);
+	memcpy(b, hdr, hdr_len);
+	memset(b + crc_off, 0, 4);
+	uint32_t crc = ccrc(b, len);
+	memcpy(b + crc_off, &crc, 4);
+}
+
+int cdie(const char *prog, const char *what, int rc, uint8_t csi)
+{
+	if (rc > 0)
+		fprintf(stderr, "%s: %s: %s\n", prog, what, unvme_status_str(rc, csi));
+	else
+		fprintf(stderr, "%s: %s: %s (%d)\n", prog, what, unvme_errmsg(), rc);
+	return 2;
 }
 
 uint32_t ccrc(const void *p, size_t n)

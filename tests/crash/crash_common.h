@@ -15,6 +15,9 @@
  *   A <seq>                    operation <seq> acknowledged
  *   F <id>                     flush <id> submitted: it covers every A line above it
  *   G <id>                     flush <id> acknowledged
+ * and for zoned namespaces (crash_zns.c):
+ *   P <seq> <zslba> <nlb> <fua> Zone Append (intent)      L <seq> <lba>  where it landed
+ *   R <seq> <zslba>            Reset Zone                 X <seq> <zslba> Finish Zone
  * Sequence numbers are (round << 32) + n, unique across the rounds of one device.
  */
 #ifndef UNVME_CRASH_COMMON_H
@@ -25,6 +28,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct unvme_qpair;
+
 /* ---- options: "--name value" pairs and "--flag" switches ---- */
 struct copt {
 	int argc;
@@ -34,13 +39,23 @@ const char *copt_str(const struct copt *o, const char *name, const char *def);
 uint64_t copt_u64(const struct copt *o, const char *name, uint64_t def);
 bool copt_flag(const struct copt *o, const char *name);
 
+/* A writer-and-checker program's main: argv[1] "write" or "check", the options after it. */
+int crash_main(int argc, char **argv, int (*write_fn)(struct copt *), int (*check_fn)(struct copt *),
+	       const char *usage);
+
+/* The writers' queue of slots: polls qp until one of the n slots (stride bytes apart, each
+ * with a bool busy_off bytes in) is free. Its index; -1 when polling failed, -2 when *failed
+ * was set (a command failed). */
+int crash_free_slot(struct unvme_qpair *qp, void *slots, size_t stride, size_t busy_off, uint32_t n,
+		    const int *failed);
+
 /* ---- acknowledgement log (writer side) ---- */
 void ack_log_open(const char *path);
 void ack_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- acknowledgement log (checker side) ---- */
 enum clog_kind { CL_VWC, CL_WRITE, CL_ZERO, CL_STORE, CL_DELETE, CL_FORMAT, CL_ACK, CL_FLUSH,
-		 CL_FLUSHED };
+		 CL_FLUSHED, CL_APPEND, CL_LANDED, CL_RESET, CL_FINISH };
 struct clog_entry {
 	enum clog_kind kind;
 	uint64_t a, b, c, d;   /* the numbers of the line, in order */
@@ -55,8 +70,11 @@ int ack_log_read(const char *path, struct clog_entry **out, size_t *n);
  */
 struct cop {
 	uint64_t seq;
-	enum clog_kind kind;   /* CL_WRITE, CL_ZERO, CL_STORE, CL_DELETE, CL_FORMAT */
-	uint64_t a, b;         /* write: slba, nlb; store: key, length; delete: key */
+	enum clog_kind kind;   /* CL_WRITE, CL_ZERO, CL_STORE, CL_DELETE, CL_FORMAT, CL_APPEND,
+				  CL_RESET, CL_FINISH */
+	uint64_t a, b;         /* write: slba, nlb; store: key, length; delete: key;
+				  append: zslba, nlb; reset, finish: zslba */
+	uint64_t lba;          /* append: where it landed (UINT64_MAX: not known) */
 	bool fua;
 	bool acked;
 	bool durable;
@@ -69,6 +87,9 @@ struct cops {
 };
 /* Builds the operation list of a round's log. -1 with a message if the log is malformed. */
 int cops_build(const char *log_path, struct cops *ops);
+/* A device that promises durability at completion (a KV SSD's power-loss protection): every
+ * acknowledged operation counts as durable. */
+void cops_acked_durable(struct cops *ops);
 struct cop *cops_find(struct cops *ops, uint64_t seq);
 
 /* ---- the checker's verdict ----
@@ -96,6 +117,13 @@ int cverdict_print(const struct cverdict *v, const char *extra_json);
 uint64_t crng_next(uint64_t *state);
 /* Deterministic filler for payload bytes, from a seed. */
 void cfill(uint8_t *p, size_t n, uint64_t seed);
+/* A block of len bytes at b: the header hdr (hdr_len bytes, its CRC field at crc_off), then
+ * filler from seed; the CRC-32C of the whole block, taken with the field 0, goes in the field. */
+void cblock_fill(uint8_t *b, uint32_t len, const void *hdr, size_t hdr_len, size_t crc_off,
+		 uint64_t seed);
+/* A block writer's error: the command's status (rc > 0, of command set csi) or the library's
+ * message. Returns 2, the checkers' "could not run". */
+int cdie(const char *prog, const char *what, int rc, uint8_t csi);
 uint32_t ccrc(const void *p, size_t n);
 /* The keys of one kv_iterate_read chunk of len bytes (u32 count, then per key its u32
  * length and bytes): each(key, klen, arg) for every key that lies wholly inside. */

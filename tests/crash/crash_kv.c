@@ -5,9 +5,10 @@
  *
  *   crash_kv write --api sdk-sync|sdk-async|std --dev DEVID --log FILE --round R --seed S
  *                  [--keys N] [--max-value B] [--qd N] [--del-pct P] [--flush-every N]
- *                  [--vwc 0|1] [--ops N] [--format-per-mille N]
+ *                  [--vwc 0|1 | --no-vwc] [--ops N] [--format-per-mille N]
+ *                  [--iterdel-per-mille N] [--big-pct P]
  *   crash_kv check --api sdk|std --dev DEVID --log FILE --state FILE [--keys N]
- *                  [--powerloss] [--damaged-keys K,K,...]
+ *                  [--powerloss] [--plp] [--damaged-keys K,K,...]
  *
  * sdk-sync and sdk-async go through the KV SDK (kv_apis.h: the Samsung vendor protocol, sync
  * calls on a sync core, async calls completed by a completion thread); std goes through the
@@ -17,13 +18,20 @@
  *
  * The writer stores new versions of random keys and deletes some, never two operations on
  * one key at once, and now and then formats the namespace (with nothing else in flight); the
- * std writer also flushes every flush-every operations. The checker
+ * std writer also flushes every flush-every operations. Value sizes are uniform up to
+ * max-value, except big-pct percent that take max-value whole (the largest stores). With
+ * iterdel-per-mille, the SDK writer now and then deletes every key through a key-and-delete
+ * iterator (nothing else in flight): each key's delete is logged before the first read and
+ * acknowledged by the read that returned it. The checker
  * retrieves every key and holds it against the log and the state file ("key seq" per present
  * key at the previous check): the newest version the promise covers (or the deletion) must
  * be there, or one issued after it. An older version is a lost store, a deleted key that is
  * back is resurrected, a value whose checksum fails is corrupt: the device has checksums and
  * must never return one. Keys whose records the harness damaged may hold any version or none.
- * An iterator (std: List) must return exactly the keys that exist, each once.
+ * An iterator (std: List) must return exactly the keys that exist, each once. A format
+ * still in flight at the crash must be whole: every key gone, or none. --plp: the device
+ * promises every acknowledged operation across a power cut (a KV SSD's power-loss
+ * protection), so --powerloss holds all of them, not only those a flush covered.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -215,6 +223,84 @@ static void async_done(kv_pair *kv, unsigned int result, unsigned int status)
 	s->state = 2;
 }
 
+/* Waits for every slot to finish: nothing in flight. 1 if one failed. */
+static int drain(struct slot *slots, uint32_t qd, uint8_t *busy)
+{
+	for (uint32_t i = 0; i < qd; i++) {
+		while (slots[i].state == 1)
+			sched_yield();
+		if (slots[i].state == 3)
+			return 1;
+		if (slots[i].state == 2)
+			busy[slots[i].keyid] = 0;
+		slots[i].state = 0;
+	}
+	return 0;
+}
+
+/* Deletes every key through a key-and-delete iterator (keyspace 0, no prefix): each key that
+ * exists gets a delete logged before the first read; the read that returns it acknowledges
+ * it, and the iterator must return exactly those keys. */
+static int delete_all_iterating(struct kvdev *d, uint64_t *seq, uint8_t *exists, uint64_t nkeys)
+{
+	uint64_t *del_seq = calloc(nkeys, sizeof(*del_seq));
+	if (!del_seq)
+		return fail("malloc", -ENOMEM);
+	for (uint64_t k = 0; k < nkeys; k++)
+		if (exists[k]) {
+			del_seq[k] = ++*seq;
+			ack_log("D %" PRIu64 " %" PRIu64, del_seq[k], k);
+		}
+	uint32_t it = kv_iterate_open(d->handle, KV_KEYSPACE_IODATA, 0, 0, KV_KEY_ITERATE_WITH_DELETE);
+	if (it < 1 || it > KV_MAX_ITERATE_HANDLE) {
+		free(del_seq);
+		return fail("kv_iterate_open (with delete)", (int)it);
+	}
+	uint8_t *buf = malloc(KV_ITERATE_READ_BUFFER_SIZE);
+	int rc = buf ? KV_SUCCESS : KV_ERR_SDK_INVALID_PARAM, bad = 0;
+	while (rc == KV_SUCCESS) {
+		kv_iterate itr;
+		memset(&itr, 0, sizeof(itr));
+		itr.iterator = it;
+		itr.kv.value.value = buf;
+		itr.kv.value.length = KV_ITERATE_READ_BUFFER_SIZE;
+		rc = kv_iterate_read(d->handle, &itr);
+		if (rc != KV_SUCCESS && rc != KV_ERR_ITERATE_READ_EOF)
+			break;
+		uint32_t count = 0;
+		size_t at = 4, len = itr.kv.value.length;
+		if (len >= 4)
+			memcpy(&count, buf, 4);
+		for (uint32_t i = 0; i < count && at + 4 <= len; i++) {
+			uint32_t kl;
+			memcpy(&kl, buf + at, 4);
+			uint64_t id;
+			if (kl > len - at - 4 || !parse_key(buf + at + 4, kl, &id) || id >= nkeys ||
+			    !del_seq[id]) {
+				bad++;
+				break;
+			}
+			ack_log("A %" PRIu64, del_seq[id]);
+			del_seq[id] = 0;
+			exists[id] = 0;
+			at += 4 + (size_t)kl;
+		}
+	}
+	free(buf);
+	int crc = kv_iterate_close(d->handle, (uint8_t)it);
+	for (uint64_t k = 0; k < nkeys; k++)
+		bad += del_seq[k] != 0;
+	free(del_seq);
+	if (rc != KV_ERR_ITERATE_READ_EOF)
+		return fail("kv_iterate_read (with delete)", rc);
+	if (bad) {
+		fprintf(stderr, "crash_kv: the key-and-delete iterator did not return exactly the "
+			"keys that existed (%d wrong or missing)\n", bad);
+		return 1;
+	}
+	return crc == KV_SUCCESS ? 0 : fail("kv_iterate_close", crc);
+}
+
 static int cmd_write(struct copt *o)
 {
 	const char *api = copt_str(o, "api", "sdk-sync"), *dev = copt_str(o, "dev", NULL);
@@ -229,6 +315,8 @@ static int cmd_write(struct copt *o)
 	uint64_t flush_every = copt_u64(o, "flush-every", std ? 8 : 0);
 	uint32_t qd = async ? (uint32_t)copt_u64(o, "qd", 8) : 1;
 	int vwc = (int)copt_u64(o, "vwc", 1);
+	bool keep_vwc = copt_flag(o, "no-vwc");
+	uint64_t iterdel_pm = copt_u64(o, "iterdel-per-mille", 0), big_pct = copt_u64(o, "big-pct", 0);
 	if (maxv < VAL_MIN || maxv > KV_MAX_IO_VALUE_LEN || nkeys < qd * 2 || qd > 64)
 		return fprintf(stderr, "crash_kv write: bad --max-value, --keys or --qd\n"), 2;
 
@@ -240,13 +328,15 @@ static int cmd_write(struct copt *o)
 	if (std) {
 		if ((rc = std_up(&d, dev, maxv)) != 0)
 			return rc;
-		if ((rc = unvme_set_features(d.c, NVME_FEAT_VOLATILE_WC, 0, (uint32_t)vwc, false, NULL)))
+		if (!keep_vwc &&
+		    (rc = unvme_set_features(d.c, NVME_FEAT_VOLATILE_WC, 0, (uint32_t)vwc, false, NULL)))
 			return fail("set write cache", rc);
 	} else {
-		if ((rc = set_vwc(dev, vwc, true)) != 0 || (rc = sdk_up(&d, dev, dir, async, qd)) != 0)
+		if ((!keep_vwc && (rc = set_vwc(dev, vwc, true)) != 0) ||
+		    (rc = sdk_up(&d, dev, dir, async, qd)) != 0)
 			return rc;
 	}
-	ack_log("V %d", vwc);
+	ack_log("V %d", keep_vwc ? 1 : vwc);
 
 	/* which keys exist (as far as the writer's acknowledged operations tell) and which are
 	 * busy; the checker's state file says what the previous rounds left */
@@ -269,6 +359,11 @@ static int cmd_write(struct copt *o)
 
 	uint64_t seq = round << 32, flush_id = round << 32;
 	for (uint64_t op = 1; !max_ops || op <= max_ops; op++) {
+		if (!std && iterdel_pm && crng_next(&rng) % 1000 < iterdel_pm) {
+			if (drain(slots, qd, busy) || delete_all_iterating(&d, &seq, exists, nkeys))
+				return 1;
+			continue;
+		}
 		if (std && flush_every && op % flush_every == 0) {
 			struct nvme_sqe c = { .opc = NVME_KV_FLUSH, .nsid = d.nsid };
 			ack_log("F %" PRIu64, ++flush_id);
@@ -279,15 +374,8 @@ static int cmd_write(struct copt *o)
 		}
 		if (crng_next(&rng) % 1000 < format_pm) {
 			/* nothing may be in flight across a format */
-			for (uint32_t i = 0; i < qd; i++) {
-				while (slots[i].state == 1)
-					sched_yield();
-				if (slots[i].state == 3)
-					return 1;
-				if (slots[i].state == 2)
-					busy[slots[i].keyid] = 0;
-				slots[i].state = 0;
-			}
+			if (drain(slots, qd, busy))
+				return 1;
 			ack_log("M %" PRIu64, ++seq);
 			rc = std ? unvme_format(d.c, d.nsid, 0, 0) : kv_format_device(d.handle, 0);
 			if (rc)
@@ -319,6 +407,8 @@ static int cmd_write(struct copt *o)
 		while (busy[k]);
 		bool del = exists[k] && crng_next(&rng) % 100 < del_pct;
 		uint32_t len = VAL_MIN + (uint32_t)(crng_next(&rng) % (maxv - VAL_MIN + 1));
+		if (big_pct && crng_next(&rng) % 100 < big_pct)
+			len = (uint32_t)maxv;
 		s->seq = ++seq;
 		s->keyid = k;
 		make_key(s->key, k);
@@ -533,6 +623,11 @@ static int cmd_check(struct copt *o)
 	struct cops ops;
 	if (cops_build(log, &ops) != 0)
 		return 2;
+	if (copt_flag(o, "plp"))
+		cops_acked_durable(&ops);
+	/* a format still in flight at the crash: the last operation of the log */
+	bool format_open = ops.n && ops.v[ops.n - 1].kind == CL_FORMAT &&
+			   !(v.powerloss ? ops.v[ops.n - 1].durable : ops.v[ops.n - 1].acked);
 	for (size_t i = 0; i < ops.n; i++) {
 		struct cop *op = &ops.v[i];
 		v.ops++;
@@ -574,6 +669,7 @@ static int cmd_check(struct copt *o)
 		return cverdict_print(&v, NULL);
 	}
 	uint32_t cap = KV_MAX_IO_VALUE_LEN;
+	uint64_t kept = 0, erased = 0; /* with a format in flight: keys it left, keys it took */
 	uint8_t *buf = malloc(cap);
 	char tmp[4200];
 	FILE *out = cstate_create(state, tmp, sizeof(tmp));
@@ -608,6 +704,10 @@ static int cmd_check(struct copt *o)
 				      : e->later_delete;
 		}
 		bool ok = found == e->base || later;
+		if (format_open && e->base && !e->damaged) {
+			kept += found != 0;
+			erased += found == 0;
+		}
 		if (ok) {
 			if (later)
 				v.inflight++;
@@ -635,6 +735,9 @@ static int cmd_check(struct copt *o)
 		if (found)
 			fprintf(out, "%" PRIu64 " %" PRIu64 "\n", k, found);
 	}
+	if (kept && erased)
+		cverdict_violation(&v, "a format in flight at the crash was half done: %" PRIu64
+				   " keys gone, %" PRIu64 " still there", erased, kept);
 	if (list_keys(&d, ex, nkeys, &v) != 0)
 		cverdict_violation(&v, "listing the keys failed");
 	for (uint64_t k = 0; k < nkeys; k++) {
@@ -655,11 +758,5 @@ static int cmd_check(struct copt *o)
 
 int main(int argc, char **argv)
 {
-	struct copt o = { argc - 2, argv + 2 };
-	if (argc >= 2 && !strcmp(argv[1], "write"))
-		return cmd_write(&o);
-	if (argc >= 2 && !strcmp(argv[1], "check"))
-		return cmd_check(&o);
-	fprintf(stderr, "usage: crash_kv write|check --dev DEVID --log FILE ...\n");
-	return 2;
+	return crash_main(argc, argv, cmd_write, cmd_check, "crash_kv write|check --dev DEVID --log FILE ...");
 }

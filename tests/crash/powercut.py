@@ -11,7 +11,11 @@ and takes the files back to a state a power cut at that moment could have left:
 - every change that is not durable may be lost. Which ones are lost depends on the mode:
   "all" loses every one of them, "prefix" keeps those before a random moment and loses the
   rest, "random" decides for each 512-byte sector of each write (torn writes) and for each
-  name change on its own.
+  name change on its own;
+- a shared writable mapping (a zoned namespace's zone table) reaches the file whenever the
+  kernel writes a page back: each of its 4 KiB pages holds what the last msync(MS_SYNC) (or
+  the mapping's start) saw, or what it holds now ("all": the former, otherwise either, page
+  by page). Versions in between are not modelled.
 
 Undoing runs from the newest change back; a sector that a newer change kept is never
 overwritten by the undo of an older one, so every sector ends up with the bytes of one of
@@ -22,7 +26,8 @@ import os
 import random
 import struct
 
-WRITE, TRUNC, SYNC, CREATE, RENAME, UNLINK, DIRSYNC = range(1, 8)
+WRITE, TRUNC, SYNC, CREATE, RENAME, UNLINK, DIRSYNC, MAP, MSYNC = range(1, 10)
+PAGE = 4096
 REC = struct.Struct("<IIQQQQII")
 SECTOR = 512
 
@@ -71,6 +76,31 @@ def mark_durable(recs):
             r.durable = synced_dir.get(os.path.dirname(target), -1) > i
         else:
             r.durable = True
+
+
+def cut_mappings(recs, where, mode, rng):
+    """Takes each page of every shared writable mapping back to its last synced bytes, or
+    leaves it as it is now. Returns the number of pages taken back."""
+    synced = {}  # (ino, offset) -> (path, bytes at the last msync or at the mapping)
+    for r in recs:
+        if r.type in (MAP, MSYNC):
+            synced[(r.ino, r.off)] = (where.get(r.ino, r.path), r.data)
+    back = 0
+    for (_ino, off), (path, data) in synced.items():
+        if path is None or not os.path.exists(path):
+            continue
+        with open(path, "r+b") as f:
+            for at in range(0, len(data), PAGE):
+                if mode != "all" and rng.random() < 0.5:
+                    continue
+                f.seek(off + at)
+                now = f.read(min(PAGE, len(data) - at))
+                old = data[at:at + len(now)]
+                if now != old:
+                    f.seek(off + at)
+                    f.write(old)
+                    back += 1
+    return back
 
 
 def _pwrite(path, off, data):
@@ -203,6 +233,7 @@ def cut(journal, rng, mode=None):
                 stats["undone"] += 1
             else:
                 saves_used.add(save)
+    stats["mapped_pages_back"] = cut_mappings(recs, where, mode, rng)
     # the copies kept for undoing: whatever was not brought back is gone for good
     dirs = {os.path.dirname(r.path) for r in recs}
     for d in dirs:

@@ -23,6 +23,11 @@
  *            replaced file's inode)
  *   UNLINK   the file was moved to <path>.plsave.<n> instead (offset = n)
  *   DIRSYNC  fsync of a directory: its entries (creates, renames, unlinks) are durable
+ *   MAP      a shared writable mapping of length bytes at offset (the zone table of a zoned
+ *            namespace): old data = the range's bytes when it was mapped
+ *   MSYNC    msync(MS_SYNC) of such a mapping: old data = its bytes as the call began, all
+ *            durable once it returned (stores to a mapping reach the file at any moment, so
+ *            a power cut leaves each page as the last MSYNC (or MAP) saw it or as it is now)
  * The journal itself is not watched: it is the record of what happened, kept in the page
  * cache like any file (the harness kills processes, the machine stays up).
  */
@@ -37,11 +42,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum { PL_WRITE = 1, PL_TRUNC, PL_SYNC, PL_CREATE, PL_RENAME, PL_UNLINK, PL_DIRSYNC };
+enum { PL_WRITE = 1, PL_TRUNC, PL_SYNC, PL_CREATE, PL_RENAME, PL_UNLINK, PL_DIRSYNC, PL_MAP,
+       PL_MSYNC };
 
 struct pl_rec {
 	uint32_t type, plen;
@@ -441,6 +448,87 @@ int unlink(const char *path)
 		r = real_unlink(path);
 	}
 	int e = errno;
+	pthread_mutex_unlock(&pl_lock);
+	errno = e;
+	return r;
+}
+
+/* ---- shared writable mappings of watched files ---- */
+
+#define MAX_MAPS 64
+static struct pl_map {
+	void *addr;
+	size_t len;
+	uint64_t off, ino;
+	char *path;
+} maps[MAX_MAPS];
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	REAL(void *, mmap, void *, size_t, int, int, int, off_t);
+	pthread_mutex_lock(&pl_lock);
+	void *p = real_mmap(addr, len, prot, flags, fd, off);
+	int e = errno;
+	if (p != MAP_FAILED && (flags & MAP_SHARED) && (prot & PROT_WRITE) && fd >= 0 &&
+	    fd < MAX_FD && fd_path[fd]) {
+		for (unsigned i = 0; i < MAX_MAPS; i++) {
+			if (maps[i].addr)
+				continue;
+			uint64_t size = 0;
+			struct pl_map *m = &maps[i];
+			*m = (struct pl_map){ p, len, (uint64_t)off, ino_of(fd, &size), strdup(fd_path[fd]) };
+			uint32_t got = 0;
+			void *old = old_bytes(fd, (uint64_t)off, len, size, &got);
+			struct pl_rec r = { .type = PL_MAP, .plen = (uint32_t)strlen(m->path), .ino = m->ino,
+					    .off = m->off, .len = len, .old_size = size, .dlen = got };
+			emit(&r, m->path, old);
+			free(old);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&pl_lock);
+	errno = e;
+	return p;
+}
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) __attribute__((alias("mmap")));
+
+int munmap(void *addr, size_t len)
+{
+	REAL(int, munmap, void *, size_t);
+	pthread_mutex_lock(&pl_lock);
+	for (unsigned i = 0; i < MAX_MAPS; i++)
+		if (maps[i].addr == addr) {
+			free(maps[i].path);
+			maps[i] = (struct pl_map){ 0 };
+		}
+	int r = real_munmap(addr, len);
+	int e = errno;
+	pthread_mutex_unlock(&pl_lock);
+	errno = e;
+	return r;
+}
+
+int msync(void *addr, size_t len, int flags)
+{
+	REAL(int, msync, void *, size_t, int);
+	pthread_mutex_lock(&pl_lock);
+	struct pl_map *m = NULL;
+	for (unsigned i = 0; i < MAX_MAPS && !m; i++)
+		if (maps[i].addr && (uint8_t *)addr >= (uint8_t *)maps[i].addr &&
+		    (uint8_t *)addr < (uint8_t *)maps[i].addr + maps[i].len)
+			m = &maps[i];
+	/* what the mapping holds as the call begins is durable once it returns */
+	void *snap = m && (flags & MS_SYNC) ? malloc(m->len) : NULL;
+	if (snap)
+		memcpy(snap, m->addr, m->len);
+	int r = real_msync(addr, len, flags);
+	int e = errno;
+	if (snap && r == 0 && !getenv("UNVME_POWERLOSS_LYING_SYNC")) {
+		struct pl_rec rec = { .type = PL_MSYNC, .plen = (uint32_t)strlen(m->path), .ino = m->ino,
+				      .off = m->off, .len = m->len, .dlen = (uint32_t)m->len };
+		emit(&rec, m->path, snap);
+	}
+	free(snap);
 	pthread_mutex_unlock(&pl_lock);
 	errno = e;
 	return r;

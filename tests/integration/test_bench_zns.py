@@ -21,12 +21,15 @@ def test_greedy_model():
 
 def test_short_run(tmp_path):
     out_json = tmp_path / "z.json"
-    env = dict(os.environ, BUILD=str(build_dir()), UNVME_QUIET="1")
+    # this build as its own baseline: the before/after table's machinery, not its figures
+    env = dict(os.environ, BUILD=str(build_dir()), UNVME_QUIET="1", ZNS_BENCH_BASELINE=str(build_dir()),
+               ZNS_BENCH_DIR=str(tmp_path))
     p = subprocess.run([sys.executable, str(REPO / "scripts" / "bench_zns.py"), "--short",
                         "--json", str(out_json), "--plot-dir", str(tmp_path)], env=env,
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr
-    for title in ("FTL steady state", "CPU per I/O", "KV API", "1 MiB writes"):
+    for title in ("FTL steady state", "CPU per I/O", "KV API", "1 MiB writes",
+                  "durable acknowledgements"):
         assert title in p.stdout
     r = json.loads(out_json.read_text())
     assert {(x["util"], x["gc"]) for x in r["waf"]} >= {(80, "greedy"), (80, "cost-benefit")}
@@ -34,3 +37,6 @@ def test_short_run(tmp_path):
         assert x["waf"] >= 1.0 and x["iops"] > 0 and x["model"] == bench_zns.greedy_model(x["util"] / 100)
     assert all(c["ftl"]["iops"] > 0 and c["plain"]["iops"] > 0 for c in r["cpu"])
     assert r["kv"]["hostkv_zns"]["retrieve"]["ops"] > 0
+    rows = r["durability"]["rows"]
+    assert len(rows) == 7 and all(x[b][ph] > 0 for x in rows for b in ("now", "baseline")
+                                  for ph in ("store", "retrieve"))

@@ -105,7 +105,13 @@ int kv_compact(struct kv_store *s)
 		free(newloc);
 		return r;
 	}
-	(void)kv_sync_dir(s->path); /* the rename is durable at the next directory sync at worst */
+	/* the new log holds every record appended so far, synced; with its name synced too, a
+	 * power cut keeps it. Without that the old log may come back: refuse writes from now on
+	 * rather than acknowledge stores a power cut could take back */
+	if (kv_sync_dir(s->path) == 0)
+		kv_store_mark_synced(s);
+	else
+		atomic_store_explicit(&s->failed, true, memory_order_relaxed);
 	close(s->fd);             /* drops the old file's lock: its name is gone already */
 	s->fd = fd;
 	size_t i = 0;

@@ -111,7 +111,7 @@ uint8_t kv_iter_close(struct kv_iters *its, uint8_t handle)
 }
 
 uint8_t kv_iter_read(struct kv_iters *its, struct kv_store *st, uint8_t handle, uint8_t *out,
-		     uint32_t cap, uint32_t *filled, bool durable)
+		     uint32_t cap, uint32_t *filled, bool *deleted_any)
 {
 	pthread_mutex_lock(&its->lock);
 	struct kv_iter *it = lookup(its, handle);
@@ -147,9 +147,10 @@ uint8_t kv_iter_read(struct kv_iters *its, struct kv_store *st, uint8_t handle, 
 		it->eof = true;
 	bool eof = it->eof;
 	pthread_mutex_unlock(&its->lock);
-	/* the deletes went to the log one by one without a sync; one sync covers them all */
-	if (durable && deleted && kv_store_flush(st) != 0)
-		return NVME_KVV_SC_ITER_ERROR;
+	/* the deletes went to the log one by one without a sync: the controller's group commit
+	 * covers them all before the completion */
+	if (deleted)
+		*deleted_any = true;
 	return eof ? NVME_KVV_SC_ITER_EOF : 0;
 }
 

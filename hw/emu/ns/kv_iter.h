@@ -49,11 +49,10 @@ uint8_t kv_iter_open(struct kv_iters *its, struct kv_store *st, uint8_t ks, uint
 uint8_t kv_iter_close(struct kv_iters *its, uint8_t handle);
 /* Fills out[cap] with a u32 key count then {u32 length, key} entries (no padding), as many
  * whole entries as fit; *filled = bytes used (count included). NVME_KVV_SC_ITER_EOF when
- * the chunk reached the end (its keys are valid). durable (the write cache is off): a key
- * with delete iterator's deletes are on stable storage before it returns; when they cannot
- * be made so, NVME_KVV_SC_ITER_ERROR (the keys stay deleted in the namespace). */
+ * the chunk reached the end (its keys are valid). A key-and-delete iterator deletes the keys
+ * it returns; *deleted is then set (the caller makes them durable before completing). */
 uint8_t kv_iter_read(struct kv_iters *its, struct kv_store *st, uint8_t handle, uint8_t *out,
-		     uint32_t cap, uint32_t *filled, bool durable);
+		     uint32_t cap, uint32_t *filled, bool *deleted);
 /* A key-with-value iterator's read: the next key that still exists at out[0], its value
  * (as much as fits) from out[NVME_KVV_ITER_VALUE_OFFSET], *filled the bytes used and *dw0
  * key length << 24 | value bytes; NVME_KVV_SC_ITER_EOF with the last pair (or none left). */

@@ -53,13 +53,16 @@ uint64_t emu_kv_capacity(const struct emu_kv *kv)
 	return kv_store_capacity(kv->st);
 }
 
-uint16_t emu_kv_execute(struct emu_kv *kv, bool durable, const struct nvme_sqe *cmd,
+uint16_t emu_kv_execute(struct emu_kv *kv, struct emu_ns *self, const struct nvme_sqe *cmd,
 			struct emu_io_ctx *io)
 {
 	io->dw0 = 0;
-	if (cmd->opc >= 0x80)
-		return emu_kv_vendor_execute(kv, durable, cmd, io);
-	return emu_kv_std_execute(kv, durable, cmd, io);
+	bool changed = false;
+	uint16_t st = cmd->opc >= 0x80 ? emu_kv_vendor_execute(kv, cmd, io, &changed)
+				       : emu_kv_std_execute(kv, cmd, io, &changed);
+	if (changed && kv_store_persistent(kv->st))
+		io->commit = self;
+	return st;
 }
 
 void emu_kv_identify(struct emu_kv *kv, struct nvme_id_ns *id)

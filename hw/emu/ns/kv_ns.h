@@ -25,13 +25,20 @@ int emu_kv_create(const struct emu_ns_params *p, struct emu_kv **out, char *err,
 void emu_kv_destroy(struct emu_kv *kv);
 uint64_t emu_kv_capacity(const struct emu_kv *kv);
 
-/* durable: the volatile write cache is off, every store must be durable on completion. */
-uint16_t emu_kv_execute(struct emu_kv *kv, bool durable, const struct nvme_sqe *cmd,
+/*
+ * One KV command. A store or delete that changed a persistent store (a file, a host engine)
+ * completes only once it is durable, whatever the volatile write cache says: the promise of
+ * a KV SSD with power-loss protection, on which kv_apis.h (it has no flush) relies. The
+ * change is left in the store's buffers and io->commit is set to self: the controller makes
+ * self durable once for the whole batch it fetched before posting the completions (emu_io.c).
+ */
+uint16_t emu_kv_execute(struct emu_kv *kv, struct emu_ns *self, const struct nvme_sqe *cmd,
 			struct emu_io_ctx *io);
-uint16_t emu_kv_std_execute(struct emu_kv *kv, bool durable, const struct nvme_sqe *cmd,
-			    struct emu_io_ctx *io);
-uint16_t emu_kv_vendor_execute(struct emu_kv *kv, bool durable, const struct nvme_sqe *cmd,
-			       struct emu_io_ctx *io);
+/* The two command sets; *changed: the command stored or deleted something. */
+uint16_t emu_kv_std_execute(struct emu_kv *kv, const struct nvme_sqe *cmd, struct emu_io_ctx *io,
+			    bool *changed);
+uint16_t emu_kv_vendor_execute(struct emu_kv *kv, const struct nvme_sqe *cmd,
+			       struct emu_io_ctx *io, bool *changed);
 
 void emu_kv_identify(struct emu_kv *kv, struct nvme_id_ns *id);
 void emu_kv_identify_kv(struct emu_kv *kv, struct nvme_id_ns_kv *id);

@@ -49,8 +49,8 @@ static uint16_t get_key(const struct nvme_sqe *cmd, uint8_t *key, uint8_t *klen,
 	return 0;
 }
 
-static uint16_t std_store(struct emu_kv *kv, bool durable, const struct nvme_sqe *cmd,
-			  struct emu_io_ctx *io, const uint8_t *key, uint8_t klen)
+static uint16_t std_store(struct emu_kv *kv, const struct nvme_sqe *cmd, struct emu_io_ctx *io,
+			  const uint8_t *key, uint8_t klen, bool *changed)
 {
 	uint8_t opt = (uint8_t)(cmd->cdw11 >> 8);
 	if ((opt & NVME_KV_STORE_MUST_EXIST) && (opt & NVME_KV_STORE_MUST_NOT_EXIST))
@@ -74,7 +74,8 @@ static uint16_t std_store(struct emu_kv *kv, bool durable, const struct nvme_sqe
 		flags |= KV_PUT_MUST_EXIST;
 	if (opt & NVME_KV_STORE_MUST_NOT_EXIST)
 		flags |= KV_PUT_MUST_NOT_EXIST;
-	enum kv_rc rc = kv_store_put(kv->st, STD_KS, key, klen, val, len, 0, flags, durable);
+	enum kv_rc rc = kv_store_put(kv->st, STD_KS, key, klen, val, len, 0, flags, false);
+	*changed = rc == KV_OK;
 	if (rc == KV_OK && io->stats) {
 		emu_kv_count(&io->stats->write_cmds, 1);
 		emu_kv_count(&io->stats->bytes_written, len);
@@ -185,8 +186,8 @@ static uint16_t std_list(struct emu_kv *kv, const struct nvme_sqe *cmd, struct e
 	return 0;
 }
 
-uint16_t emu_kv_std_execute(struct emu_kv *kv, bool durable, const struct nvme_sqe *cmd,
-			    struct emu_io_ctx *io)
+uint16_t emu_kv_std_execute(struct emu_kv *kv, const struct nvme_sqe *cmd, struct emu_io_ctx *io,
+			    bool *changed)
 {
 	uint8_t key[NVME_KV_MAX_KEY], klen = 0;
 	uint16_t st;
@@ -211,11 +212,14 @@ uint16_t emu_kv_std_execute(struct emu_kv *kv, bool durable, const struct nvme_s
 	}
 	switch (cmd->opc) {
 	case NVME_KV_STORE:
-		return std_store(kv, durable, cmd, io, key, klen);
+		return std_store(kv, cmd, io, key, klen, changed);
 	case NVME_KV_RETRIEVE:
 		return std_retrieve(kv, cmd, io, key, klen);
-	case NVME_KV_DELETE:
-		return rc_status(kv_store_del(kv->st, STD_KS, key, klen, durable));
+	case NVME_KV_DELETE: {
+		enum kv_rc rc = kv_store_del(kv->st, STD_KS, key, klen, false);
+		*changed = rc == KV_OK;
+		return rc_status(rc);
+	}
 	default: /* NVME_KV_EXIST */
 		return kv_store_exist(kv->st, STD_KS, key, klen) ? 0
 			: std_status(NVME_SC_KV_KEY_NOT_EXIST);

@@ -35,6 +35,8 @@ int kv_store_open(uint64_t capacity, const char *path, struct kv_store **out, ch
 	s->capacity = capacity;
 	s->fd = -1;
 	pthread_rwlock_init(&s->lock, NULL);
+	pthread_mutex_init(&s->sync_lock, NULL);
+	pthread_cond_init(&s->sync_done, NULL);
 	kv_vmem_init(&s->vmem);
 	/* the device's memory for values exists from the start (values are held in memory
 	 * whether or not a log file backs them) */
@@ -82,7 +84,14 @@ void kv_store_close(struct kv_store *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	pthread_rwlock_destroy(&s->lock);
+	pthread_mutex_destroy(&s->sync_lock);
+	pthread_cond_destroy(&s->sync_done);
 	free(s);
+}
+
+bool kv_store_persistent(const struct kv_store *s)
+{
+	return s->file || s->ext;
 }
 
 uint64_t kv_store_capacity(const struct kv_store *s)
@@ -189,6 +198,10 @@ enum kv_rc kv_store_put(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 	}
 	e->vlen = len;
 	if (s->file) {
+		if (atomic_load_explicit(&s->failed, memory_order_relaxed)) {
+			rc = KV_EIO;
+			goto fail;
+		}
 		CRASH_POINT("kv.put.before_append");
 		if (kv_file_append(s, KV_REC_PUT, ks, key, klen, val, len, &e->loc) != 0) {
 			rc = KV_EIO;
@@ -208,6 +221,7 @@ enum kv_rc kv_store_put(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 			goto fail;
 		}
 		CRASH_POINT("kv.put.before_index");
+		atomic_fetch_add_explicit(&s->appended, 1, memory_order_relaxed);
 		kv_store_value_free(s, val, len);
 		s->dead += osize;
 	} else {
@@ -283,7 +297,8 @@ enum kv_rc kv_store_del(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 	uint64_t osize = kv_rec_size(e->klen, e->vlen);
 	if (s->file) {
 		uint64_t at;
-		if (kv_file_append(s, KV_REC_DEL, ks, key, klen, NULL, 0, &at) != 0) {
+		if (atomic_load_explicit(&s->failed, memory_order_relaxed) ||
+		    kv_file_append(s, KV_REC_DEL, ks, key, klen, NULL, 0, &at) != 0) {
 			rc = KV_EIO;
 			goto out;
 		}
@@ -294,6 +309,7 @@ enum kv_rc kv_store_del(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 			goto out;
 		}
 		CRASH_POINT("kv.del.before_index");
+		atomic_fetch_add_explicit(&s->appended, 1, memory_order_relaxed);
 		s->dead += osize + kv_rec_size(klen, 0);
 	}
 	ent_drop(s, kv_index_remove(&s->ix, ks, key, klen));
@@ -316,16 +332,56 @@ bool kv_store_exist(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_t 
 	return found;
 }
 
+void kv_store_mark_synced(struct kv_store *s)
+{
+	pthread_mutex_lock(&s->sync_lock);
+	s->synced = atomic_load_explicit(&s->appended, memory_order_relaxed);
+	pthread_mutex_unlock(&s->sync_lock);
+}
+
 int kv_store_flush(struct kv_store *s)
 {
 	if (s->ext)
 		return s->ext->flush(s->ext_ctx);
 	if (!s->file)
 		return 0;
-	/* the read lock keeps compaction from swapping the descriptor meanwhile */
-	pthread_rwlock_rdlock(&s->lock);
-	int r = fdatasync(s->fd) != 0 ? -errno : 0;
-	pthread_rwlock_unlock(&s->lock);
+	/* every record appended so far, this caller's own included (appends count themselves
+	 * before they return) */
+	uint64_t want = atomic_load_explicit(&s->appended, memory_order_relaxed);
+	int r = 0;
+	pthread_mutex_lock(&s->sync_lock);
+	while (s->synced < want) {
+		if (atomic_load_explicit(&s->failed, memory_order_relaxed)) {
+			r = -EIO;
+			break;
+		}
+		if (s->syncing) {
+			/* a sync is running, perhaps started before our record: wait for it, then
+			 * for the one after it if needed (whoever finds none running starts it) */
+			pthread_cond_wait(&s->sync_done, &s->sync_lock);
+			continue;
+		}
+		s->syncing = true;
+		pthread_mutex_unlock(&s->sync_lock);
+		/* the read lock keeps compaction from swapping the descriptor meanwhile, and
+		 * keeps appends out: everything counted is written */
+		pthread_rwlock_rdlock(&s->lock);
+		uint64_t target = atomic_load_explicit(&s->appended, memory_order_relaxed);
+		int e = fdatasync(s->fd) != 0 ? -errno : 0;
+		pthread_rwlock_unlock(&s->lock);
+		pthread_mutex_lock(&s->sync_lock);
+		s->syncing = false;
+		if (e) {
+			atomic_store_explicit(&s->failed, true, memory_order_relaxed);
+			r = e;
+		} else if (target > s->synced) {
+			s->synced = target;
+		}
+		pthread_cond_broadcast(&s->sync_done);
+		if (e)
+			break;
+	}
+	pthread_mutex_unlock(&s->sync_lock);
 	return r;
 }
 
@@ -345,6 +401,8 @@ int kv_store_erase(struct kv_store *s)
 		r = kv_file_init(s->fd);
 		CRASH_POINT("kv.format.done");
 		s->tail = KV_SB_SIZE;
+		if (!r)
+			kv_store_mark_synced(s); /* the log is empty and synced */
 	} else {
 		KV_INDEX_FOREACH(&s->ix, e)
 			kv_store_value_free(s, e->val, e->vlen);

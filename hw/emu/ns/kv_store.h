@@ -78,8 +78,12 @@ enum kv_rc kv_store_get(struct kv_store *s, uint8_t ks, const uint8_t *key, uint
 enum kv_rc kv_store_del(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_t klen,
 			bool durable);
 bool kv_store_exist(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_t klen);
-/* Everything stored so far becomes durable. 0 or -errno. */
+/* Everything stored so far becomes durable. 0 or -errno. Threads calling it together share
+ * one sync (group commit); a failed sync makes every later store and delete fail (KV_EIO). */
 int kv_store_flush(struct kv_store *s);
+/* Whether the store outlives the process (a file, or an engine the creator provides): its
+ * stores and deletes must then be made durable (kv_store_flush) before they complete. */
+bool kv_store_persistent(const struct kv_store *s);
 /* Removes every key (Format NVM). 0 or -errno. */
 int kv_store_erase(struct kv_store *s);
 void kv_store_get_stats(struct kv_store *s, struct kv_store_stats *st);

@@ -37,6 +37,8 @@ int kv_store_open_ext(uint64_t capacity, const struct emu_kv_media_ops *ops, voi
 	s->ext = ops;
 	s->ext_ctx = ctx;
 	pthread_rwlock_init(&s->lock, NULL);
+	pthread_mutex_init(&s->sync_lock, NULL);
+	pthread_cond_init(&s->sync_done, NULL);
 	kv_vmem_init(&s->vmem);
 	*out = s;
 	return 0;

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "hw/emu/ns/kv_index.h"
 #include "hw/emu/ns/kv_store.h"
@@ -68,6 +69,18 @@ struct kv_store {
 	uint64_t damaged_spans; /* file: damaged spans the last recovery found (kv_file.c) */
 	uint64_t damaged_bytes; /* ... and their bytes */
 	char     path[PATH_MAX];
+
+	/* Group commit (file): records appended to the log and records known durable, counted
+	 * since the open. A sync makes durable everything appended before it started; callers
+	 * that find one running wait for it and for the next, which one of them runs for all
+	 * (kv_store_flush). A failed sync leaves the store refusing writes (failed): whether
+	 * the unsynced records reached the medium is unknown, as after a drive's write fault. */
+	_Atomic uint64_t appended;
+	uint64_t synced;        /* under sync_lock */
+	bool     syncing;       /* under sync_lock */
+	_Atomic bool failed;
+	pthread_mutex_t sync_lock;
+	pthread_cond_t sync_done;
 };
 
 /* kv_file.c: the log file */
@@ -97,6 +110,9 @@ enum kv_rc kv_ext_get(struct kv_store *s, uint8_t ks, const uint8_t *key, uint8_
 		      uint32_t off, const struct emu_xfer *x, uint32_t max, uint32_t *size,
 		      uint32_t *copied);
 void kv_ext_stats(struct kv_store *s, struct kv_store_stats *st);
+
+/* kv_store.c: everything appended so far is durable (the log was synced whole). */
+void kv_store_mark_synced(struct kv_store *s);
 
 /* kv_compact.c */
 /* Rewrites the live records into a new log that replaces the old one. Caller holds the

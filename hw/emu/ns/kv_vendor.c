@@ -82,8 +82,8 @@ static uint16_t check_offset(uint64_t off)
 	return 0;
 }
 
-static uint16_t kvv_store(struct emu_kv *kv, bool durable, const struct nvme_sqe *cmd,
-			  struct emu_io_ctx *io, const uint8_t *key, uint8_t klen, uint8_t ks)
+static uint16_t kvv_store(struct emu_kv *kv, const struct nvme_sqe *cmd, struct emu_io_ctx *io,
+			  const uint8_t *key, uint8_t klen, uint8_t ks, bool *changed)
 {
 	uint8_t opt = cmd_option(cmd);
 	/* KV_STORE_COMPRESSION (1) is a hint this device ignores; IDEMPOTENT (2) is honoured */
@@ -115,7 +115,8 @@ static uint16_t kvv_store(struct emu_kv *kv, bool durable, const struct nvme_sqe
 	}
 	unsigned flags = (opt & NVME_KVV_STORE_IDEMPOTENT) ? KV_PUT_MUST_NOT_EXIST : 0;
 	enum kv_rc rc = kv_store_put(kv->st, ks, key, klen, val, (uint32_t)len,
-				     (uint32_t)cmd->mptr, flags, durable);
+				     (uint32_t)cmd->mptr, flags, false);
+	*changed = rc == KV_OK;
 	if (rc == KV_OK && io->stats) {
 		emu_kv_count(&io->stats->write_cmds, 1);
 		emu_kv_count(&io->stats->bytes_written, len);
@@ -195,8 +196,8 @@ static uint16_t kvv_iter_request(struct emu_kv *kv, const struct nvme_sqe *cmd,
 }
 
 /* Iterate read (B2h): exactly one 32 KiB buffer per read. */
-static uint16_t kvv_iter_read(struct emu_kv *kv, bool durable, const struct nvme_sqe *cmd,
-			      struct emu_io_ctx *io)
+static uint16_t kvv_iter_read(struct emu_kv *kv, const struct nvme_sqe *cmd,
+			      struct emu_io_ctx *io, bool *changed)
 {
 	uint8_t ks;
 	uint16_t st = get_keyspace(cmd, &ks);
@@ -218,7 +219,7 @@ static uint16_t kvv_iter_read(struct emu_kv *kv, bool durable, const struct nvme
 				       &dw0);
 	} else {
 		sc = kv_iter_read(&kv->its, kv->st, handle, buf, NVME_KVV_ITER_BUF, &filled,
-				  durable);
+				  changed);
 		dw0 = filled;
 	}
 	if (filled)
@@ -228,14 +229,14 @@ static uint16_t kvv_iter_read(struct emu_kv *kv, bool durable, const struct nvme
 	return sc ? kvv_status(sc) : 0;
 }
 
-uint16_t emu_kv_vendor_execute(struct emu_kv *kv, bool durable, const struct nvme_sqe *cmd,
-			       struct emu_io_ctx *io)
+uint16_t emu_kv_vendor_execute(struct emu_kv *kv, const struct nvme_sqe *cmd,
+			       struct emu_io_ctx *io, bool *changed)
 {
 	switch (cmd->opc) {
 	case NVME_KVV_ITER_REQ:
 		return kvv_iter_request(kv, cmd, io);
 	case NVME_KVV_ITER_READ:
-		return kvv_iter_read(kv, durable, cmd, io);
+		return kvv_iter_read(kv, cmd, io, changed);
 	case NVME_KVV_STORE:
 	case NVME_KVV_RETRIEVE:
 	case NVME_KVV_DELETE:
@@ -253,14 +254,18 @@ uint16_t emu_kv_vendor_execute(struct emu_kv *kv, bool durable, const struct nvm
 		return st;
 	switch (cmd->opc) {
 	case NVME_KVV_STORE:
-		return kvv_store(kv, durable, cmd, io, key, klen, ks);
+		return kvv_store(kv, cmd, io, key, klen, ks, changed);
 	case NVME_KVV_RETRIEVE:
 		return kvv_retrieve(kv, cmd, io, key, klen, ks);
 	case NVME_KVV_DELETE:
 		/* KV_DELETE_CHECK_IDEMPOTENT (1): a missing key is reported either way */
 		if (cmd_option(cmd) & ~1u)
 			return kvv_status(NVME_KVV_SC_INVALID_OPTION);
-		return rc_status(kv_store_del(kv->st, ks, key, klen, durable));
+	{
+		enum kv_rc rc = kv_store_del(kv->st, ks, key, klen, false);
+		*changed = rc == KV_OK;
+		return rc_status(rc);
+	}
 	default: /* NVME_KVV_EXIST */
 		if (cmd_option(cmd))
 			return kvv_status(NVME_KVV_SC_INVALID_OPTION);

@@ -130,11 +130,22 @@ static uint16_t do_reset(struct emu_zns *z, uint32_t zi)
 		return 0;
 	if (!is_active(r->state) && r->state != NVME_ZS_FULL)
 		return zone_status(NVME_SC_ZONE_INVALID_TRANSITION);
-	/* nothing to clear: blocks past the data end read as zeroes (zns_zone_rec) */
+	/* Blocks past the data end read as zeroes (zns_zone_rec), so nothing needs clearing for
+	 * the host to see an empty zone. A file's zone is cleared for good all the same: after a
+	 * power cut the table may show a write pointer ahead of data that never reached the disk,
+	 * and those blocks must read as zeroes, never as what the zone held before this reset.
+	 * The table says empty durably first: a power cut in between leaves an empty zone over
+	 * old bytes (cleared at the next power-on), never old data half cleared in a zone that
+	 * still holds it. */
+	uint64_t written = r->written;
 	__atomic_store_n(&r->written, 0, __ATOMIC_RELEASE);
 	r->filled = 0;
 	r->attrs = 0;
 	zns_set_state(z, zi, NVME_ZS_EMPTY);
+	if (z->meta.fd >= 0 && written &&
+	    (zns_meta_sync(&z->meta) != 0 ||
+	     z->be->ops->zero(z->be, (uint64_t)zi * z->zone_bytes, written, true, true) != 0))
+		return emu_ns_status(NVME_SCT_MEDIA, NVME_SC_WRITE_FAULT, false);
 	return 0;
 }
 
@@ -289,6 +300,25 @@ int emu_zns_sync(struct emu_zns *z)
 	return zns_meta_sync(&z->meta);
 }
 
+/*
+ * Power-on of a file's zones: every block past a zone's data end is cleared for good. A
+ * power cut may have kept the data of writes whose zone table update it lost; the next writes
+ * at those blocks would otherwise show them again (a command cut short leaves a block's old
+ * bytes). Made durable before the first command, so that no later power cut brings them back.
+ */
+static int clear_unwritten(struct emu_zns *z)
+{
+	for (uint32_t i = 0; i < z->nr_zones; i++) {
+		const struct zns_zone_rec *r = &z->meta.zones[i];
+		if (r->state == NVME_ZS_OFFLINE || r->state == NVME_ZS_READ_ONLY || r->written >= z->zone_bytes)
+			continue;
+		if (z->be->ops->zero(z->be, (uint64_t)i * z->zone_bytes + r->written,
+				     z->zone_bytes - r->written, true, false) != 0)
+			return -EIO;
+	}
+	return z->be->ops->flush(z->be);
+}
+
 static int check_geometry(const struct emu_ns_params *p, uint64_t capacity, char *err, size_t errlen)
 {
 	const struct emu_zns_params *zp = &p->zns;
@@ -357,6 +387,12 @@ int emu_zns_create(const struct emu_ns_params *p, struct emu_ns_backend *be, str
 		emu_ns_set_error(err, errlen, "cannot clear '%s' for its new zones", p->path);
 		zns_meta_close(&z->meta);
 		rc = -EIO;
+		goto fail;
+	}
+	if (!fresh && p->path[0] && (rc = clear_unwritten(z)) != 0) {
+		emu_ns_set_error(err, errlen, "cannot clear the unwritten blocks of '%s': %s", p->path,
+				 strerror(-rc));
+		zns_meta_close(&z->meta);
 		goto fail;
 	}
 	pthread_mutex_init(&z->lock, NULL);

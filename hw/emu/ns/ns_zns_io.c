@@ -16,6 +16,7 @@
 #include "hw/emu/ns/ns_backend.h"
 #include "hw/emu/ns/ns_internal.h"
 #include "hw/emu/ns/ns_zns.h"
+#include "hw/emu/ns/nvm_fast.h"
 
 static uint64_t cmd_slba(const struct nvme_sqe *cmd)
 {
@@ -213,6 +214,10 @@ static uint16_t zns_write(struct emu_ns *ns, const struct nvme_sqe *cmd, struct 
 		st = emu_nvm_move(ns, cmd, io, &x, lba, (uint32_t)len, g->shift, EMU_NVM_WRITE);
 	}
 	atomic_fetch_sub_explicit(&z->inflight[zi], 1, memory_order_release);
+	/* FUA or no write cache: the data is durable (the backend wrote it through), and so
+	 * must be the write pointer that covers it */
+	if (!st && nvm_write_durable(ns, cmd) && zns_meta_sync(&z->meta) != 0)
+		st = emu_ns_status(NVME_SCT_MEDIA, NVME_SC_WRITE_FAULT, false);
 	if (!st && kind == ZW_APPEND) {
 		io->dw0 = (uint32_t)lba;
 		io->dw1 = (uint32_t)(lba >> 32);
@@ -349,7 +354,14 @@ uint16_t emu_zns_execute(struct emu_ns *ns, const struct nvme_sqe *cmd, struct e
 	case NVME_CMD_ZONE_MGMT_SEND:
 		if (!atomic_load_explicit(&z->zone_cmds, memory_order_relaxed))
 			break;
-		return mgmt_send(z, cmd, io, &g);
+	{
+		uint16_t st = mgmt_send(z, cmd, io, &g);
+		/* with the write cache off every command is durable when it completes */
+		if (!st && !atomic_load_explicit(&ns->write_cache, memory_order_relaxed) &&
+		    zns_meta_sync(&z->meta) != 0)
+			st = emu_ns_status(NVME_SCT_MEDIA, NVME_SC_WRITE_FAULT, false);
+		return st;
+	}
 	case NVME_CMD_ZONE_MGMT_RECV:
 		if (!atomic_load_explicit(&z->zone_cmds, memory_order_relaxed))
 			break;

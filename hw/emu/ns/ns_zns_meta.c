@@ -10,13 +10,17 @@
  *
  * Durability is that of the data file (ns_file.c): a record changed by a completed command is
  * in the page cache when the completion is posted, so it survives the death of the process;
- * Flush and shutdown msync it with the data, so it survives a power loss after them. A write
+ * Flush and shutdown msync it after the data, so it survives a power loss after them (and so
+ * do a FUA write's and, with the write cache off, every command's: ns_zns_io.c). A write
  * moves its zone's record before its data lands, so after a crash the write pointer never
- * trails an acknowledged block (blocks of an unacknowledged write may read as zeroes).
+ * trails an acknowledged block (blocks of an unacknowledged write may read as zeroes). A new
+ * table is written and synced, name included, before it is mapped: a power cut right after
+ * the namespace was created leaves a valid table, never a file of zeroes.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -24,6 +28,7 @@
 #include <unistd.h>
 
 #include "hw/emu/ns/ns_internal.h"
+#include "lib/common/fdio.h"
 #include "hw/emu/ns/ns_zns.h"
 
 #define ZNS_MAGIC "UNVMEZNS"
@@ -60,6 +65,37 @@ static bool rec_valid(const struct zns_zone_rec *r, uint64_t cap_bytes)
 	}
 }
 
+/* The header and every zone empty, into a table of m->map_len bytes at p. */
+static void fill_fresh(void *p, const struct emu_zns *z)
+{
+	struct zns_meta_hdr *h = p;
+	memset(p, 0, sizeof(*h));
+	memcpy(h->magic, ZNS_MAGIC, sizeof(h->magic));
+	h->version = ZNS_VERSION;
+	h->nr_zones = z->nr_zones;
+	h->zone_bytes = z->zone_bytes;
+	h->cap_bytes = z->cap_bytes;
+	struct zns_zone_rec *zones = (struct zns_zone_rec *)((uint8_t *)p + sizeof(*h));
+	for (uint32_t i = 0; i < z->nr_zones; i++)
+		zones[i] = (struct zns_zone_rec){ .state = NVME_ZS_EMPTY };
+}
+
+/* A new zone file: its table written and made durable with its name. */
+static int create_table(int fd, const char *zpath, const struct emu_zns *z, size_t len)
+{
+	void *buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	fill_fresh(buf, z);
+	int rc = fd_pwrite_all(fd, buf, len, 0);
+	free(buf);
+	if (!rc && fsync(fd) != 0)
+		rc = -errno;
+	if (!rc)
+		rc = emu_sync_parent_dir(zpath);
+	return rc;
+}
+
 static int map_file(struct zns_meta *m, const char *zpath, const struct emu_zns *z, bool *fresh,
 		    char *err, size_t errlen)
 {
@@ -83,11 +119,11 @@ static int map_file(struct zns_meta *m, const char *zpath, const struct emu_zns 
 		return -e;
 	}
 	*fresh = st.st_size == 0;
-	if (*fresh && ftruncate(fd, (off_t)m->map_len) != 0) {
-		int e = errno;
-		emu_ns_set_error(err, errlen, "zone file '%s': %s", zpath, strerror(e));
+	int rc = *fresh ? create_table(fd, zpath, z, m->map_len) : 0;
+	if (rc) {
+		emu_ns_set_error(err, errlen, "zone file '%s': %s", zpath, strerror(-rc));
 		close(fd);
-		return -e;
+		return rc;
 	}
 	if (!*fresh && (uint64_t)st.st_size != m->map_len) {
 		emu_ns_set_error(err, errlen,
@@ -136,13 +172,8 @@ int zns_meta_open(struct zns_meta *m, const char *path, const struct emu_zns *z,
 	struct zns_meta_hdr *h = m->map;
 	m->zones = (struct zns_zone_rec *)((uint8_t *)m->map + sizeof(*h));
 	if (*fresh) {
-		memcpy(h->magic, ZNS_MAGIC, sizeof(h->magic));
-		h->version = ZNS_VERSION;
-		h->nr_zones = z->nr_zones;
-		h->zone_bytes = z->zone_bytes;
-		h->cap_bytes = z->cap_bytes;
-		for (uint32_t i = 0; i < z->nr_zones; i++)
-			m->zones[i] = (struct zns_zone_rec){ .state = NVME_ZS_EMPTY };
+		if (m->fd < 0)
+			fill_fresh(m->map, z); /* a file's table was written before it was mapped */
 		return 0;
 	}
 	const char *why = NULL;

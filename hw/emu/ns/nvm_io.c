@@ -120,9 +120,7 @@ uint16_t emu_ns_execute(struct emu_ns *ns, const struct nvme_sqe *cmd, struct em
 		if (geom & EMU_NS_FORMATTING)
 			return emu_ns_status(NVME_SCT_GENERIC, NVME_SC_FORMAT_IN_PROGRESS, false);
 		if (geom & EMU_NS_KV_GEOM)
-			return emu_kv_execute(ns->kv,
-					      !atomic_load_explicit(&ns->write_cache, memory_order_relaxed),
-					      cmd, io);
+			return emu_kv_execute(ns->kv, ns, cmd, io);
 		return emu_zns_execute(ns, cmd, io, geom & EMU_NS_GEOM_SHIFT_MASK);
 	}
 	unsigned shift = geom & EMU_NS_GEOM_SHIFT_MASK;

@@ -362,63 +362,52 @@ static void test_damage_kept_when_not_copied(void)
 	remove_log(f);
 }
 
-/* Turns the volatile write cache off (every store durable on completion). */
-static void write_cache_off(struct th *h)
-{
-	struct nvme_sqe cmd = { 0 };
-	cmd.opc = NVME_ADM_SET_FEATURES;
-	cmd.cdw10 = NVME_FEAT_VOLATILE_WC;
-	cmd.cdw11 = 0;
-	CHECK_EQ(th_admin(h, &cmd, NULL), 0);
-}
+#define WRITE_FAULT NVME_STATUS(NVME_SCT_MEDIA, NVME_SC_WRITE_FAULT)
 
-/* A durable store or delete whose fdatasync fails returns an error, and its record does not
- * come back at the next open: cut off, or (when cutting fails too) turned void. */
-static void test_failed_sync_not_back(void)
+/* A store or delete whose sync fails completes with Write Fault, and so does every later
+ * one: the namespace refuses writes (reads go on) until it is opened again, since whether
+ * the unsynced records reached the medium is unknown (as after a drive's write fault). The
+ * next open finds what the file holds: the stores before the failure intact. */
+static void test_failed_sync_refuses_writes(void)
 {
 	char uri[512];
 	struct th h;
 	struct kvq q;
 	const char *f = fresh_log("nosync.kv", "16M", uri, &h, &q);
 	REQUIRE(f != NULL);
-	write_cache_off(&h);
 	pattern(q.val, 200, 1);
 	REQUIRE(kvv_store(&q, 0, "keep0001", 8, 200, 0, 0) == 0);
 	unsigned before = durability_spy_sync_calls();
 	durability_spy_fail_syncs(true);
 	pattern(q.val, 300, 2);
-	CHECK(kvv_store(&q, 0, "lost0002", 8, 300, 0, 0) != 0);
+	CHECK_EQ(kvv_store(&q, 0, "lost0002", 8, 300, 0, 0), WRITE_FAULT);
+	durability_spy_fail_syncs(false);
+	CHECK(durability_spy_sync_calls() >= before + 1);
+	/* refused from now on, though syncs would work again; reads still served */
 	CHECK(kvv_delete(&q, 0, "keep0001", 8) != 0);
-	durability_spy_fail_truncates(true); /* now the record can only be voided */
 	pattern(q.val, 300, 3);
 	CHECK(kvv_store(&q, 0, "lost0003", 8, 300, 0, 0) != 0);
-	durability_spy_fail_truncates(false);
-	durability_spy_fail_syncs(false);
-	CHECK(durability_spy_sync_calls() >= before + 3);
-	/* what failed is not in the namespace now either */
-	CHECK_EQ(kvv_exist(&q, 0, "lost0002", 8), KVV(NVME_KVV_SC_KEY_NOT_EXIST));
-	CHECK_EQ(kvv_exist(&q, 0, "keep0001", 8), 0);
-	pattern(q.val, 100, 4);
-	CHECK_EQ(kvv_store(&q, 0, "keep0004", 8, 100, 0, 0), 0);
+	CHECK_EQ(kvv_retrieve(&q, 0, "keep0001", 8, 4096, 0), 0);
+	CHECK(q.dw0 == 200 && has_pattern(q.val, 200, 1));
 	th_close(&h);
 
 	REQUIRE(setup(&h, &q, uri) == 0);
-	CHECK_EQ(kvv_exist(&q, 0, "lost0002", 8), KVV(NVME_KVV_SC_KEY_NOT_EXIST));
 	CHECK_EQ(kvv_exist(&q, 0, "lost0003", 8), KVV(NVME_KVV_SC_KEY_NOT_EXIST));
 	CHECK_EQ(kvv_retrieve(&q, 0, "keep0001", 8, 4096, 0), 0);
 	CHECK(q.dw0 == 200 && has_pattern(q.val, 200, 1));
+	pattern(q.val, 100, 4);
+	CHECK_EQ(kvv_store(&q, 0, "keep0004", 8, 100, 0, 0), 0);
 	CHECK_EQ(kvv_retrieve(&q, 0, "keep0004", 8, 4096, 0), 0);
 	CHECK(q.dw0 == 100 && has_pattern(q.val, 100, 4));
 	struct nvme_kvv_log_capacity cap;
 	capacity_log(&h, &cap);
-	CHECK_EQ(cap.damaged_spans, 0); /* a void record is not damage */
-	CHECK_EQ(cap.nr_keys, 2);
+	CHECK_EQ(cap.damaged_spans, 0);
 	th_close(&h);
 	remove_log(f);
 }
 
-/* With the write cache off, a key-with-delete iterator's deletes are durable when the read
- * that returned the keys completes: the read syncs them. */
+/* A key-with-delete iterator's deletes are durable when the read that returned the keys
+ * completes, whatever the write cache says: the read's completion waits for a sync. */
 static void test_iter_deletes_durable(void)
 {
 	char uri[512];
@@ -431,7 +420,6 @@ static void test_iter_deletes_durable(void)
 		snprintf(key, sizeof(key), "idel%04u", i);
 		REQUIRE(kvv_store(&q, 0, key, 8, 16, 0, 0) == 0);
 	}
-	write_cache_off(&h);
 	REQUIRE(kvv_iter_open(&q, 0, NVME_KVV_ITER_OPEN_KEY_DELETE, 0, 0) == 0);
 	uint8_t handle = (uint8_t)q.dw0;
 	unsigned before = durability_spy_sync_calls();
@@ -446,13 +434,13 @@ static void test_iter_deletes_durable(void)
 	REQUIRE(kvv_iter_open(&q, 0, NVME_KVV_ITER_OPEN_KEY_DELETE, 0, 0) == 0);
 	handle = (uint8_t)q.dw0;
 	durability_spy_fail_syncs(true);
-	CHECK_EQ(kvv_iter_read(&q, handle), KVV(NVME_KVV_SC_ITER_ERROR));
+	CHECK_EQ(kvv_iter_read(&q, handle), WRITE_FAULT);
 	durability_spy_fail_syncs(false);
 	th_close(&h);
 	REQUIRE(setup(&h, &q, uri) == 0);
 	struct nvme_kvv_log_capacity cap;
 	capacity_log(&h, &cap);
-	CHECK_EQ(cap.nr_keys, 0);
+	CHECK_EQ(cap.nr_keys, 0); /* the deletes reached the file before the sync failed */
 	th_close(&h);
 	remove_log(f);
 }
@@ -760,8 +748,10 @@ static void test_sigkill_rounds(void)
 }
 
 /* Reopening reads the log back from the page cache whether or not it was synced: the spy
- * tells what a power loss right after each acknowledgement would lose. */
-static void test_power_loss_keeps_flushed_and_uncached_writes(void)
+ * tells what a power loss right after each acknowledgement would lose. Nothing: every store
+ * and delete is durable when it completes, with the write cache on or off (a KV SSD's
+ * power-loss protection); a store that failed costs no sync. */
+static void test_power_loss_keeps_every_completed_write(void)
 {
 	const char *f = path_of("power.kv");
 	unlink(f);
@@ -773,15 +763,19 @@ static void test_power_loss_keeps_flushed_and_uncached_writes(void)
 	REQUIRE(setup(&h, &q, uri) == 0);
 	CHECK(durability_spy_durable(f)); /* a new log's header is synced */
 
-	/* write cache on: stores complete once written to the file, Flush makes them stay */
+	/* write cache on */
 	pattern(q.val, 1000, 1);
 	CHECK_EQ(kvv_store(&q, 0, "power-a", 7, 1000, 0, 0), 0);
+	CHECK(durability_spy_durable(f));
 	CHECK_EQ(kvv_delete(&q, 0, "power-a", 7), 0);
-	CHECK(durability_spy_file(f).unsynced_bytes > 1000);
+	CHECK(durability_spy_durable(f));
+	unsigned syncs = durability_spy_sync_calls();
+	CHECK(kvv_delete(&q, 0, "power-a", 7) != 0); /* no such key: nothing to make durable */
+	CHECK_EQ(durability_spy_sync_calls(), syncs);
 	CHECK_EQ(kvs_cmd(&q, NVME_KV_FLUSH, 1, "", 0, 0, 0), 0);
 	CHECK(durability_spy_durable(f));
 
-	/* write cache off: every store and delete is durable when it completes */
+	/* write cache off: the same */
 	struct nvme_sqe wc = { .opc = NVME_ADM_SET_FEATURES, .cdw10 = NVME_FEAT_VOLATILE_WC,
 			       .cdw11 = 0 };
 	REQUIRE(th_admin(&h, &wc, NULL) == 0);
@@ -796,8 +790,62 @@ static void test_power_loss_keeps_flushed_and_uncached_writes(void)
 	unlink(f);
 }
 
+/* Group commit: stores and deletes fetched in one batch (one doorbell) complete after one
+ * sync that covers them all, and each completed one is durable; a retrieve in the batch costs
+ * none, and a batch of failures none either. */
+static void test_group_commit_one_sync_per_batch(void)
+{
+	char uri[512];
+	struct th h;
+	struct kvq q;
+	durability_spy_reset();
+	const char *f = fresh_log("group.kv", "64M", uri, &h, &q);
+	REQUIRE(f != NULL);
+	enum { N = 48 };
+	for (unsigned round = 0; round < 3; round++) {
+		unsigned before = durability_spy_sync_calls();
+		pattern(q.val, 3000, round);
+		for (unsigned i = 0; i < N; i++) {
+			/* round 0 stores N keys, round 1 deletes half and stores the rest again, round 2
+			 * deletes keys that do not exist (nothing changes: no sync) */
+			char key[16];
+			snprintf(key, sizeof(key), "grp%05u", i);
+			bool del = round == 2 || (round == 1 && i % 2);
+			if (round == 2)
+				key[0] = 'x';
+			struct nvme_sqe cmd = { .opc = del ? NVME_KV_DELETE : NVME_KV_STORE, .nsid = 1,
+						.cdw10 = del ? 0 : 3000, .cdw11 = 8 };
+			memcpy(&cmd.cdw2, key, 4);
+			memcpy(&cmd.cdw3, key + 4, 4);
+			if (!del) {
+				cmd.prp1 = th_iova(&h, q.val);
+				cmd.prp2 = cmd.prp1 + 4096 - (cmd.prp1 & 4095);
+			}
+			th_place(&q.q, &cmd, false);
+		}
+		th_ring_sq(&h, &q.q);
+		unsigned ok = 0;
+		for (unsigned i = 0; i < N; i++) {
+			struct nvme_cqe cqe;
+			REQUIRE(th_poll(&h, &q.q, &cqe, 5000, i == N - 1));
+			ok += th_status(&cqe) == 0;
+		}
+		CHECK_EQ(ok, round == 2 ? 0u : (unsigned)N);
+		CHECK_EQ(durability_spy_sync_calls() - before, round == 2 ? 0u : 1u);
+		CHECK(durability_spy_durable(f));
+	}
+	CHECK_EQ(kvs_cmd(&q, NVME_KV_RETRIEVE, 1, "grp00000", 8, 4096, 0), 0);
+	CHECK(q.dw0 == 3000 && has_pattern(q.val, 3000, 1));
+	CHECK_EQ(kvs_cmd(&q, NVME_KV_RETRIEVE, 1, "grp00001", 8, 4096, 0),
+		 NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_KV_KEY_NOT_EXIST));
+	durability_spy_disarm();
+	th_close(&h);
+	remove_log(f);
+}
+
 TEST_MAIN(TEST(test_crc32c), TEST(test_persistence), TEST(test_torn_tail), TEST(test_corrupt_tail),
 	  TEST(test_corrupt_middle), TEST(test_damage_kept_when_not_copied),
-	  TEST(test_failed_sync_not_back), TEST(test_iter_deletes_durable),
+	  TEST(test_failed_sync_refuses_writes), TEST(test_iter_deletes_durable),
 	  TEST(test_not_a_kv_file), TEST(test_compaction), TEST(test_format_persists),
-	  TEST(test_sigkill_rounds), TEST(test_power_loss_keeps_flushed_and_uncached_writes))
+	  TEST(test_sigkill_rounds), TEST(test_power_loss_keeps_every_completed_write),
+	  TEST(test_group_commit_one_sync_per_batch))

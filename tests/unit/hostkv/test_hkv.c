@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/hostkv/hkv_internal.h"
+#include "tests/unit/hostkv/hkv_test.h"
 #include "tests/unit/test_tmpdir.h"
 #include "tests/unit/test_util.h"
 
@@ -24,32 +24,6 @@ static uint64_t rng(uint64_t *s)
 	*s ^= *s >> 7;
 	*s ^= *s << 17;
 	return *s;
-}
-
-static struct hkv *open_kv(const char *uri, const char *opts, char *err, size_t errlen)
-{
-	struct hkv_opts o;
-	hkv_opts_default(&o);
-	uint32_t nsid = 0;
-	uint64_t zb = 0;
-	if (opts && hkv_parse_opts(opts, &o, &nsid, &zb, err, errlen))
-		return NULL;
-	struct zdev *z;
-	if (zdev_open(uri, nsid, zb, &z, err, errlen))
-		return NULL;
-	struct hkv *s;
-	if (hkv_open(z, &o, &s, err, errlen))
-		return NULL;
-	return s;
-}
-
-static struct hkv *must_open(const char *uri, const char *opts)
-{
-	char err[512] = "";
-	struct hkv *s = open_kv(uri, opts, err, sizeof(err));
-	if (!s)
-		fprintf(stderr, "  cannot open the KV engine on %s: %s\n", uri, err);
-	return s;
 }
 
 static void key_of(uint32_t i, uint8_t *k, uint8_t *klen)

@@ -74,7 +74,7 @@ UNVME = [
     ("target connection memory above the total", ["target", "-d", "emu://t?ns=mem:1M", "--allow-any-host", "--max-memory", "8", "--max-connection-memory", "16"], 2, "\"max_connection_memory_mb\" (16) is above \"max_memory_mb\" (8)"),
     ("target config limit not a number", ["target", "-c", "{tmp}/target-limit-word.json"], 2, "\"max_connections\" must be a number"),
     ("target config limit misspelt", ["target", "-c", "{tmp}/target-limit-typo.json"], 2, "unknown key \"max_conections\""),
-    ("target --allow-any-host with a config file", ["target", "-c", "{tmp}/target-ok.json", "--allow-any-host"], 2, "--allow-host and --allow-any-host go in the file"),
+    ("target --allow-any-host with a config file", ["target", "-c", "{tmp}/target-ok.json", "--allow-any-host"], 2, "--allow-any-host and --tls-key go in the file"),
 ]
 
 # configuration files the target cases name

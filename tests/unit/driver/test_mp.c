@@ -280,8 +280,10 @@ static bool all_released(struct unvme_ctrlr *c, const uint8_t *before)
 {
 	for (int i = 0; i < 5000; i++) {
 		bool clear = mp_server_sessions(c) == 0;
+		ctrlr_lock_qps(c); /* the server thread hands out queue ids under it */
 		for (uint32_t q = 1; clear && q <= c->max_io_queues; q++)
 			clear = c->qid_used[q] == before[q];
+		ctrlr_unlock_qps(c);
 		if (clear)
 			return true;
 		test_sleep_ms(1);

@@ -5,8 +5,8 @@
  * sharing commits), every acknowledged operation kept when the process is killed, recovery
  * that drops a unit a power cut left incomplete and everything after it in its zone (and
  * keeps dropping it), collection that keeps the durable version a buffered store supersedes
- * and the delete a buffered store would hide, and an erase that a crash interrupted finished
- * by recovery. On a conventional file namespace, whose bytes the tests can reach.
+ * and the delete a buffered store would hide, an erase that a crash interrupted finished
+ * by recovery, and room for collection after a crash that left no zone free. On a conventional file namespace, whose bytes the tests can reach.
  */
 #include <errno.h>
 #include <pthread.h>

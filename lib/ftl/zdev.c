@@ -325,6 +325,25 @@ int zdev_reset(struct zdev *z, uint32_t zone)
 	return 0;
 }
 
+int zdev_zero_rest(struct zdev *z, uint32_t zone)
+{
+	if (zone >= z->nzones || z->state[zone] == ZDEV_OFFLINE)
+		return -EINVAL;
+	if (z->zoned || z->wp[zone] >= z->zcap_pages)
+		return 0;
+	uint64_t lba = lba_of(z, zdev_page(z, zone, z->wp[zone]));
+	uint64_t rest = (z->zcap_pages - z->wp[zone]) * z->page_lbas;
+	int rc = 0;
+	while (!rc && rest) {
+		/* Write Zeroes counts blocks in 16 bits (NVM Command Set 1.0, 3.2.8) */
+		uint32_t n = rest > (1u << 15) ? (1u << 15) : (uint32_t)rest;
+		rc = unvme_write_zeroes_sync(z->ns, z->wq, lba, n);
+		lba += n;
+		rest -= n;
+	}
+	return rc;
+}
+
 int zdev_finish(struct zdev *z, uint32_t zone)
 {
 	if (zone >= z->nzones || z->state[zone] == ZDEV_OFFLINE)

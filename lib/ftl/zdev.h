@@ -76,6 +76,10 @@ int zdev_append(struct zdev *z, uint32_t zone, const void *buf, uint32_t npages,
 /* Reads npages at page into buf (DMA memory). Any thread. */
 int zdev_read(struct zdev *z, uint64_t page, void *buf, uint32_t npages);
 int zdev_reset(struct zdev *z, uint32_t zone);
+/* An emulated zone's pages from its write pointer to its capacity read as zeroes, so that
+ * appends resumed there after a crash are never followed by stale units (a zoned device
+ * holds nothing past its write pointer: nothing to do). */
+int zdev_zero_rest(struct zdev *z, uint32_t zone);
 /* The zone takes no more writes (Finish Zone; emulated: the pointer moves to the capacity). */
 int zdev_finish(struct zdev *z, uint32_t zone);
 /* Everything written so far is durable. */

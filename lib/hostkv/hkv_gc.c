@@ -149,8 +149,13 @@ static int collect(struct hkv *s, uint32_t v)
 		CRASH_POINT("hkv.gc.flushed");
 	if (!rc)
 		rc = zdev_reset(z, v);
-	if (rc)
+	if (rc) {
+		/* copies not written yet are dropped (the originals stay, the index names them): a
+		 * later seal must not write them, with sequence numbers newer than versions stored
+		 * meanwhile, nor pile up copies of the same records attempt after attempt */
+		s->gcs.nrec = s->gcs.dir_used = s->gcs.data_used = 0;
 		return rc < 0 ? rc : -EIO;
+	}
 	s->live[v] = 0;
 	s->first_seq[v] = 0;
 	s->vend[v] = 0;

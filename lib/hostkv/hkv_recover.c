@@ -287,6 +287,30 @@ static int size_it(struct hkv *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* A crash while the collector held the last free zone (its copies flushed, the victim not
+ * reset yet: hkv.gc.flushed) leaves no zone free after recovery, and collection needs room
+ * to copy into before it frees one: without it every commit fails (KV Capacity Exceeded)
+ * however empty the store is. The collector gets the written zone with the most room left,
+ * where appends can resume: an emulated zone from where its valid units end, a zoned one
+ * only if its write pointer is there (a torn unit past them would hide what follows).
+ * UINT32_MAX: none has room. */
+static uint32_t collector_zone(const struct hkv *s)
+{
+	const struct zdev *z = s->z;
+	uint32_t best = UINT32_MAX;
+	uint64_t best_room = 1; /* a unit takes two pages at least */
+	for (uint32_t i = 1; i < z->nzones; i++) {
+		if (s->role[i] != HKV_Z_USED || z->wp[i] != s->vend[i])
+			continue;
+		uint64_t room = zdev_room(z, i);
+		if (room > best_room) {
+			best_room = room;
+			best = i;
+		}
+	}
+	return best;
+}
+
 int hkv_load(struct hkv *s, char *err, size_t errlen)
 {
 	struct zdev *z = s->z;
@@ -380,11 +404,24 @@ int hkv_load(struct hkv *s, char *err, size_t errlen)
 			s->role[i] = HKV_Z_FREE;
 			s->nfree++;
 		} else if (!rc) {
-			rc = zdev_finish(z, i); /* written before: collection frees it */
-			s->role[i] = HKV_Z_USED;
+			s->role[i] = HKV_Z_USED; /* written before: collection frees it */
 		}
 	}
 	free(last);
+	uint32_t resume = !rc && s->nfree == 0 ? collector_zone(s) : UINT32_MAX;
+	for (uint32_t i = 1; i < z->nzones && !rc; i++)
+		if (s->role[i] == HKV_Z_USED && i != resume)
+			rc = zdev_finish(z, i);
+	if (!rc && resume != UINT32_MAX) {
+		/* nothing stale may follow the units appended there, even across a power cut */
+		rc = zdev_zero_rest(z, resume);
+		if (!rc)
+			rc = zdev_flush(z);
+		if (!rc) {
+			s->role[resume] = HKV_Z_OPEN;
+			s->gcs.zone = resume;
+		}
+	}
 	if (rc)
 		return zdev_fail(err, errlen, rc < 0 ? rc : -EIO, "recovery failed: %s",
 				 strerror(rc < 0 ? -rc : EIO));

@@ -345,15 +345,15 @@ int hkv_flush(struct hkv *s)
 /* Removes every key, atomically across a crash: an erase record is made durable first (in
  * the collector's stream: it may take the last free zone), then every other zone is reset.
  * Recovery replays the record like any other, so every unit before it is void whether or not
- * the resets happened, and finishes the resets the crash cut short. */
+ * the resets happened, and finishes the resets the crash cut short. Until the record is
+ * durable nothing changes: an erase that fails there leaves the store as it was, and its
+ * record is dropped from the buffer (written by a later seal, it would void every store
+ * acknowledged in between). */
 int hkv_erase(struct hkv *s)
 {
 	pthread_rwlock_wrlock(&s->lock);
 	struct zdev *z = s->z;
 	int rc = s->failed ? -EIO : 0;
-	/* what waits in the buffers goes with everything else */
-	s->user.nrec = s->user.dir_used = s->user.data_used = 0;
-	s->gcs.nrec = s->gcs.dir_used = s->gcs.data_used = 0;
 	uint32_t boff, rec;
 	if (!rc)
 		rc = hkv_append(s, &s->gcs, HKV_REC_ERASE, 0, (const uint8_t *)"", 0, NULL, 0,
@@ -362,17 +362,29 @@ int hkv_erase(struct hkv *s)
 		rc = hkv_seal(s, &s->gcs);
 	if (!rc)
 		rc = hkv_media_flush(s);
-	if (!rc)
-		CRASH_POINT("hkv.erase.marked");
 	uint32_t keep = s->gcs.zone;  /* the erase record's zone (still open) */
 	if (!rc && keep == UINT32_MAX)
 		rc = -EIO;
+	if (rc) {
+		s->gcs.nrec = s->gcs.dir_used = s->gcs.data_used = 0;
+		pthread_rwlock_unlock(&s->lock);
+		return rc < 0 ? rc : -EIO;
+	}
+	CRASH_POINT("hkv.erase.marked");
+	/* the erase happened: what waits in the user buffer goes with everything else */
+	s->user.nrec = s->user.dir_used = s->user.data_used = 0;
 	s->user.zone = UINT32_MAX; /* reset below like the others */
-	for (uint32_t i = 1; i < z->nzones && !rc; i++) {
+	for (uint32_t i = 1; i < z->nzones; i++) {
 		if (s->role[i] == HKV_Z_BAD || i == keep)
 			continue;
-		if (z->state[i] != ZDEV_EMPTY)
+		if (!rc && z->state[i] != ZDEV_EMPTY)
 			rc = zdev_reset(z, i);
+		if (rc) {
+			/* the zone's state is unknown: nothing more is written until the next open,
+			 * whose recovery finishes the erase */
+			s->failed = true;
+			break;
+		}
 		if (s->role[i] != HKV_Z_FREE)
 			s->nfree++;
 		s->role[i] = HKV_Z_FREE;
@@ -380,22 +392,20 @@ int hkv_erase(struct hkv *s)
 		s->first_seq[i] = 0;
 		s->vend[i] = 0;
 	}
-	if (!rc)
-		s->live[keep] = 0;
+	s->live[keep] = 0;
 	hkv_index_free(&s->ix);
+	int irc = hkv_index_init(&s->ix);
 	if (!rc)
-		rc = hkv_index_init(&s->ix);
+		rc = irc;
 	s->used = 0;
 	s->nr_keys_ks[0] = s->nr_keys_ks[1] = 0;
 	if (!rc)
 		rc = hkv_media_flush(s);
 	pthread_rwlock_unlock(&s->lock);
-	if (!rc) {
-		/* nothing buffered is left to commit */
-		pthread_mutex_lock(&s->commit_lock);
-		s->committed = atomic_load_explicit(&s->appended, memory_order_relaxed);
-		pthread_mutex_unlock(&s->commit_lock);
-	}
+	/* nothing buffered is left to commit */
+	pthread_mutex_lock(&s->commit_lock);
+	s->committed = atomic_load_explicit(&s->appended, memory_order_relaxed);
+	pthread_mutex_unlock(&s->commit_lock);
 	return rc < 0 ? rc : rc ? -EIO : 0;
 }
 

@@ -20,10 +20,12 @@ Each component is a writer/checker pair (COMPONENTS below). A round:
      writer's acknowledgement log: no acknowledged (after a power cut: acknowledged and
      flushed) write lost, nothing corrupt, deleted keys still deleted, iterators consistent,
      the device opens without repair.
-After a damaging round the component starts again on new files.
+After a damaging round, and after a failed one (a violation, or a writer that failed: no
+checker ran, so the checker's state misses what that round did), the component starts again
+on new files.
 
 The figures (rounds, kills, operations, lost, corrupt, ...) are printed and written to --json.
-Exit status 1 if any round found a violation (the round's files are kept under --keep).
+Exit status 1 if any round failed (the round's files are kept under --keep).
 
 A component joins by adding a class with: points (its crash points), a setup of its device,
 writer() and checker() command lines, and optionally damage(). See docs/reliability.md.
@@ -460,6 +462,14 @@ def run_writer(comp, argv, env, kill, deadline_s):
     return how, p.returncode, err
 
 
+def keep_files(comp, rnd, opts):
+    """Copies a failed round's files (device, logs, checker state) under --keep."""
+    if opts.keep:
+        dst = Path(opts.keep) / f"{comp.name}-round{rnd}"
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(comp.dir, dst)
+
+
 def one_round(comp, rnd, totals, opts, rng):
     log = comp.dir / f"round-{rnd}.log"
     seed = rng.getrandbits(63)
@@ -484,6 +494,11 @@ def one_round(comp, rnd, totals, opts, rng):
         said = err.strip() or (log.read_text(errors="replace").strip()[-500:] if log.exists() else "")
         totals.failures.append({"component": comp.name, "round": rnd,
                                 "why": f"writer failed ({rc}): {said[-500:]}"})
+        # its files are kept as they are now (the state the failure began in), and the next
+        # round starts on new ones: no checker ran, so the checker's state does not know what
+        # this round did, and later rounds would trip over it (hostkv-big, 2026-11-29)
+        keep_files(comp, rnd, opts)
+        comp.fresh()
         return False
     totals.kills[how] += 1
     if how == "point":
@@ -534,10 +549,8 @@ def one_round(comp, rnd, totals, opts, rng):
                                     "why": verdict["first"]})
             ok = False
     totals.rounds += 1
-    if not ok and opts.keep:
-        dst = Path(opts.keep) / f"{comp.name}-round{rnd}"
-        shutil.rmtree(dst, ignore_errors=True)
-        shutil.copytree(comp.dir, dst)
+    if not ok:
+        keep_files(comp, rnd, opts)
     if damage is not None or not ok:
         comp.fresh()
     return ok

@@ -42,6 +42,27 @@ def test_short_mode_holds_every_promise(component, rounds, tmp_path):
     assert rc == 0, (tmp_path / "crash.json").read_text()
 
 
+def test_a_failed_writer_keeps_its_files_and_the_next_round_starts_fresh(tmp_path):
+    """No checker runs after a writer failed, so the checker's state misses what that round
+    did: later rounds on the same files would trip over it (hostkv-big's rounds 481-483)."""
+    class Failing(crash.Component):
+        name = "failing"
+
+        def writer(self, rnd, log, seed):
+            (self.media / "dev.img").write_bytes(b"state the failure began in")
+            return ["sh", "-c", "echo 'store failed: KV Capacity Exceeded' >&2; exit 3"]
+
+    opts = type("Opts", (), dict(build=BUILD, keep=str(tmp_path / "kept"), powerloss=0.0,
+                                 point_share=0.0, point_deadline=5.0, damage=0.0))()
+    comp = Failing(BUILD, tmp_path / "work", random.Random(1))
+    totals = crash.Totals()
+    assert not crash.one_round(comp, 7, totals, opts, random.Random(2))
+    assert "KV Capacity Exceeded" in totals.failures[0]["why"]
+    kept = tmp_path / "kept" / "failing-round7" / "media" / "dev.img"
+    assert kept.read_bytes() == b"state the failure began in"
+    assert comp.lineage == 2 and not (comp.media / "dev.img").exists()
+
+
 def test_every_crash_point_in_the_code_is_exercised():
     """The names in the sources and the harness's lists agree: a point nobody arms tests
     nothing, a listed point the code lost would never fire."""

@@ -5,8 +5,8 @@
  * sharing commits), every acknowledged operation kept when the process is killed, recovery
  * that drops a unit a power cut left incomplete and everything after it in its zone (and
  * keeps dropping it), collection that keeps the durable version a buffered store supersedes
- * and the delete a buffered store would hide, and an erase that a crash interrupted finished
- * by recovery. On a conventional file namespace, whose bytes the tests can reach.
+ * and the delete a buffered store would hide, an erase that a crash interrupted finished
+ * by recovery, and room for collection after a crash that left no zone free. On a conventional file namespace, whose bytes the tests can reach.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -437,6 +437,98 @@ static void test_collection_keeps_what_a_crash_needs(void)
 	hkv_close(s);
 }
 
+/* ---- a crash while the collector held the last free zone ---- */
+
+#define PIN0 2000u     /* small keys never overwritten: every zone keeps something live */
+#define CHURN0 3000u   /* four keys overwritten with 1 MiB values: the zones fill */
+#define KEY_GONE 4000u /* stored and deleted: its delete is what collection carries */
+#define CHURN_LEN (1u << 20)
+
+/* What the child says through in_child's one number. */
+struct last_zone_said {
+	uint16_t pins, churns;  /* acknowledged pin stores (ids PIN0 + 0..), churn stores */
+	uint16_t nfree;         /* free zones at the crash */
+	uint16_t pad;
+};
+_Static_assert(sizeof(struct last_zone_said) == sizeof(uint64_t), "one number");
+
+static uint32_t churn_version(uint32_t c, uint32_t churns)
+{
+	uint32_t v = UINT32_MAX;
+	for (uint32_t n = 0; n < churns; n++)
+		if (n % 4 == c)
+			v = n;
+	return v;
+}
+
+static void last_zone_child(struct hkv *s, int fd)
+{
+	if (put(s, KEY_GONE, 1, 100, true) != HKV_OK || del(s, KEY_GONE, true) != HKV_OK)
+		_exit(4);
+	/* no collection: the user stream takes zones until only the collector's last is left */
+	s->gc_low = 0;
+	struct last_zone_said said = { 0 };
+	for (;;) {
+		if (put(s, PIN0 + said.pins, 1, 100, true) != HKV_OK)
+			break;
+		said.pins++;
+		if (put(s, CHURN0 + said.churns % 4, said.churns, CHURN_LEN, true) != HKV_OK)
+			break;
+		said.churns++;
+	}
+	/* what collection does up to hkv.gc.flushed when its copies need the last free zone: the
+	 * copies (here the carried delete) sealed there and flushed, the victim not reset yet */
+	uint32_t boff, rec, k = KEY_GONE;
+	if (hkv_append(s, &s->gcs, HKV_REC_DEL, 0, (const uint8_t *)&k, 4, NULL, 0, HKV_NO_ADDR,
+		       &boff, &rec) || hkv_seal(s, &s->gcs) || hkv_media_flush(s))
+		_exit(5);
+	said.nfree = s->nfree;
+	if (write(fd, &said, sizeof(said)) != sizeof(said))
+		_exit(5);
+}
+
+static bool holds_all(struct hkv *s, const struct last_zone_said *said)
+{
+	bool ok = holds(s, KEY_GONE, 0, UINT32_MAX);
+	for (uint32_t i = 0; i < said->pins; i++)
+		ok &= holds(s, PIN0 + i, 1, 100);
+	for (uint32_t c = 0; c < 4; c++) {
+		uint32_t v = churn_version(c, said->churns);
+		ok &= v == UINT32_MAX ? holds(s, CHURN0 + c, 0, UINT32_MAX)
+				      : holds(s, CHURN0 + c, v, CHURN_LEN);
+	}
+	return ok;
+}
+
+/* Killed with no zone free (the collector had taken the last one): recovery must leave
+ * collection room to copy into, or every later commit fails with KV Capacity Exceeded in a
+ * store far from full (seen in the crash harness's hostkv-big workload: rounds in a row
+ * failed until the files were thrown away). */
+static void test_crash_with_no_free_zone_recovers_room(void)
+{
+	uint64_t raw;
+	struct last_zone_said said;
+	in_child("lastzone", last_zone_child, &raw);
+	memcpy(&said, &raw, sizeof(said));
+	REQUIRE(said.pins > 20 && said.churns > 20);
+	CHECK_EQ(said.nfree, 0);
+	struct hkv *s = reopen("lastzone");
+	REQUIRE(s);
+	CHECK(holds_all(s, &said));
+	/* the store holds about 4 MiB of 72: commits go on, through collection */
+	uint32_t base = said.churns;
+	for (uint32_t n = 0; n < 40; n++) {
+		CHECK_EQ(put(s, CHURN0 + (base + n) % 4, base + n, CHURN_LEN, true), HKV_OK);
+		said.churns = (uint16_t)(base + n + 1);
+	}
+	CHECK(holds_all(s, &said));
+	hkv_close(s);
+	s = reopen("lastzone");
+	REQUIRE(s);
+	CHECK(holds_all(s, &said));
+	hkv_close(s);
+}
+
 /* ---- an erase cut short ---- */
 
 static void erase_child(struct hkv *s, int fd)
@@ -500,4 +592,5 @@ __attribute__((constructor)) static void setup(void)
 
 TEST_MAIN(TEST(test_one_commit_acknowledges_a_batch), TEST(test_concurrent_committers),
 	  TEST(test_kill_keeps_every_acknowledged), TEST(test_torn_unflushed_unit_is_dropped),
-	  TEST(test_collection_keeps_what_a_crash_needs), TEST(test_interrupted_erase_completes))
+	  TEST(test_collection_keeps_what_a_crash_needs), TEST(test_interrupted_erase_completes),
+	  TEST(test_crash_with_no_free_zone_recovers_room))

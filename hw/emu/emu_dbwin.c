@@ -36,6 +36,7 @@
 
 #include "lib/common/futex.h"
 #include "emu_ctrl.h"
+#include "lib/common/thread.h"
 
 #define WATCH_SPIN_NS  20000ull
 #define WATCH_SLEEP_MAX_NS 100000000ull /* looks at its stop flag this often */
@@ -128,7 +129,7 @@ int emu_device_doorbell_window(struct emu_device *dev, int *fd, size_t *len, uin
 		pthread_mutex_init(&w->lock, NULL);
 		atomic_store_explicit(&c->dbwin, w, memory_order_release);
 		if (c->p.mode == EMU_MODE_INLINE) {
-			rc = -pthread_create(&w->watcher, NULL, watch_main, c);
+			rc = -unvme_thread_start(&w->watcher, watch_main, c);
 			if (rc) {
 				atomic_store(&c->dbwin, NULL);
 				munmap(p, w->len);

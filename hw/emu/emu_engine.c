@@ -29,6 +29,7 @@
 #include "lib/common/backoff.h"
 #include "lib/common/futex.h"
 #include "emu_ctrl.h"
+#include "lib/common/thread.h"
 
 #define SPIN_NS       100000ull
 #define YIELD_NS      1000000ull
@@ -201,7 +202,7 @@ int emu_engine_attach(struct emu_ctrl *c, char *err, size_t errlen)
 	}
 	if (!e->running) {
 		atomic_store(&e->stop, false);
-		rc = -pthread_create(&e->thread, NULL, engine_main, e);
+		rc = -unvme_thread_start(&e->thread, engine_main, e);
 		if (rc) {
 			snprintf(err, errlen, "emu URI '%s': cannot start engine thread %u: %s", c->uri, idx,
 				 strerror(-rc));

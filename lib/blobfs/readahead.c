@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bfs.h"
+#include "lib/common/thread.h"
 
 static bool file_prefetch(const struct blobfs_file *f)
 {
@@ -101,7 +102,7 @@ static void *ra_main(void *arg)
 int bfs_ra_start(struct blobfs *fs)
 {
 	fs->ra_stop = false;
-	int rc = pthread_create(&fs->ra_thread, NULL, ra_main, fs);
+	int rc = unvme_thread_start(&fs->ra_thread, ra_main, fs);
 	if (rc)
 		return bfs_err(-rc, "cannot start the readahead thread");
 	fs->ra_on = true;

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "bfs.h"
+#include "lib/common/thread.h"
 
 void bfs_dirty_list_add(struct blobfs *fs, struct bfs_inode *in)
 {
@@ -278,7 +279,7 @@ static void *flusher_main(void *arg)
 int bfs_flusher_start(struct blobfs *fs)
 {
 	fs->flusher_stop = false;
-	int rc = pthread_create(&fs->flusher, NULL, flusher_main, fs);
+	int rc = unvme_thread_start(&fs->flusher, flusher_main, fs);
 	if (rc)
 		return bfs_err(-rc, "cannot start the flusher thread");
 	fs->flusher_on = true;

@@ -42,6 +42,7 @@
 #include "ctrlr.h"
 #include "errmsg.h"
 #include "mp.h"
+#include "lib/common/thread.h"
 
 #define REQ_TIMEOUT_MS 10000   /* beyond the admin timeout, for everything but admin */
 #define PLUG_TIMEOUT_MS 120000 /* a card's power-on may replay a large log file */
@@ -342,7 +343,7 @@ static int cli_attach(struct unvme_ctrlr *c, const char *address)
 			 (int)s->server, address);
 	if (pipe2(s->wake, O_CLOEXEC) != 0)
 		return -errno;
-	rc = -pthread_create(&s->watcher, NULL, watch_main, s);
+	rc = -unvme_thread_start(&s->watcher, watch_main, s);
 	if (rc) {
 		close(s->wake[0]);
 		close(s->wake[1]);

@@ -42,6 +42,7 @@
 #include "lib/common/env.h"
 #include "errmsg.h"
 #include "mp_server.h"
+#include "lib/common/thread.h"
 
 #define AER_POLL_MS 20        /* how often a device process looks for Asynchronous Events */
 #define HOUSEKEEPING_MS 200   /* idle period and socket file checks of a device process */
@@ -457,7 +458,7 @@ int mp_server_start(struct unvme_ctrlr *c)
 		c->mp = mp;
 		c->life_arg = mp;
 		c->life_hook = on_life;
-		rc = -pthread_create(&mp->thread, NULL, serve_main, mp);
+		rc = -unvme_thread_start(&mp->thread, serve_main, mp);
 		if (rc) {
 			c->life_hook = NULL;
 			c->life_arg = NULL;

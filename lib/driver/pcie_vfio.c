@@ -47,6 +47,7 @@
 #include "errmsg.h"
 #include "transport.h"
 #include "uring_kdev.h"
+#include "lib/common/thread.h"
 
 #define NVME_CLASS_CODE 0x010802u
 #define SETUP_HINT "scripts/setup.sh config"
@@ -351,7 +352,7 @@ static void start_monitor(struct vfio_dev *d)
 	d->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (d->stop_fd < 0)
 		return;
-	if (arm_request(d) == 0 && pthread_create(&d->monitor, NULL, monitor_main, d) == 0) {
+	if (arm_request(d) == 0 && unvme_thread_start(&d->monitor, monitor_main, d) == 0) {
 		d->monitor_running = true;
 		return;
 	}

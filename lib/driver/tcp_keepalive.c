@@ -13,6 +13,7 @@
 
 #include "ctrlr.h"
 #include "tcp_ctrlr.h"
+#include "lib/common/thread.h"
 
 static void *ka_main(void *arg)
 {
@@ -60,7 +61,7 @@ void tcp_keepalive_start(struct tcp_ctrlr *tc)
 	pthread_cond_init(&tc->ka_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	tc->ka_stop = false;
-	if (pthread_create(&tc->ka_thread, NULL, ka_main, tc) == 0)
+	if (unvme_thread_start(&tc->ka_thread, ka_main, tc) == 0)
 		tc->ka_running = true;
 	else
 		tcp_report(tc, "cannot start the keep-alive thread: the controller may end the "

@@ -38,6 +38,7 @@
 #include "lib/common/compiler.h"
 #include "lib/common/futex.h"
 #include "kv_req.h"
+#include "lib/common/thread.h"
 
 
 /* Reaps what has completed. Returns the number of completions. It polls even when nothing
@@ -225,7 +226,7 @@ int kv_cq_threads_start(struct kv_state *s)
 	}
 	for (int k = 0; k < s->ncqt; k++) {
 		struct kv_cq_thread *t = &s->cqt[k];
-		int rc = pthread_create(&t->tid, NULL, cq_main, t);
+		int rc = unvme_thread_start(&t->tid, cq_main, t);
 		if (rc) {
 			kv_config_set_error("cannot start the completion thread of core %d: %s", t->core,
 					    strerror(rc));

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "tgt.h"
+#include "lib/common/thread.h"
 
 #define FD_BACKOFF_MS 50
 
@@ -155,7 +156,7 @@ int tgt_listen_start(struct unvme_target *t)
 			return rc;
 		}
 	}
-	int rc = pthread_create(&t->acceptor, NULL, acceptor_main, t);
+	int rc = unvme_thread_start(&t->acceptor, acceptor_main, t);
 	if (rc)
 		return -rc;
 	t->acceptor_running = true;

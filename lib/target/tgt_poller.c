@@ -19,6 +19,7 @@
 #include "lib/common/clock.h"
 #include "lib/driver/ctrlr.h"
 #include "tgt.h"
+#include "lib/common/thread.h"
 
 #define SPIN_NS 200000        /* keep polling this long after the last work */
 #define BUSY_SPIN_NS 50000    /* with commands at a device: spin this long, then nap ... */
@@ -185,7 +186,7 @@ int tgt_pollers_start(struct unvme_target *t)
 			return -errno;
 		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
 		epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->evfd, &ev);
-		int rc = pthread_create(&p->thread, NULL, poller_main, p);
+		int rc = unvme_thread_start(&p->thread, poller_main, p);
 		if (rc)
 			return -rc;
 		p->running = true;

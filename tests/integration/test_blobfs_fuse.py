@@ -190,6 +190,19 @@ def test_full_file_system_says_enospc(unvme, tmp_path):
     assert unvme.ok("fsck", dev, "-o", "json").json()["errors"] == 0
 
 
+def threads_taking(pid, sig):
+    """The threads of pid that do not block sig: a signal sent to the process goes to one of
+    them. The library's own threads (device engines, watchers, completion threads) must not
+    be among them, or the handler runs there and the FUSE loop's thread never wakes."""
+    out = []
+    for t in sorted(Path(f"/proc/{pid}/task").iterdir(), key=lambda t: int(t.name)):
+        status = (t / "status").read_text()
+        blocked = int(status.split("SigBlk:")[1].split()[0], 16)
+        if not blocked & (1 << (int(sig) - 1)):
+            out.append(int(t.name))
+    return out
+
+
 def test_signals_unmount_cleanly_and_second_mount_is_refused(unvme, tmp_path):
     unvme.env["UNVME_LOCK_DIR"] = str(tmp_path)
     dev = unvme.file_dev("sig", size="64M")
@@ -209,6 +222,7 @@ def test_signals_unmount_cleanly_and_second_mount_is_refused(unvme, tmp_path):
                                   f"mounted already by process {p.pid}" in r.err), r
             r = unvme.run("fuse", dev, tmp_path)
             assert r.rc == 3 and ("in use" in r.err or "mounted already" in r.err), r
+            assert threads_taking(p.pid, sig) == [p.pid]  # the session's loop wakes for it
             p.send_signal(sig)
             assert p.wait(timeout=30) == 0, p.stderr.read()
         finally:

@@ -7,6 +7,7 @@ export PATH=/bin:/sbin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
+mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm   # as a booted system has it (BlobFS kill-safe shadows live there)
 mount -t tmpfs tmp /tmp
 for m in $(cat /modules.list); do
 	insmod "$m" 2>/dev/null || echo "init: insmod $m failed"

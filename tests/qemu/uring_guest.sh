@@ -100,9 +100,9 @@ fi
 # a completion thread polling the core's queue) and on the block device; every value read
 # back and verified, then the kernel reads one of them off the block device
 KVP=/src/$B/tools/kv/kv_perf
-t uring-kv-sdk-lba-pt-sync $KVP -w -r -x -n 300 -k 0x6b -m lba -d $U1G
+t uring-kv-sdk-lba-pt-sync $KVP -w -r -x -n 300 -k k -m lba -d $U1G
 t uring-kv-sdk-lba-pt-async $KVP -w -r -x -e -n 600 -m lba -c 1 -s 0 -q 2 -a 16 -d $U1G
-t uring-kv-sdk-lba-blk $KVP -w -r -x -n 300 -k 0x6b -m lba -d $U1B
+t uring-kv-sdk-lba-blk $KVP -w -r -x -n 300 -k k -m lba -d $U1B
 # LBA mode: keys 0..299 with 4 KiB values fill blocks 0..2399 (512 B blocks); block 56 is key 7
 head -c 4096 /dev/zero | tr '\0' 'k' > $W/kv4k
 dd if=$U1B of=$W/kvk bs=512 skip=56 count=8 iflag=direct 2>/dev/null

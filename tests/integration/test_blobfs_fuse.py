@@ -255,6 +255,9 @@ def test_signals_unmount_cleanly_and_second_mount_is_refused(unvme, tmp_path):
         finally:
             if p.poll() is None:
                 p.kill()
+                p.wait()
+                # a killed server leaves its mount dead: gone, or it outlives the test run
+                subprocess.run(["fusermount3", "-u", "-z", str(mnt)], capture_output=True)
         assert not os.path.ismount(mnt)
         fsck = unvme.ok("fsck", dev, "-o", "json").json()
         assert fsck["clean_unmount"] and fsck["errors"] == 0

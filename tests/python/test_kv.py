@@ -12,8 +12,10 @@ from unvme import kv_results
 
 
 @pytest.fixture
-def dev():
-    with unvme.KvSdk(["emu://pykvt?ns=kv:64M"]) as sdk:
+def dev(request):
+    # a device of the test's own: a named device outlives the SDK that opened it (a device
+    # process keeps it), so one shared name would carry one test's keys into the next
+    with unvme.KvSdk([f"emu://pykv-{request.node.name[:40]}?ns=kv:64M"]) as sdk:
         yield sdk.devices[0]
 
 

@@ -197,6 +197,8 @@ int nvrdma_tq_poll(struct nvrdma_tq *q)
 				cmd->state = SLOT_OWNER;
 				q->cfg.data_in(q->cfg.arg, cmd, 0);
 			} else if (kind == WR_SEND && cmd->state == SLOT_SEND && !q->dead) {
+				if (cmd->owner && q->cfg.sent)
+					q->cfg.sent(q->cfg.arg, cmd);
 				if (post_recv(q, slot))
 					die(q, "re-posting a receive failed");
 			}

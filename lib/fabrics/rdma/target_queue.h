@@ -48,6 +48,10 @@ struct nvrdma_tq_cfg {
 	/* The queue failed; why says how. Commands still with the owner stay its own to
 	 * release with nvrdma_tq_drop. */
 	void (*fatal)(void *arg, const char *why);
+	/* Optional: the response of a command the owner answered was sent (its data, written
+	 * before it, is at the host too): the owner's buffer is its own again. Not called for
+	 * commands the queue refused itself, nor once the queue is dead. */
+	void (*sent)(void *arg, struct nvrdma_tq_cmd *cmd);
 	void *arg;
 };
 

@@ -666,8 +666,6 @@ int tgt_conn_service(struct tgt_conn *c)
 void tgt_conn_free(struct tgt_conn *c)
 {
 	c->closing = true;
-	if (c->rdma) /* first: nothing more lands in the commands' buffers */
-		tgt_rdma_stop(c);
 	tgt_io_close_queues(c); /* commands at the devices come back (and are released) */
 	while (!c->rdma && tcp_txq_count(&c->tx)) {
 		struct tcp_txpdu *p = &c->tx.pdu[c->tx.head % c->tx.n];
@@ -691,6 +689,11 @@ void tgt_conn_free(struct tgt_conn *c)
 		c->ctrl = NULL;
 	}
 	tgt_auth_reset(c);
+	/* the host sees an RDMA connection end here, after its queue id and controller were
+	 * given back (it may connect that queue again at once), and before the buffers go:
+	 * nothing lands in them after this */
+	if (c->rdma)
+		tgt_rdma_stop(c);
 	for (uint32_t i = 0; i < c->ncmds; i++) {
 		struct tgt_cmd *cmd = c->cmds[i];
 		tgt_buf_put(c, cmd->buf, cmd->buf_cap);

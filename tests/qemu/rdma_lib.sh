@@ -37,3 +37,12 @@ rdma_nvmet_remove() { # NQN: undoes rdma_nvmet_export
 	echo 0 > $RNVMET/subsystems/$1/namespaces/1/enable 2> /dev/null
 	rmdir $RNVMET/ports/2 $RNVMET/subsystems/$1/namespaces/1 $RNVMET/subsystems/$1 2> /dev/null
 }
+
+rdma_start_target() { # NAME PORT ARGS...: our target with an RDMA listener on rxe0's address
+	n=$1 p=$2; shift 2
+	rm -f $W/$n.port
+	$UNVME target --listen rdma:$RDMA_ADDR:$p --port-file $W/$n.port "$@" > $W/$n.out 2> $W/$n.log &
+	i=0
+	while [ ! -e $W/$n.port ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+	[ -e $W/$n.port ]
+}

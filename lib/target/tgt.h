@@ -502,6 +502,10 @@ int tgt_rdma_listen(struct unvme_target *t, const struct tgt_listen_cfg *l, char
 int tgt_rdma_listen_fd(const struct unvme_target *t, int i);
 /* Takes the connection requests waiting on listener i: checked, counted, accepted or refused. */
 void tgt_rdma_accept(struct unvme_target *t, int i);
+/* One connection request: checked, counted and accepted (the connection, for a poller to
+ * adopt) or refused (NULL); req is consumed either way. */
+struct rv_req;
+struct tgt_conn *tgt_rdma_conn_accept(struct unvme_target *t, struct rv_req *req);
 void tgt_rdma_listen_close(struct unvme_target *t);
 /* Connection events and completions of an RDMA connection; returns work done. */
 int tgt_rdma_rx(struct tgt_conn *c);

@@ -492,7 +492,7 @@ static struct tgt_conn *conn_new(struct unvme_target *t, const struct rv_req *re
 	return c;
 }
 
-static void accept_req(struct unvme_target *t, struct rv_req *req)
+struct tgt_conn *tgt_rdma_conn_accept(struct unvme_target *t, struct rv_req *req)
 {
 	const struct tgt_limits *lim = &t->cfg->lim;
 	struct nvrdma_cm_limits cl = {
@@ -512,7 +512,7 @@ static void accept_req(struct unvme_target *t, struct rv_req *req)
 	}
 	if (sts) {
 		refuse(req, (uint16_t)sts);
-		return;
+		return NULL;
 	}
 	struct tgt_addr key;
 	char host[64], port[8];
@@ -520,7 +520,7 @@ static void accept_req(struct unvme_target *t, struct rv_req *req)
 	split_addr(req->peer, host, sizeof(host), port, sizeof(port), &fam, &key);
 	if (!tgt_conn_admit(t, &key, req->peer)) {
 		refuse(req, NVME_RDMA_CM_NO_RSC);
-		return;
+		return NULL;
 	}
 	uint32_t depth = prm.hsqsize + 1u;
 	struct tgt_conn *c = conn_new(t, req, &key, depth);
@@ -528,7 +528,7 @@ static void accept_req(struct unvme_target *t, struct rv_req *req)
 		tgt_conn_retire(t, &key);
 		tgt_log(t, "out of memory for a new connection from %s", req->peer);
 		refuse(req, NVME_RDMA_CM_NO_RSC);
-		return;
+		return NULL;
 	}
 	c->counted = true;
 	/* a command has at most two requests posted at once: its RDMA READ or WRITE, and its
@@ -553,7 +553,7 @@ static void accept_req(struct unvme_target *t, struct rv_req *req)
 			prm.qid, strerror(-rc));
 		refuse(req, NVME_RDMA_CM_NO_RSC); /* destroys the endpoint, if made */
 		tgt_conn_free(c);
-		return;
+		return NULL;
 	}
 	struct rv_ep *ep = req->ep;
 	c->rdma->ep = ep;
@@ -563,15 +563,18 @@ static void accept_req(struct unvme_target *t, struct rv_req *req)
 	if (rc) {
 		tgt_info(t, "host %s: accepting its RDMA connection failed: %s", c->peer, strerror(-rc));
 		tgt_conn_free(c); /* the endpoint is ours: tgt_rdma_stop destroys it */
-		return;
+		return NULL;
 	}
-	tgt_poller_adopt(t, c);
+	return c;
 }
 
 void tgt_rdma_accept(struct unvme_target *t, int i)
 {
 	struct rv_req *req;
 	/* a bounded batch: the other listeners and stop are looked at in between */
-	for (int n = 0; n < 64 && rv_listen_get(t->rls[i], &req) == 1; n++)
-		accept_req(t, req);
+	for (int n = 0; n < 64 && rv_listen_get(t->rls[i], &req) == 1; n++) {
+		struct tgt_conn *c = tgt_rdma_conn_accept(t, req);
+		if (c)
+			tgt_poller_adopt(t, c);
+	}
 }

@@ -8,7 +8,8 @@
 #   (1) our verbs layer and the NVMe/RDMA queue engines (lib/fabrics/rdma) on the real
 #       provider: their unit tests run on rxe0 (connect with NVMe/RDMA private data, a
 #       refused request, send/receive, RDMA READ and WRITE, a bad RKEY, a host's queue against
-#       a controller's with data verified, a lying host).
+#       a controller's with data verified, a lying host), and the target's RDMA wire's
+#       (our host queue engine against our target: allow-list, lengths, RKEYs, limits).
 #   (2) Linux's host (nvme-cli, nvme-rdma) against our target's RDMA listener: discovery,
 #       connect, fio with verification, ext4 made and filled, disconnect, reconnect, files
 #       read back; a host not on the allow-list refused (Connect Invalid Host, logged).
@@ -55,10 +56,10 @@ rdma_nvmet_remove $RKN
 # ---- (1) our verbs layer and queue engines on rxe ----
 # The unit tests of lib/fabrics/rdma again, on librdmacm/libibverbs over rxe0 instead of the
 # fake verbs (the ones that need the fake's controls report themselves skipped).
-for ut in verbs queue; do
+for ut in verbs queue target; do
 	UT=/src/${UNVME_BUILD:-build}/tests/unit/rdma/test_rdma_$ut
 	if [ -x $UT ]; then
-		RDMA_TEST_VERBS=ibv RDMA_TEST_ADDR=$RDMA_ADDR timeout 300 $UT > $W/ut 2>&1
+		RDMA_TEST_VERBS=ibv RDMA_TEST_ADDR=$RDMA_ADDR UNVME_MP=0 UNVME_QUIET=1 timeout 300 $UT > $W/ut 2>&1
 		rc=$?
 		if [ $rc = 0 ] || [ $rc = 77 ]; then
 			pass "rdma-unit-$ut-on-rxe ($(tail -n 1 $W/ut))"
@@ -82,6 +83,7 @@ fi
 tout rdma-linux-discover-ours "subnqn:  $RTN" nvme discover -t rdma -a $RDMA_ADDR -s 4421 --hostnqn=$RHN
 t rdma-linux-connect-ours nvme connect -t rdma -a $RDMA_ADDR -s 4421 -n $RTN --hostnqn=$RHN
 DEV=$(wait_dev $RTN)
+[ -n "$DEV" ] || { dmesg | grep -i "nvme\|rdma" | tail -n 8 | sed 's/^/    kernel: /'; tail -n 8 $W/rtgt.log | sed 's/^/    target: /'; }
 [ -n "$DEV" ] && pass "rdma-linux-ours-block-device ($DEV)" || fail rdma-linux-ours-block-device "no /dev/nvmeXnY for $RTN"
 if [ -n "$DEV" ]; then
 	# 4 KiB to 128 KiB: in-capsule writes, keyed writes (RDMA READ) and reads (RDMA WRITE)

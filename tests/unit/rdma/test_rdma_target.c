@@ -226,6 +226,16 @@ static int io_up(struct rhost *q, int cntlid)
 	return connect_cmd(q, 1, 15, (uint16_t)cntlid, HOST_OK, NQN, 0, NULL);
 }
 
+/* A target up, an enabled controller on admin queue a and I/O queue 1 of it on q: the
+ * controller's id, or -1. */
+static int session_up(struct rhost *a, struct rhost *q)
+{
+	if (target_up(NULL, 0, 0))
+		return -1;
+	int cntlid = admin_up(a, 0);
+	return cntlid > 0 && io_up(q, cntlid) == 0 ? cntlid : -1;
+}
+
 static int rw(struct rhost *q, uint16_t cid, uint8_t opc, uint64_t lba, uint32_t blocks, void *buf, uint32_t len)
 {
 	struct nvme_sqe sqe = {.opc = opc, .cid = cid, .nsid = 1};
@@ -352,10 +362,9 @@ static void test_cm_private_data_is_refused_before_a_queue_pair(void)
 
 static void test_a_host_lying_about_lengths_is_refused(void)
 {
-	REQUIRE(target_up(NULL, 0, 0) == 0);
 	struct rhost a, q;
-	int cntlid = admin_up(&a, 0);
-	REQUIRE(io_up(&q, cntlid) == 0);
+	int cntlid = session_up(&a, &q);
+	REQUIRE(cntlid > 0);
 	static uint8_t buf[16384];
 	fill(buf, sizeof(buf), 3);
 	/* one block, but 8 KiB of data: in the capsule, and keyed */
@@ -376,11 +385,10 @@ static void test_a_host_lying_about_lengths_is_refused(void)
 
 static void test_a_host_lying_about_its_rkey_loses_only_its_queue(void)
 {
-	REQUIRE(target_up(NULL, 0, 0) == 0);
 	unsigned eps = rv_fake_live_eps(), mrs = rv_fake_live_mrs();
 	struct rhost a, q;
-	int cntlid = admin_up(&a, 0);
-	REQUIRE(io_up(&q, cntlid) == 0);
+	int cntlid = session_up(&a, &q);
+	REQUIRE(cntlid > 0);
 	static uint8_t buf[65536];
 	fill(buf, sizeof(buf), 4);
 	q.lie_rkey = 0x5a5a5a5a;
@@ -439,11 +447,10 @@ static void test_connection_limits_are_refused_at_the_cm(void)
 
 static void test_disconnects_release_everything_and_end_the_controller(void)
 {
-	REQUIRE(target_up(NULL, 0, 0) == 0);
 	unsigned eps = rv_fake_live_eps(), mrs = rv_fake_live_mrs();
 	struct rhost a, q;
-	int cntlid = admin_up(&a, 0);
-	REQUIRE(io_up(&q, cntlid) == 0);
+	int cntlid = session_up(&a, &q);
+	REQUIRE(cntlid > 0);
 	static uint8_t buf[65536];
 	CHECK_EQ(rw(&q, 4, NVME_CMD_WRITE, 0, 128, buf, sizeof(buf)), 0);
 	/* Disconnect on the I/O queue: answered, then the connection ends */
@@ -506,10 +513,9 @@ static long poller_cpu_ms(void)
 
 static void test_an_idle_poller_sleeps_on_the_endpoints(void)
 {
-	REQUIRE(target_up(NULL, 0, 0) == 0); /* one poller */
 	struct rhost a, q;
-	int cntlid = admin_up(&a, 0);
-	REQUIRE(io_up(&q, cntlid) == 0);
+	int cntlid = session_up(&a, &q);
+	REQUIRE(cntlid > 0);
 	struct timespec ts = {0, 100000000};
 	nanosleep(&ts, NULL); /* past its spinning after the last work */
 	long before = poller_cpu_ms();

@@ -36,20 +36,7 @@ t rdma-linux-connect-nvmet nvme connect -t rdma -a $RDMA_ADDR -s 4420 -n $RKN
 DEV=$(wait_dev $RKN)
 [ -n "$DEV" ] && pass "rdma-linux-nvmet-block-device ($DEV)" || fail rdma-linux-nvmet-block-device "no /dev/nvmeXnY for $RKN"
 if [ -n "$DEV" ]; then
-	t rdma-linux-nvmet-mkfs-ext4 mkfs.ext4 -q -F $DEV
-	mount -t ext4 $DEV /mnt/r && cp /src/README.md /src/Makefile /mnt/r/ && sync && umount /mnt/r
-	[ $? = 0 ] && pass rdma-linux-nvmet-mount-copy-umount || fail rdma-linux-nvmet-mount-copy-umount
-	t rdma-linux-nvmet-disconnect nvme disconnect -n $RKN
-	t rdma-linux-nvmet-reconnect nvme connect -t rdma -a $RDMA_ADDR -s 4420 -n $RKN
-	DEV=$(wait_dev $RKN)
-	if [ -n "$DEV" ] && mount -t ext4 $DEV /mnt/r; then
-		cmp -s /src/README.md /mnt/r/README.md && cmp -s /src/Makefile /mnt/r/Makefile &&
-			pass rdma-linux-nvmet-data-after-reconnect || fail rdma-linux-nvmet-data-after-reconnect "files differ"
-		umount /mnt/r
-	else
-		fail rdma-linux-nvmet-data-after-reconnect "no device or no mount after reconnect"
-	fi
-	nvme disconnect -n $RKN > /dev/null 2>&1
+	rdma_ext4_cycle rdma-linux-nvmet $RKN $DEV -t rdma -a $RDMA_ADDR -s 4420 -n $RKN
 fi
 rdma_nvmet_remove $RKN
 
@@ -89,20 +76,7 @@ if [ -n "$DEV" ]; then
 	# 4 KiB to 128 KiB: in-capsule writes, keyed writes (RDMA READ) and reads (RDMA WRITE)
 	t rdma-linux-ours-fio-verify fio --name=rdma --filename=$DEV --ioengine=libaio --direct=1 --rw=randwrite \
 		--bsrange=4k-128k --size=16M --iodepth=16 --verify=crc32c --do_verify=1 --verify_fatal=1
-	t rdma-linux-ours-mkfs-ext4 mkfs.ext4 -q -F $DEV
-	mount -t ext4 $DEV /mnt/r && cp /src/README.md /src/Makefile /mnt/r/ && sync && umount /mnt/r
-	[ $? = 0 ] && pass rdma-linux-ours-mount-copy-umount || fail rdma-linux-ours-mount-copy-umount
-	t rdma-linux-ours-disconnect nvme disconnect -n $RTN
-	t rdma-linux-ours-reconnect nvme connect -t rdma -a $RDMA_ADDR -s 4421 -n $RTN --hostnqn=$RHN
-	DEV=$(wait_dev $RTN)
-	if [ -n "$DEV" ] && mount -t ext4 $DEV /mnt/r; then
-		cmp -s /src/README.md /mnt/r/README.md && cmp -s /src/Makefile /mnt/r/Makefile &&
-			pass rdma-linux-ours-data-after-reconnect || fail rdma-linux-ours-data-after-reconnect "files differ"
-		umount /mnt/r
-	else
-		fail rdma-linux-ours-data-after-reconnect "no device or no mount after reconnect"
-	fi
-	nvme disconnect -n $RTN > /dev/null 2>&1
+	rdma_ext4_cycle rdma-linux-ours $RTN $DEV -t rdma -a $RDMA_ADDR -s 4421 -n $RTN --hostnqn=$RHN
 fi
 # a host not on the allow-list: Connect Invalid Host, logged by the target
 nvme connect -t rdma -a $RDMA_ADDR -s 4421 -n $RTN --hostnqn=nqn.2014-08.io.unvme:stranger > $W/out 2>&1

@@ -46,3 +46,22 @@ rdma_start_target() { # NAME PORT ARGS...: our target with an RDMA listener on r
 	while [ ! -e $W/$n.port ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
 	[ -e $W/$n.port ]
 }
+
+rdma_ext4_cycle() { # TAG NQN DEV CONNECT-ARGS...: ext4 made and filled on DEV (NQN's namespace),
+	# disconnect, reconnect with `nvme connect CONNECT-ARGS`, the files read back; disconnected
+	tag=$1 nqn=$2 dev=$3; shift 3
+	t $tag-mkfs-ext4 mkfs.ext4 -q -F $dev
+	mount -t ext4 $dev /mnt/r && cp /src/README.md /src/Makefile /mnt/r/ && sync && umount /mnt/r
+	[ $? = 0 ] && pass $tag-mount-copy-umount || fail $tag-mount-copy-umount
+	t $tag-disconnect nvme disconnect -n $nqn
+	t $tag-reconnect nvme connect "$@"
+	dev=$(wait_dev $nqn)
+	if [ -n "$dev" ] && mount -t ext4 $dev /mnt/r; then
+		cmp -s /src/README.md /mnt/r/README.md && cmp -s /src/Makefile /mnt/r/Makefile &&
+			pass $tag-data-after-reconnect || fail $tag-data-after-reconnect "files differ"
+		umount /mnt/r
+	else
+		fail $tag-data-after-reconnect "no device or no mount after reconnect"
+	fi
+	nvme disconnect -n $nqn > /dev/null 2>&1
+}

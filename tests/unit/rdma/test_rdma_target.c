@@ -342,7 +342,9 @@ static void test_cm_private_data_is_refused_before_a_queue_pair(void)
 	struct rhost h;
 	uint16_t sts = 0;
 	CHECK_EQ(rhost_open(&h, 0, 31, "short", 5, &sts), -ECONNREFUSED);
-	CHECK_EQ(sts, NVME_RDMA_CM_INVALID_LEN);
+	/* a device's CM pads private data (RoCE: to 56 bytes): the length cannot tell there,
+	 * the record format the padding leaves does */
+	CHECK(sts == NVME_RDMA_CM_INVALID_LEN || (!pair_is_fake() && sts == NVME_RDMA_CM_INVALID_RECFMT));
 	rhost_close(&h);
 	sts = 0;
 	CHECK_EQ(rhost_open(&h, 5, 15, NULL, 0, &sts), -ECONNREFUSED); /* qid past max_io_queues */

@@ -23,7 +23,8 @@
  * The oracle, beyond no crash, leak or sanitizer report: every message a host receives is one
  * 16-byte response; after the input, with every connection gone, no controller is left in the
  * subsystem, every data buffer the target counts is back in the pool, and the fake verbs hold
- * no endpoint or region more than before.
+ * no endpoint or region more than before. FUZZ_RDMA_VERBOSE=1 in the environment prints the
+ * operations, the responses and the target's log (for writing seeds).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,6 @@ struct fhost {
 	uint8_t *msg;            /* the capsule being sent */
 	uint8_t (*rsp)[64];      /* receive buffers */
 	struct rv_mr *mem_mr, *msg_mr, *rsp_mr;
-	uint16_t cntlid;
 	uint16_t cid;
 };
 
@@ -63,6 +63,7 @@ static struct rv_listener *listener;
 static char port[8];
 static unsigned base_eps, base_mrs;
 static struct fhost hosts[HOSTS];
+static uint16_t last_cntlid;   /* the controller the last admin Connect made: I/O queues join it */
 
 static void fail(const char *what)
 {
@@ -79,7 +80,7 @@ static bool target_up(void)
 	rv_set_default(&rv_fake);
 	char err[512];
 	struct tgt_config *cfg = tgt_config_new();
-	tgt_config_set_quiet(cfg, 1);
+	tgt_config_set_quiet(cfg, getenv("FUZZ_RDMA_VERBOSE") == NULL);
 	int si = tgt_config_add_subsys(cfg, NQN_A, err, sizeof(err));
 	int rc = si < 0 ? si : tgt_config_add_listen(cfg, "127.0.0.1:0", err, sizeof(err));
 	if (!rc)
@@ -167,9 +168,12 @@ static void host_reap(struct fhost *h)
 				fail("a message to the host that is not a 16-byte response");
 			struct nvme_cqe cqe;
 			memcpy(&cqe, h->rsp[wc[i].wr_id], sizeof(cqe));
+			if (getenv("FUZZ_RDMA_VERBOSE"))
+				fprintf(stderr, "  host %d: response cid %u sq %u status %04x\n", (int)(h - hosts),
+					cqe.cid, cqe.sqid, cqe.status);
 			/* an admin Connect's answer names the controller for I/O queues */
 			if (cqe.sqid == 0 && !(cqe.status >> 1) && cqe.cid == 0xc0)
-				h->cntlid = (uint16_t)cqe.dw0;
+				last_cntlid = (uint16_t)cqe.dw0;
 			struct rv_sge s = {h->rsp[wc[i].wr_id], 64, h->rsp_mr->lkey};
 			rv_post_recv(h->ep, wc[i].wr_id, &s);
 		}
@@ -298,7 +302,7 @@ static void op_connect(struct fhost *h, struct in *in)
 	if (c.qid)
 		c.cid = 0xc1;
 	struct nvmf_connect_data d = {0};
-	d.cntlid = c.qid ? h->cntlid : 0xffff;
+	d.cntlid = c.qid ? last_cntlid : 0xffff;
 	static const char *const subs[] = {NQN_A, NVMF_DISCOVERY_NQN, "nqn.2024-01.io.unvme.fuzz:none", NQN_A};
 	snprintf(d.subnqn, sizeof(d.subnqn), "%s", subs[(a >> 1) & 3]);
 	snprintf(d.hostnqn, sizeof(d.hostnqn), "%s", (a & 8) ? "nqn.2014-08.io.unvme.fuzz:stranger" : HOST_A);
@@ -360,6 +364,8 @@ void fuzz_rdma_target_session(const uint8_t *d, size_t n)
 	for (int ops = 0; in.n && ops < 64; ops++) {
 		uint8_t op = u8(&in);
 		struct fhost *h = &hosts[(op >> 4) % HOSTS];
+		if (getenv("FUZZ_RDMA_VERBOSE"))
+			fprintf(stderr, "op %02x (%zu bytes left)\n", op, in.n);
 		switch (op & 7) {
 		case 0: host_open(h, &in); break;
 		case 1: op_raw(h, &in); break;

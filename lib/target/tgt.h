@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The NVMe/TCP target (internal). It exports namespaces of devices the driver opens as NVMe
- * subsystems on TCP, with a discovery subsystem.
+ * The NVMe/TCP and NVMe/RDMA target (internal). It exports namespaces of devices the driver
+ * opens as NVMe subsystems on TCP and RDMA listeners, with a discovery subsystem. The RDMA
+ * wire is tgt_rdma.c; everything from Connect on is shared.
  *
  * Threads. An acceptor thread takes new connections and hands each to a poller (round robin);
  * a poller thread owns its connections and everything behind them: the receive and transmit
@@ -243,6 +244,8 @@ struct tgt_addr {
 };
 
 struct tgt_rdma;
+struct rv_listener;
+struct rv_req;
 
 /* A host connection: one NVMe queue. Everything from Connect on (controllers, allow-lists,
  * authentication, commands, buffers, limits) is the same for both wires; what is TCP's (the
@@ -504,7 +507,6 @@ int tgt_rdma_listen_fd(const struct unvme_target *t, int i);
 void tgt_rdma_accept(struct unvme_target *t, int i);
 /* One connection request: checked, counted and accepted (the connection, for a poller to
  * adopt) or refused (NULL); req is consumed either way. */
-struct rv_req;
 struct tgt_conn *tgt_rdma_conn_accept(struct unvme_target *t, struct rv_req *req);
 void tgt_rdma_listen_close(struct unvme_target *t);
 /* Connection events and completions of an RDMA connection; returns work done. */

@@ -31,23 +31,21 @@ sweep() { # TARGET-LABEL BLOCKDEV: Linux's host on one target
 	done
 }
 
-rm -f $W/rows
-if rdma_start_target rbt 4430 --nqn $ON -d "emu://rb?ns=file:256M:4096:$IMG" --allow-any-host --quiet &&
-	nvme connect -t rdma -a $RDMA_ADDR -s 4430 -n $ON > /dev/null 2>&1 && D=$(wait_dev $ON) && [ -n "$D" ]; then
+connect_sweep() { # LABEL NQN PORT: Linux's host connects to the target, sweeps, disconnects
+	nvme connect -t rdma -a $RDMA_ADDR -s $3 -n $2 > /dev/null 2>&1 && D=$(wait_dev $2) && [ -n "$D" ] || return 1
 	echo none > /sys/block/$(basename $D)/queue/scheduler 2>/dev/null
-	sweep ours $D
-	nvme disconnect -n $ON > /dev/null 2>&1
-else
+	sweep $1 $D
+	nvme disconnect -n $2 > /dev/null 2>&1
+}
+
+rm -f $W/rows
+if ! { rdma_start_target rbt 4430 --nqn $ON -d "emu://rb?ns=file:256M:4096:$IMG" --allow-any-host --quiet &&
+	connect_sweep ours $ON 4430; }; then
 	echo "UNVME-TEST FAIL bench-rdma-our-target: $(tail -n 3 $W/rbt.log 2>/dev/null)"; bad=1
 fi
 kill $(jobs -p) 2>/dev/null
 wait 2>/dev/null
-if rdma_nvmet_export $KN $IMG 4431 &&
-	nvme connect -t rdma -a $RDMA_ADDR -s 4431 -n $KN > /dev/null 2>&1 && D=$(wait_dev $KN) && [ -n "$D" ]; then
-	echo none > /sys/block/$(basename $D)/queue/scheduler 2>/dev/null
-	sweep nvmet $D
-	nvme disconnect -n $KN > /dev/null 2>&1
-else
+if ! { rdma_nvmet_export $KN $IMG 4431 && connect_sweep nvmet $KN 4431; }; then
 	echo "UNVME-TEST FAIL bench-rdma-nvmet: configfs or connect failed"; bad=1
 fi
 rdma_nvmet_remove $KN

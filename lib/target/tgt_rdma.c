@@ -8,7 +8,7 @@
  * A connection request is checked before anything is made for it: its private data (RDMA
  * Transport Specification 3.1.4: format, queue id and queue sizes against the limits, through
  * cm_priv.c), then the connection limits in total and per host address, counted as a TCP
- * accept is. A refusal is a CM reject carrying the status. Then the queue pair with one slot
+ * accept is, and the memory its receive buffers take (max_memory_mb, with the data buffers). A refusal is a CM reject carrying the status. Then the queue pair with one slot
  * per command the host may have outstanding (HSQSIZE + 1), its receives posted, the accept
  * (CRQSIZE), and a poller takes the connection. The host's NQN, the subsystem and the
  * allow-list come with Connect, exactly as on TCP (tgt_fabrics.c).
@@ -52,6 +52,7 @@ struct tgt_rdma {
 	bool tq_up;
 	bool close_after;          /* close once the last response was sent (Disconnect) */
 	uint32_t sending;          /* responses posted whose send has not completed */
+	uint64_t mem;              /* its receive and response buffers, counted in t->mem */
 	struct tgt_cmd *wait_head, *wait_tail; /* waiting for buffer memory, in arrival order */
 	struct rdma_mr *mrs;       /* open addressing by buffer address, linear probing */
 	uint32_t mrs_cap, mrs_n;
@@ -373,6 +374,8 @@ void tgt_rdma_stop(struct tgt_conn *c)
 	if (r->tq_up)
 		nvrdma_tq_fini(&r->tq);
 	r->tq_up = false;
+	atomic_fetch_sub_explicit(&c->t->mem, r->mem, memory_order_relaxed);
+	r->mem = 0;
 	mrs_release(r);
 	r->wait_head = r->wait_tail = NULL;
 	c->wait_cmd = NULL;
@@ -531,13 +534,27 @@ struct tgt_conn *tgt_rdma_conn_accept(struct unvme_target *t, struct rv_req *req
 		return NULL;
 	}
 	c->counted = true;
+	/* its receive buffers (HSQSIZE + 1 capsules with their in-capsule data) are memory a host
+	 * makes the target hold: they count against max_memory_mb with the data buffers */
+	uint32_t icd = prm.qid ? TGT_ICD : 0;
+	uint64_t qmem = nvrdma_tq_mem_bytes(depth, icd);
+	if (atomic_fetch_add_explicit(&t->mem, qmem, memory_order_relaxed) + qmem > lim->memory) {
+		atomic_fetch_sub_explicit(&t->mem, qmem, memory_order_relaxed);
+		tgt_limit_hit(t, &t->lim_mem, "host %s: RDMA queue %u refused: its %u receive buffers "
+			      "(%llu KiB) would pass max_memory_mb (%llu MiB)", req->peer, prm.qid, depth,
+			      (unsigned long long)(qmem >> 10), (unsigned long long)(lim->memory >> 20));
+		refuse(req, NVME_RDMA_CM_NO_RSC);
+		tgt_conn_free(c);
+		return NULL;
+	}
+	c->rdma->mem = qmem;
 	/* a command has at most two requests posted at once: its RDMA READ or WRITE, and its
 	 * response */
 	struct rv_qp_caps caps = {.send_depth = 2 * depth, .recv_depth = depth, .max_sge = 1};
 	struct nvrdma_tq_cfg qc = {
 		.qid = prm.qid,
 		.depth = depth,
-		.rules = {.admin = prm.qid == 0, .icd_max = prm.qid ? TGT_ICD : 0,
+		.rules = {.admin = prm.qid == 0, .icd_max = icd,
 			  .max_data = prm.qid ? TGT_MAX_CMD_BUF : TGT_ADMIN_MAX_XFER},
 		.capsule = on_capsule,
 		.data_in = on_data_in,

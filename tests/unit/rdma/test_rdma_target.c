@@ -9,7 +9,7 @@
  *     a host not on the allow-list and a subsystem that does not exist are answered alike;
  *   - a host lying about a command's length, or sending in-capsule data with a read;
  *   - a host giving an RKEY it never registered: its queue fails, the target goes on;
- *   - connection limits (per host, total) refused at the CM;
+ *   - connection limits (per host, total) and the memory of receive buffers refused at the CM;
  *   - disconnects: the target's endpoints, regions and controllers go; Disconnect answers
  *     first; keep alive ends a silent controller.
  * Each test waits with generous hang guards only. With RDMA_TEST_VERBS=ibv RDMA_TEST_ADDR=<an
@@ -50,7 +50,8 @@ static uint64_t now_ms(void)
 static struct unvme_target *tgt;
 static char port[8];
 
-static int target_up(const char *limit, uint64_t value, int nlimits)
+/* A target with nlimits limits by their configuration keys (keys[i] = vals[i]). */
+static int target_up_limits(const char *const *keys, const uint64_t *vals, int nlimits)
 {
 	char err[512];
 	setenv("UNVME_MP", "0", 0); /* the device in this process */
@@ -65,8 +66,8 @@ static int target_up(const char *limit, uint64_t value, int nlimits)
 		rc = tgt_config_add_ns(cfg, si, "emu://rdmatgt?ns=mem:4M:512", 0, 0, err, sizeof(err));
 	if (rc == 0)
 		rc = tgt_config_add_host(cfg, si, HOST_OK, NULL, NULL, NULL, NULL, err, sizeof(err));
-	if (rc == 0 && nlimits)
-		rc = tgt_config_set_limit(cfg, limit, value, err, sizeof(err));
+	for (int i = 0; rc == 0 && i < nlimits; i++)
+		rc = tgt_config_set_limit(cfg, keys[i], vals[i], err, sizeof(err));
 	if (rc == 0) {
 		rc = unvme_target_start(cfg, &tgt, err, sizeof(err));
 		cfg = NULL;
@@ -78,6 +79,11 @@ static int target_up(const char *limit, uint64_t value, int nlimits)
 	}
 	snprintf(port, sizeof(port), "%u", unvme_target_port(tgt));
 	return 0;
+}
+
+static int target_up(const char *limit, uint64_t value, int nlimits)
+{
+	return target_up_limits(&limit, &value, nlimits);
 }
 
 static void target_down(void)
@@ -447,6 +453,30 @@ static void test_connection_limits_are_refused_at_the_cm(void)
 	target_down();
 }
 
+static void test_receive_buffers_count_against_the_memory_limit(void)
+{
+	/* 4 MiB in all: an I/O queue of 256 entries takes 256 x 8256 bytes of receive buffers
+	 * (its capsules with 8 KiB of in-capsule data each), so one fits and a second does not */
+	static const char *const keys[] = {"max_memory_mb", "max_connection_memory_mb"};
+	static const uint64_t vals[] = {4, 4};
+	REQUIRE(target_up_limits(keys, vals, 2) == 0);
+	struct rhost q1, q2, q3;
+	uint16_t sts = 0;
+	CHECK_EQ(rhost_open(&q1, 1, 255, NULL, 0, NULL), 0);
+	CHECK_EQ(rhost_open(&q2, 2, 255, NULL, 0, &sts), -ECONNREFUSED);
+	CHECK_EQ(sts, NVME_RDMA_CM_NO_RSC);
+	rhost_close(&q2);
+	/* the first one's end gives its memory back */
+	rhost_close(&q1);
+	uint64_t end = now_ms() + GUARD_MS;
+	int rc;
+	while ((rc = rhost_open(&q3, 2, 255, NULL, 0, NULL)) != 0 && now_ms() < end)
+		rhost_close(&q3);
+	CHECK_EQ(rc, 0);
+	rhost_close(&q3);
+	target_down();
+}
+
 static void test_disconnects_release_everything_and_end_the_controller(void)
 {
 	unsigned eps = rv_fake_live_eps(), mrs = rv_fake_live_mrs();
@@ -543,6 +573,7 @@ TEST_MAIN(TEST(test_allowed_host_connects_and_moves_incapsule_and_keyed_data),
 	  TEST(test_a_host_lying_about_lengths_is_refused),
 	  TEST(test_a_host_lying_about_its_rkey_loses_only_its_queue),
 	  TEST(test_connection_limits_are_refused_at_the_cm),
+	  TEST(test_receive_buffers_count_against_the_memory_limit),
 	  TEST(test_disconnects_release_everything_and_end_the_controller),
 	  TEST(test_keep_alive_ends_a_silent_controller),
 	  TEST(test_an_idle_poller_sleeps_on_the_endpoints))

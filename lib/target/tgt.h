@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The NVMe/TCP target (internal). It exports namespaces of devices the driver opens as NVMe
- * subsystems on TCP, with a discovery subsystem.
+ * The NVMe/TCP and NVMe/RDMA target (internal). It exports namespaces of devices the driver
+ * opens as NVMe subsystems on TCP and RDMA listeners, with a discovery subsystem. The RDMA
+ * wire is tgt_rdma.c; everything from Connect on is shared.
  *
  * Threads. An acceptor thread takes new connections and hands each to a poller (round robin);
  * a poller thread owns its connections and everything behind them: the receive and transmit
@@ -36,6 +37,7 @@
 #define TGT_MAXH2CDATA (1u << 20)
 #define TGT_AERL 3u             /* 0's based: 4 Asynchronous Event Requests */
 #define TGT_MAX_NS 256u
+#define TGT_MAX_LISTENERS 64      /* TCP and RDMA listeners of one target */
 #define TGT_TX_SPIN_MS 2u        /* a full socket is retried this long, then waited for (EPOLLOUT) */
 #define TGT_ADMIN_MAX_XFER (1u << 20) /* the most data an admin or fabrics command moves */
 #define TGT_AUTH_MAX_XFER 8192u /* an authentication message (the largest is about 1.2 KiB) */
@@ -89,6 +91,7 @@ struct tgt_subsys_cfg {
 struct tgt_listen_cfg {
 	char addr[128];
 	char port[8];
+	bool rdma;                /* an NVMe/RDMA listener ("rdma:ADDR:PORT"), else NVMe/TCP */
 };
 
 struct tgt_limits {
@@ -201,7 +204,8 @@ struct tgt_cmd {
 	uint32_t h2c_got;
 	struct nvme_cqe cqe;
 	uint32_t send_len;        /* C2H data bytes to send with the response */
-	struct tgt_cmd *next_free;
+	void *wire;               /* NVMe/RDMA: its slot of the queue (struct nvrdma_tq_cmd) */
+	struct tgt_cmd *next_free; /* also the link of a connection's commands waiting for memory */
 };
 
 enum tgt_rx_state { RX_ICREQ, RX_HDR, RX_CAPSULE_DATA, RX_H2C_DATA, RX_DEAD };
@@ -239,10 +243,19 @@ struct tgt_addr {
 	uint8_t b[17];            /* family, then the IPv4 or IPv6 address */
 };
 
+struct tgt_rdma;
+struct rv_listener;
+struct rv_req;
+
+/* A host connection: one NVMe queue. Everything from Connect on (controllers, allow-lists,
+ * authentication, commands, buffers, limits) is the same for both wires; what is TCP's (the
+ * socket, PDUs, TLS) is unused on an NVMe/RDMA connection, whose queue pair and capsules
+ * live in rdma (tgt_rdma.c). */
 struct tgt_conn {
 	struct tgt_poller *p;
 	struct unvme_target *t;
-	int fd;
+	struct tgt_rdma *rdma;    /* NVMe/RDMA (tgt_rdma.c); NULL: NVMe/TCP */
+	int fd;                   /* the socket (NVMe/TCP), -1 on RDMA */
 	struct tgt_addr addr;     /* the host's address (counted in t's per-host table) */
 	bool counted;             /* in the target's connection counts */
 	uint64_t born_ms;         /* accepted at (the ICReq and Connect deadlines) */
@@ -318,6 +331,8 @@ struct unvme_target {
 	struct tgt_subsys disc;
 	int *lfds;
 	int nlfds;
+	struct rv_listener **rls; /* NVMe/RDMA listeners (tgt_rdma.c) */
+	int nrls;
 	uint16_t port;            /* the first listener's bound port */
 	int stop_fd;
 	pthread_t acceptor;
@@ -381,6 +396,12 @@ void tgt_complete(struct tgt_cmd *cmd, uint16_t sct, uint8_t sc);
 /* The same with a status word as a device gave it (DNR and More kept; phase ignored). */
 void tgt_complete_raw(struct tgt_cmd *cmd, uint16_t status);
 void tgt_cmd_release(struct tgt_cmd *cmd);
+/* A free command slot of the connection, reset for a new capsule; NULL when all are taken. */
+struct tgt_cmd *tgt_cmd_get(struct tgt_conn *c);
+/* The descriptor the poller's epoll watches for the connection. */
+int tgt_conn_wait_fd(const struct tgt_conn *c);
+/* Something is queued for the host that a closing connection should still send. */
+bool tgt_conn_tx_pending(const struct tgt_conn *c);
 /* Room for the queue's commands after Connect. */
 int tgt_conn_size(struct tgt_conn *c, uint32_t slots);
 /* Receiving paused (a capsule waits for memory), or sending stalled: what epoll should watch. */
@@ -418,6 +439,9 @@ void tgt_exec(struct tgt_cmd *cmd);
 /* The gate before a command's data is taken: fabrics commands always, others once the queue
  * is connected, authenticated and its controller enabled; 0 or a status. */
 int tgt_cmd_admissible(const struct tgt_conn *c, const struct nvme_sqe *sqe);
+/* A capsule arrived (either wire): the gate and the command's own plan of its data, 0 with *x
+ * or the status to refuse it with; a command of a connected queue keeps its controller alive. */
+int tgt_cmd_arrived(struct tgt_conn *c, const struct nvme_sqe *sqe, struct tgt_xfer *x);
 
 /* tgt_limits.c */
 /* Counts a new connection from addr; false (and logged) when a connection limit is hit. */
@@ -472,6 +496,31 @@ const char *tgt_tls_failure(const struct tgt_conn *c, int err);
 /* Connect on a TLS connection must name the host and subsystem of its PSK identity: 0, or
  * -EACCES (logged). */
 int tgt_tls_connect_check(const struct tgt_conn *c, const char *hostnqn, const char *subnqn);
+
+/* tgt_rdma.c: NVMe/RDMA connections on lib/fabrics/rdma's controller queue engine */
+/* NULL when this build can take RDMA listeners, else why not. */
+const char *tgt_rdma_unavailable(void);
+/* Binds an RDMA listener (t->rls); 0 or a negative errno with the reason in err. */
+int tgt_rdma_listen(struct unvme_target *t, const struct tgt_listen_cfg *l, char *err, size_t errlen);
+int tgt_rdma_listen_fd(const struct unvme_target *t, int i);
+/* Takes the connection requests waiting on listener i: checked, counted, accepted or refused. */
+void tgt_rdma_accept(struct unvme_target *t, int i);
+/* One connection request: checked, counted and accepted (the connection, for a poller to
+ * adopt) or refused (NULL); req is consumed either way. */
+struct tgt_conn *tgt_rdma_conn_accept(struct unvme_target *t, struct rv_req *req);
+void tgt_rdma_listen_close(struct unvme_target *t);
+/* Connection events and completions of an RDMA connection; returns work done. */
+int tgt_rdma_rx(struct tgt_conn *c);
+/* Sends cmd's response (status as tgt_complete_raw has it) after its data to the host. */
+void tgt_rdma_respond(struct tgt_cmd *cmd, uint16_t status);
+void tgt_rdma_close_after_send(struct tgt_conn *c);
+int tgt_rdma_fd(const struct tgt_conn *c);
+/* Before the poller sleeps: arms the descriptor and looks once more; returns work done. */
+int tgt_rdma_arm(struct tgt_conn *c);
+/* The queue pair ends (nothing more lands in the buffers) and the buffers' regions go. */
+void tgt_rdma_stop(struct tgt_conn *c);
+/* A buffer leaves the connection (tgt_buf.c): its region goes. */
+void tgt_rdma_buf_gone(struct tgt_conn *c, void *buf);
 
 /* tgt_listen.c */
 int tgt_listen_start(struct unvme_target *t);

@@ -85,6 +85,8 @@ static void shed(struct tgt_conn *c, uint64_t want, uint64_t limit)
 		while (c->bufs.owned + want > limit && (b = pop(&c->bufs.free[cls]))) {
 			c->bufs.owned -= class_bytes(cls);
 			c->bufs.idle -= class_bytes(cls);
+			if (c->rdma) /* registered for this connection's queue pair only */
+				tgt_rdma_buf_gone(c, b);
 			to_pool(c, b, class_bytes(cls));
 		}
 	}

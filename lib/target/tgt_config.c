@@ -104,6 +104,10 @@ int tgt_config_check(const struct tgt_config *cfg, char *err, size_t errlen)
 		return tgt_fail(err, errlen, -EINVAL, "\"max_connection_memory_mb\" (%llu) is above "
 			    "\"max_memory_mb\" (%llu)", (unsigned long long)(cfg->lim.conn_memory >> 20),
 			    (unsigned long long)(cfg->lim.memory >> 20));
+	for (int i = 0; cfg->tls && i < cfg->nlisten; i++)
+		if (cfg->listen[i].rdma)
+			return tgt_fail(err, errlen, -EINVAL, "\"tls\" is NVMe/TCP's: the RDMA listener %s:%s "
+					"cannot require it", cfg->listen[i].addr, cfg->listen[i].port);
 	return 0;
 }
 
@@ -143,11 +147,23 @@ void tgt_config_allow_any(struct tgt_config *cfg, int subsys)
 int tgt_config_add_listen(struct tgt_config *cfg, const char *spec, char *err, size_t errlen)
 {
 	struct tgt_listen_cfg l = {0};
-	const char *port;
+	const char *port, *all = spec;
+	if (!strncmp(spec, "rdma:", 5)) {
+		const char *why = tgt_rdma_unavailable();
+		if (why)
+			return tgt_fail(err, errlen, -ENOTSUP, "listen address '%s': %s", all, why);
+		l.rdma = true;
+		spec += 5;
+	} else if (!strncmp(spec, "tcp:", 4)) {
+		spec += 4;
+	}
+	if (cfg->nlisten >= TGT_MAX_LISTENERS)
+		return tgt_fail(err, errlen, -EINVAL, "listen address '%s': at most %d listeners", all,
+				TGT_MAX_LISTENERS);
 	if (spec[0] == '[') {
 		const char *close = strchr(spec, ']');
 		if (!close || close[1] != ':')
-			return tgt_fail(err, errlen, -EINVAL, "listen address '%s': expected [IPV6]:PORT", spec);
+			return tgt_fail(err, errlen, -EINVAL, "listen address '%s': expected [IPV6]:PORT", all);
 		snprintf(l.addr, sizeof(l.addr), "%.*s", (int)(close - spec - 1), spec + 1);
 		port = close + 2;
 	} else if (strchr(spec, ':')) {
@@ -161,7 +177,7 @@ int tgt_config_add_listen(struct tgt_config *cfg, const char *spec, char *err, s
 	char *end;
 	long p = strtol(port, &end, 10);
 	if (!*port || *end || p < 0 || p > 65535)
-		return tgt_fail(err, errlen, -EINVAL, "listen address '%s': port must be 0..65535", spec);
+		return tgt_fail(err, errlen, -EINVAL, "listen address '%s': port must be 0..65535", all);
 	snprintf(l.port, sizeof(l.port), "%ld", p);
 	struct tgt_listen_cfg *n = realloc(cfg->listen, (size_t)(cfg->nlisten + 1) * sizeof(*n));
 	if (!n)

@@ -103,13 +103,15 @@ int tgt_conn_size(struct tgt_conn *c, uint32_t slots)
 		c->cmds[i] = cmd;
 		c->ncmds = i + 1;
 	}
+	if (c->rdma)
+		return 0; /* the queue pair's slots are its own (tgt_rdma.c) */
 	/* a command has at most two PDUs queued (R2T, or C2H data and the response) */
 	return tcp_txq_grow(&c->tx, 2 * slots + 8);
 }
 
 /* ---- commands ---- */
 
-static struct tgt_cmd *cmd_get(struct tgt_conn *c)
+struct tgt_cmd *tgt_cmd_get(struct tgt_conn *c)
 {
 	struct tgt_cmd *cmd = c->free_cmds;
 	if (!cmd)
@@ -121,6 +123,7 @@ static struct tgt_cmd *cmd_get(struct tgt_conn *c)
 	cmd->discard = false;
 	cmd->fills = false;
 	cmd->len = cmd->icd_len = cmd->icd_off = cmd->h2c_got = cmd->send_len = 0;
+	cmd->wire = NULL;
 	memset(&cmd->cqe, 0, sizeof(cmd->cqe));
 	return cmd;
 }
@@ -177,9 +180,22 @@ static int flush(struct tgt_conn *c)
 	return work;
 }
 
+int tgt_conn_wait_fd(const struct tgt_conn *c)
+{
+	return c->rdma ? tgt_rdma_fd(c) : c->fd;
+}
+
+bool tgt_conn_tx_pending(const struct tgt_conn *c)
+{
+	/* an RDMA connection closes once its last response was sent (tgt_rdma.c) */
+	return !c->rdma && tcp_txq_count(&c->tx) > 0;
+}
+
 uint32_t tgt_conn_events(const struct tgt_conn *c, uint64_t now_ms)
 {
 	uint32_t ev = 0;
+	if (c->rdma) /* completions and connection events; the host's credits bound what comes */
+		return EPOLLIN;
 	if (!c->wait_cmd && c->rx_state != RX_DEAD)
 		ev |= EPOLLIN; /* waiting for memory: stop reading, TCP pushes back on the host */
 	if (c->tx_stall_ms && now_ms - c->tx_stall_ms >= TGT_TX_SPIN_MS)
@@ -232,6 +248,10 @@ void tgt_complete_raw(struct tgt_cmd *cmd, uint16_t status)
 		return;
 	}
 	status &= 0xfffeu;
+	if (c->rdma) {
+		tgt_rdma_respond(cmd, status);
+		return;
+	}
 	cmd->state = CMD_SENDING;
 	bool ok = status == 0;
 	if (cmd->send_len) {
@@ -284,6 +304,10 @@ void tgt_complete_raw(struct tgt_cmd *cmd, uint16_t status)
 /* Queues a PDU that closes the connection once sent (after a refusal the host must see). */
 void tgt_conn_close_after_send(struct tgt_conn *c)
 {
+	if (c->rdma) {
+		tgt_rdma_close_after_send(c);
+		return;
+	}
 	struct tcp_txpdu *p = pdu_new(c);
 	if (!p) {
 		tgt_conn_close(c, "%s", c->why);
@@ -462,7 +486,7 @@ static void on_capsule(struct tgt_conn *c)
 			       "more in-capsule data than the controller takes");
 		return;
 	}
-	struct tgt_cmd *cmd = cmd_get(c);
+	struct tgt_cmd *cmd = tgt_cmd_get(c);
 	if (!cmd) {
 		tgt_conn_fatal(c, NVME_TCP_FES_PDU_SEQUENCE, 0,
 			       "more commands outstanding than the queue holds");
@@ -471,16 +495,12 @@ static void on_capsule(struct tgt_conn *c)
 	cmd->sqe = h->sqe;
 	if (c->connected)
 		c->sqhd = (uint16_t)((c->sqhd + 1u) % (c->sqsize + 1u));
-	if (c->connected && !c->auth_needed) /* a command received keeps its controller alive */
-		atomic_store_explicit(&c->ctrl->last_ms, mono_ms_coarse(), memory_order_relaxed);
 	cmd->icd_len = icd;
 	cmd->icd_ddgst = (h->hdr.flags & NVME_TCP_F_DDGST) != 0;
 	/* Before any byte of data is taken: may this queue run it, what does the command itself
 	 * say it moves, and does the transport's descriptor say exactly that (tgt_xfer.c)? */
 	struct tgt_xfer x;
-	int st = tgt_cmd_admissible(c, &cmd->sqe);
-	if (!st)
-		st = tgt_xfer_plan(c, &cmd->sqe, &x);
+	int st = tgt_cmd_arrived(c, &cmd->sqe, &x);
 	if (!st)
 		st = tgt_xfer_check_sgl(&cmd->sqe, &x, icd, &cmd->icd_off);
 	if (st) {
@@ -628,7 +648,7 @@ int tgt_conn_service(struct tgt_conn *c)
 {
 	int work = 0;
 	if (!c->closing) {
-		work += rx(c);
+		work += c->rdma ? tgt_rdma_rx(c) : rx(c);
 		if (c->connected && c->ctrl) {
 			if (atomic_load_explicit(&c->ctrl->dead, memory_order_relaxed))
 				tgt_conn_close(c, "its controller ended");
@@ -638,7 +658,8 @@ int tgt_conn_service(struct tgt_conn *c)
 	}
 	if (c->in_backing)
 		work += tgt_io_poll(c);
-	work += flush(c);
+	if (!c->rdma)
+		work += flush(c);
 	return work;
 }
 
@@ -646,7 +667,7 @@ void tgt_conn_free(struct tgt_conn *c)
 {
 	c->closing = true;
 	tgt_io_close_queues(c); /* commands at the devices come back (and are released) */
-	while (tcp_txq_count(&c->tx)) {
+	while (!c->rdma && tcp_txq_count(&c->tx)) {
 		struct tcp_txpdu *p = &c->tx.pdu[c->tx.head % c->tx.n];
 		c->tx.head++;
 		if (p->kind == PDU_RELEASE && p->owner)
@@ -668,6 +689,11 @@ void tgt_conn_free(struct tgt_conn *c)
 		c->ctrl = NULL;
 	}
 	tgt_auth_reset(c);
+	/* the host sees an RDMA connection end here, after its queue id and controller were
+	 * given back (it may connect that queue again at once), and before the buffers go:
+	 * nothing lands in them after this */
+	if (c->rdma)
+		tgt_rdma_stop(c);
 	for (uint32_t i = 0; i < c->ncmds; i++) {
 		struct tgt_cmd *cmd = c->cmds[i];
 		tgt_buf_put(c, cmd->buf, cmd->buf_cap);
@@ -677,9 +703,12 @@ void tgt_conn_free(struct tgt_conn *c)
 	tgt_bufs_release(c);
 	if (c->counted)
 		tgt_conn_retire(c->t, &c->addr);
-	tgt_tls_conn_fini(c);
-	tcp_rxq_fini(&c->rx);
-	tcp_txq_fini(&c->tx);
+	if (!c->rdma) {
+		tgt_tls_conn_fini(c);
+		tcp_rxq_fini(&c->rx);
+		tcp_txq_fini(&c->tx);
+	}
+	free(c->rdma);
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c);

@@ -6,6 +6,7 @@
  * been disabled while the data came.
  */
 #include "unvme/spec/fabrics.h"
+#include "lib/common/clock.h"
 #include "lib/driver/ctrlr.h"
 #include "tgt.h"
 
@@ -24,6 +25,14 @@ int tgt_cmd_admissible(const struct tgt_conn *c, const struct nvme_sqe *sqe)
 	if (!(atomic_load_explicit(&c->ctrl->csts, memory_order_relaxed) & NVME_CSTS_RDY))
 		return NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_CMD_SEQ_ERROR); /* not enabled */
 	return 0;
+}
+
+int tgt_cmd_arrived(struct tgt_conn *c, const struct nvme_sqe *sqe, struct tgt_xfer *x)
+{
+	if (c->connected && !c->auth_needed) /* a command received keeps its controller alive */
+		atomic_store_explicit(&c->ctrl->last_ms, mono_ms_coarse(), memory_order_relaxed);
+	int st = tgt_cmd_admissible(c, sqe);
+	return st ? st : tgt_xfer_plan(c, sqe, x);
 }
 
 void tgt_exec(struct tgt_cmd *cmd)

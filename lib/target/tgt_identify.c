@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/util/crc.h"
+#include "unvme/spec/rdma.h"
 #include "lib/driver/ctrlr.h"
 #include "tgt.h"
 
@@ -83,6 +84,8 @@ static void identify_ctrl(struct tgt_conn *c, struct nvme_id_ctrl *id)
 	id->oncs = ss->oncs;
 	id->vwc = ss->vwc & 1u;
 	id->sgls = NVME_CTRL_SGLS_SUPPORTED | NVME_CTRL_SGLS_OFFSET;
+	if (c->rdma) /* NVMe/RDMA moves data by keyed SGLs (a host requires the bit) */
+		id->sgls |= NVME_CTRL_SGLS_KEYED;
 	snprintf(id->subnqn, sizeof(id->subnqn), "%s", ss->nqn);
 	struct nvmf_id_ctrl_fabrics *f = (void *)id->nvmeof;
 	f->ioccsz = (64 + TGT_ICD) / 16;

@@ -111,7 +111,7 @@ static int bind_one(struct unvme_target *t, const struct tgt_listen_cfg *l, char
 			close(fd);
 		return rc;
 	}
-	if (t->nlfds == 0) {
+	if (t->nlfds == 0 && t->nrls == 0) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		getsockname(fd, (struct sockaddr *)&ss, &sl);
@@ -122,22 +122,28 @@ static int bind_one(struct unvme_target *t, const struct tgt_listen_cfg *l, char
 	return 0;
 }
 
+/* TCP listeners, then RDMA listeners (their connection requests: tgt_rdma.c), then stop. */
 static void *acceptor_main(void *arg)
 {
 	struct unvme_target *t = arg;
-	struct pollfd pfd[65];
-	int n = t->nlfds < 64 ? t->nlfds : 64;
+	struct pollfd pfd[TGT_MAX_LISTENERS + 1];
+	int n = t->nlfds, nr = t->nrls;
 	for (int i = 0; i < n; i++)
 		pfd[i] = (struct pollfd){.fd = t->lfds[i], .events = POLLIN};
-	pfd[n] = (struct pollfd){.fd = t->stop_fd, .events = POLLIN};
+	for (int i = 0; i < nr; i++)
+		pfd[n + i] = (struct pollfd){.fd = tgt_rdma_listen_fd(t, i), .events = POLLIN};
+	pfd[n + nr] = (struct pollfd){.fd = t->stop_fd, .events = POLLIN};
 	while (!atomic_load(&t->stop)) {
-		if (poll(pfd, (nfds_t)n + 1, 1000) <= 0)
+		if (poll(pfd, (nfds_t)(n + nr) + 1, 1000) <= 0)
 			continue;
-		if (pfd[n].revents)
+		if (pfd[n + nr].revents)
 			break;
 		for (int i = 0; i < n; i++)
 			if (pfd[i].revents & POLLIN)
 				accept_one(t, pfd[i].fd);
+		for (int i = 0; i < nr; i++)
+			if (pfd[n + i].revents & POLLIN)
+				tgt_rdma_accept(t, i);
 	}
 	return NULL;
 }
@@ -146,11 +152,13 @@ int tgt_listen_start(struct unvme_target *t)
 {
 	char err[300];
 	t->lfds = calloc((size_t)t->cfg->nlisten, sizeof(int));
-	if (!t->lfds)
+	t->rls = calloc((size_t)t->cfg->nlisten, sizeof(*t->rls));
+	if (!t->lfds || !t->rls)
 		return -ENOMEM;
 	t->reserve_fd = reserve_open();
 	for (int i = 0; i < t->cfg->nlisten; i++) {
-		int rc = bind_one(t, &t->cfg->listen[i], err, sizeof(err));
+		const struct tgt_listen_cfg *l = &t->cfg->listen[i];
+		int rc = l->rdma ? tgt_rdma_listen(t, l, err, sizeof(err)) : bind_one(t, l, err, sizeof(err));
 		if (rc) {
 			tgt_log(t, "%s", err);
 			return rc;
@@ -173,6 +181,7 @@ void tgt_listen_stop(struct unvme_target *t)
 	}
 	for (int i = 0; i < t->nlfds; i++)
 		close(t->lfds[i]);
+	tgt_rdma_listen_close(t);
 	if (t->reserve_fd >= 0)
 		close(t->reserve_fd);
 	t->reserve_fd = -1;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unvme/spec/rdma.h"
 #include "lib/driver/ctrlr.h"
 #include "tgt.h"
 
@@ -53,7 +54,7 @@ static size_t discovery_log(struct tgt_conn *c, uint8_t **out)
 				continue;
 			nqn = t->subs[i].nqn;
 		}
-		e->trtype = NVMF_TRTYPE_TCP;
+		e->trtype = c->rdma ? NVMF_TRTYPE_RDMA : NVMF_TRTYPE_TCP;
 		e->adrfam = c->adrfam;
 		e->subtype = i < 0 ? NVMF_SUBTYPE_DISCOVERY_CURRENT : NVMF_SUBTYPE_NVME;
 		e->treq = (t->cfg->tls ? NVMF_TREQ_SECURE_REQUIRED : NVMF_TREQ_SECURE_NOT_REQUIRED) |
@@ -64,7 +65,14 @@ static size_t discovery_log(struct tgt_conn *c, uint8_t **out)
 		snprintf(e->trsvcid, sizeof(e->trsvcid), "%s", c->local_port);
 		snprintf(e->subnqn, sizeof(e->subnqn), "%s", nqn);
 		snprintf(e->traddr, sizeof(e->traddr), "%s", c->local_addr);
-		e->tsas[0] = t->cfg->tls ? NVMF_TCP_SECTYPE_TLS13 : NVMF_TCP_SECTYPE_NONE;
+		if (c->rdma) { /* RDMA Transport Specification Figure 3: RC queue pairs, the CM */
+			struct nvmf_rdma_tsas *ts = (void *)e->tsas;
+			ts->qptype = NVMF_RDMA_QPTYPE_CONNECTED;
+			ts->prtype = NVMF_RDMA_PRTYPE_NOT_SPECIFIED;
+			ts->cms = NVMF_RDMA_CMS_RDMA_CM;
+		} else {
+			e->tsas[0] = t->cfg->tls ? NVMF_TCP_SECTYPE_TLS13 : NVMF_TCP_SECTYPE_NONE;
+		}
 		e++;
 	}
 	*out = p;

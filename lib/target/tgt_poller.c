@@ -50,7 +50,7 @@ static void take_inbox(struct tgt_poller *p)
 		struct tgt_conn *next = c->next;
 		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
 		c->ep_events = EPOLLIN;
-		epoll_ctl(p->epfd, EPOLL_CTL_ADD, c->fd, &ev);
+		epoll_ctl(p->epfd, EPOLL_CTL_ADD, tgt_conn_wait_fd(c), &ev);
 		c->next = p->conns;
 		p->conns = c;
 		p->nconns++;
@@ -64,7 +64,7 @@ static void drop(struct tgt_poller *p, struct tgt_conn **pp)
 	struct tgt_conn *c = *pp;
 	*pp = c->next;
 	p->nconns--;
-	epoll_ctl(p->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	epoll_ctl(p->epfd, EPOLL_CTL_DEL, tgt_conn_wait_fd(c), NULL);
 	tgt_info(p->t, "connection from %s closed: %s", c->peer, c->why[0] ? c->why : "done");
 	tgt_conn_free(c);
 }
@@ -106,19 +106,19 @@ static void *poller_main(void *arg)
 					tgt_io_poll(c);
 				/* what is queued (a refusal, a TermReq) goes first, briefly */
 				tgt_conn_service(c);
-				if (tcp_txq_count(&c->tx) == 0 || now_ms - c->close_ms > CLOSE_GRACE_MS) {
+				if (!tgt_conn_tx_pending(c) || now_ms - c->close_ms > CLOSE_GRACE_MS) {
 					drop(p, pp);
 					continue;
 				}
 			}
 			/* a socket that takes no more is retried briefly, then waited for */
 			busy |= c->in_backing > 0 ||
-				(tcp_txq_count(&c->tx) > 0 &&
+				(tgt_conn_tx_pending(c) &&
 				 (!c->tx_stall_ms || now_ms - c->tx_stall_ms < TGT_TX_SPIN_MS));
 			uint32_t ev = tgt_conn_events(c, now_ms);
 			if (ev != c->ep_events) {
 				struct epoll_event e = {.events = ev, .data.ptr = c};
-				epoll_ctl(p->epfd, EPOLL_CTL_MOD, c->fd, &e);
+				epoll_ctl(p->epfd, EPOLL_CTL_MOD, tgt_conn_wait_fd(c), &e);
 				c->ep_events = ev;
 			}
 			pp = &c->next;
@@ -148,6 +148,15 @@ static void *poller_main(void *arg)
 		}
 		if (now - last_work < SPIN_NS)
 			continue;
+		/* an RDMA connection's descriptor fires only once armed: arm, and look once more
+		 * for what came before the arming */
+		for (struct tgt_conn *c = p->conns; c; c = c->next)
+			if (c->rdma && !c->closing)
+				work += tgt_rdma_arm(c);
+		if (work) {
+			last_work = mono_ns();
+			continue;
+		}
 		int n = epoll_wait(p->epfd, evs, 16, SLEEP_MS);
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.ptr == NULL) {

@@ -9,7 +9,8 @@
 #                                       io_uring passthrough and block transports, fio
 #                                       io_uring_cmd / io_uring / libaio, VFIO)
 #   scripts/qemu/run.sh --only NAME     only tests/qemu/NAME_guest.sh (after the kernel's view of
-#                                       the controllers), e.g. --only rdma while working on it
+#                                       the controllers), e.g. --only rdma while working on it;
+#                                       or one benchmark script, e.g. --only bench_rdma
 #
 # Environment: BUILD (the meson build directory with the tools, default build),
 # UNVME_QEMU_TIMEOUT (seconds, default 600; 1500 for --bench), UNVME_QEMU_LOG (serial log path),
@@ -25,7 +26,8 @@ case "${1:-}" in
 --bench) MODE=bench ;;
 --only)
 	ONLY=${2:-}
-	[ -e "$ROOT/tests/qemu/${ONLY}_guest.sh" ] || { echo "qemu-rig: no tests/qemu/${ONLY}_guest.sh" >&2; exit 2; } ;;
+	[ -e "$ROOT/tests/qemu/${ONLY}_guest.sh" ] || [ -e "$ROOT/tests/qemu/${ONLY}.sh" ] ||
+		{ echo "qemu-rig: no tests/qemu/${ONLY}_guest.sh (nor a benchmark ${ONLY}.sh)" >&2; exit 2; } ;;
 esac
 # the benchmark runs ~56 points of BENCH_TIME seconds each (tests/qemu/bench.sh)
 [ "$MODE" = bench ] && TIMEOUT=${UNVME_QEMU_TIMEOUT:-1500} || TIMEOUT=${UNVME_QEMU_TIMEOUT:-600}

@@ -9,7 +9,9 @@
  *      answers, fetches keyed data from the host's registered buffer (a key or range the
  *      host lies about ends the queue, as on a device) and writes read data back;
  *   2  the host's queue engine (host_queue.c): eight commands are in flight and the input is
- *      a run of messages the controller sends as responses.
+ *      a run of messages the controller sends as responses;
+ *   3  whole sessions of the target's NVMe/RDMA wire (lib/target/tgt_rdma.c) with lying
+ *      hosts (fuzz_rdma_target.c).
  * Nothing may crash, leak or touch memory outside the registered regions.
  */
 #include <stdint.h>
@@ -21,6 +23,7 @@
 #include "host_queue.h"
 #include "target_queue.h"
 #include "verbs_fake.h"
+#include "fuzz_rdma_target.h"
 
 #define RAM 65536u
 #define MSG_MAX 9000u
@@ -276,9 +279,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!size)
 		return 0;
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0: parsers(data + 1, size - 1); break;
 	case 1: controller(data + 1, size - 1); break;
+	case 3: fuzz_rdma_target_session(data + 1, size - 1); break;
 	default: host(data + 1, size - 1); break;
 	}
 	return 0;

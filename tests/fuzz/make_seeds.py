@@ -292,8 +292,8 @@ def seeds_target_session():
                            length=2 << 20, cid=10 + i) for i in range(4))
           + b"".join(t_cmd(1, "read", nsid=1, cdw=(0, 0, 127, 0, 0, 0), length=65536, cid=20 + i)
                      for i in range(3)) + bytes([0x1b, 0x0d]))
-# ---- rdma: mode byte, then (0) bytes for the parsers or (1, 2) messages {u16 length, bytes}
-# a lying host (1) or controller (2) sends (fuzz_rdma.c) ----
+# ---- rdma: mode byte, then (0) bytes for the parsers, (1, 2) messages {u16 length, bytes}
+# a lying host (1) or controller (2) sends, or (3) target session operations (fuzz_rdma.c) ----
 def rdma_sqe(opc, cid, sgl, cdw10=0, cdw12=0):
     return struct.pack("<BBHIIIQ", opc, 0x40, cid, 1, 0, 0, 0) + sgl + struct.pack("<6I", cdw10, 0, cdw12, 0, 0, 0)
 
@@ -325,6 +325,25 @@ def seeds_rdma():
     write("rdma", "controller", b"\x01" + ctl)
     rsp = b"".join(rdma_msg(struct.pack("<IIHHHH", 0, 0, i, 1, i, 0)) for i in range(8))
     write("rdma", "host", b"\x02" + rsp + rdma_msg(struct.pack("<IIHHHH", 0, 0, 0, 1, 3, 0)) + rdma_msg(bytes(17)))
+    # mode 3, whole target sessions (fuzz_rdma_target.c): an operation byte (low 3 bits what,
+    # bits 4-5 which host) and its arguments
+    def tsqe(opc, cid, cdw10=0, cdw12=0, fctype=0):
+        head = struct.pack("<BBH", opc, 0x40, cid)
+        if opc == 0x7F:
+            return head + bytes([fctype]) + bytes(59)
+        return head + struct.pack("<IIIQ", 1, 0, 0, 0) + bytes(16) + struct.pack("<6I", cdw10, 0, cdw12, 0, 0, 0)
+    ses = (bytes([0x00, 0, 0, 31]) + bytes([0x02, 0, 31]) + struct.pack("<H", 0) + bytes([0x04])
+           + bytes([0x10, 0, 1, 15]) + bytes([0x12, 1, 15]) + struct.pack("<H", 0)
+           + bytes([0x13]) + tsqe(1, 1, cdw12=7) + bytes([2]) + struct.pack("<I", 4096) + bytes(range(256)) * 16
+           + bytes([0x13]) + tsqe(2, 2, cdw12=7) + bytes([0]) + struct.pack("<IH", 4096, 0)
+           + bytes([0x13]) + tsqe(1, 3, cdw12=7) + bytes([0]) + struct.pack("<IH", 4096, 4096)
+           + bytes([0x13]) + tsqe(2, 4, cdw12=7) + bytes([1]) + struct.pack("<IHBI", 4096, 0, 1, 0x5A5A5A5A)
+           + bytes([0x13]) + tsqe(0x7F, 5, fctype=8) + bytes([0]) + struct.pack("<IH", 0, 0)
+           + bytes([0x05]) + struct.pack("<H", 0xFFFF) + bytes([0x06]))
+    write("rdma", "target_session", b"\x03" + ses)
+    write("rdma", "target_refusals", b"\x03" + bytes([0x00, 1, 5]) + b"short" + bytes([0x10, 0, 9, 200])
+          + bytes([0x20, 0, 0, 31]) + bytes([0x22, 8 | 2, 31]) + struct.pack("<H", 0)
+          + bytes([0x22, 16, 31]) + struct.pack("<HH", 0, 77) + bytes([0x21]) + struct.pack("<H", 3) + b"abc")
 
 
 if __name__ == "__main__":

@@ -20,14 +20,7 @@ tcp_lo_up
 dd if=/dev/zero of=$IMG bs=1M count=256 2>/dev/null # real pages, not holes
 
 bad=0
-fio_run() { # DEV RW QD -> "iops avg p50 p99" (terse v3: read block from field 6, write from 47)
-	fio --name=b --filename=$1 --direct=1 --rw=$2 --bs=4k --ioengine=libaio --iodepth=$3 \
-		--runtime=$T --time_based --norandommap --randrepeat=0 --size=256M --lat_percentiles=1 \
-		--percentile_list=50:99 --output-format=terse --terse-version=3 2>/dev/null | awk -F';' -v rw=$2 '
-		NR == 1 { o = (rw == "randread") ? 0 : 41
-			  p50 = $(18 + o); p99 = $(19 + o); sub(/.*=/, "", p50); sub(/.*=/, "", p99)
-			  printf "%.0f %.1f %.1f %.1f\n", $(8 + o), $(40 + o), p50, p99 }'
-}
+. /src/tests/qemu/bench_lib.sh # fio_run, point
 perf_run() { # DEVID RW QD -> "iops avg p50 p99" from `unvme perf -o json` (its "total")
 	UNVME_QUIET=1 $UNVME perf "$1" -w $2 -b 4096 -q $3 -t $T -o json 2>/dev/null | awk '
 		/"total"/ { t = 1 }
@@ -36,11 +29,6 @@ perf_run() { # DEVID RW QD -> "iops avg p50 p99" from `unvme perf -o json` (its 
 		t && /"p50"/ { gsub(/[",]/, ""); p = $2 }
 		t && /"p99"/ { gsub(/[",]/, ""); q = $2 }
 		END { printf "%.0f %.1f %.1f %.1f\n", i, a, p, q }'
-}
-point() { # LABEL HOST RW QD RESULT: records a row
-	echo "$1 $2 $3 $4 $5" >> $W/rows
-	echo "# $1 $2 $3 qd $4: $5"
-	case "$5" in ""|0\ *) bad=1 ;; esac
 }
 sweep() { # TARGET-LABEL BLOCKDEV DEVID: Linux's host, then ours, on one target
 	for rw in randread randwrite; do

@@ -53,13 +53,18 @@ t kernel-nvme-cli-id-ctrl nvme id-ctrl /dev/nvme0
 
 # scripts/qemu/run.sh --only NAME: one group of tests
 if [ -n "${UNVME_ONLY:-}" ]; then
-	. /src/tests/qemu/${UNVME_ONLY}_guest.sh
+	if [ -e /src/tests/qemu/${UNVME_ONLY}_guest.sh ]; then
+		. /src/tests/qemu/${UNVME_ONLY}_guest.sh
+	else # a benchmark script alone (bench_rdma)
+		sh /src/tests/qemu/${UNVME_ONLY}.sh
+	fi
 	exit 0
 fi
 
 if [ "${UNVME_MODE:-test}" = bench ]; then
 	sh /src/tests/qemu/bench.sh; rc=$?
 	sh /src/tests/qemu/bench_tcp.sh || rc=1
+	sh /src/tests/qemu/bench_rdma.sh || rc=1
 	exit $rc
 fi
 

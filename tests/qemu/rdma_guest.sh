@@ -8,7 +8,11 @@
 #   (1) our verbs layer and the NVMe/RDMA queue engines (lib/fabrics/rdma) on the real
 #       provider: their unit tests run on rxe0 (connect with NVMe/RDMA private data, a
 #       refused request, send/receive, RDMA READ and WRITE, a bad RKEY, a host's queue against
-#       a controller's with data verified, a lying host).
+#       a controller's with data verified, a lying host), and the target's RDMA wire's
+#       (our host queue engine against our target: allow-list, lengths, RKEYs, limits).
+#   (2) Linux's host (nvme-cli, nvme-rdma) against our target's RDMA listener: discovery,
+#       connect, fio with verification, ext4 made and filled, disconnect, reconnect, files
+#       read back; a host not on the allow-list refused (Connect Invalid Host, logged).
 . /src/tests/qemu/tcp_lib.sh
 . /src/tests/qemu/rdma_lib.sh
 RKN=nqn.2024-01.io.linux:nvmet-rdma
@@ -32,30 +36,17 @@ t rdma-linux-connect-nvmet nvme connect -t rdma -a $RDMA_ADDR -s 4420 -n $RKN
 DEV=$(wait_dev $RKN)
 [ -n "$DEV" ] && pass "rdma-linux-nvmet-block-device ($DEV)" || fail rdma-linux-nvmet-block-device "no /dev/nvmeXnY for $RKN"
 if [ -n "$DEV" ]; then
-	t rdma-linux-nvmet-mkfs-ext4 mkfs.ext4 -q -F $DEV
-	mount -t ext4 $DEV /mnt/r && cp /src/README.md /src/Makefile /mnt/r/ && sync && umount /mnt/r
-	[ $? = 0 ] && pass rdma-linux-nvmet-mount-copy-umount || fail rdma-linux-nvmet-mount-copy-umount
-	t rdma-linux-nvmet-disconnect nvme disconnect -n $RKN
-	t rdma-linux-nvmet-reconnect nvme connect -t rdma -a $RDMA_ADDR -s 4420 -n $RKN
-	DEV=$(wait_dev $RKN)
-	if [ -n "$DEV" ] && mount -t ext4 $DEV /mnt/r; then
-		cmp -s /src/README.md /mnt/r/README.md && cmp -s /src/Makefile /mnt/r/Makefile &&
-			pass rdma-linux-nvmet-data-after-reconnect || fail rdma-linux-nvmet-data-after-reconnect "files differ"
-		umount /mnt/r
-	else
-		fail rdma-linux-nvmet-data-after-reconnect "no device or no mount after reconnect"
-	fi
-	nvme disconnect -n $RKN > /dev/null 2>&1
+	rdma_ext4_cycle rdma-linux-nvmet $RKN $DEV -t rdma -a $RDMA_ADDR -s 4420 -n $RKN
 fi
 rdma_nvmet_remove $RKN
 
 # ---- (1) our verbs layer and queue engines on rxe ----
 # The unit tests of lib/fabrics/rdma again, on librdmacm/libibverbs over rxe0 instead of the
 # fake verbs (the ones that need the fake's controls report themselves skipped).
-for ut in verbs queue; do
+for ut in verbs queue target; do
 	UT=/src/${UNVME_BUILD:-build}/tests/unit/rdma/test_rdma_$ut
 	if [ -x $UT ]; then
-		RDMA_TEST_VERBS=ibv RDMA_TEST_ADDR=$RDMA_ADDR timeout 300 $UT > $W/ut 2>&1
+		RDMA_TEST_VERBS=ibv RDMA_TEST_ADDR=$RDMA_ADDR UNVME_MP=0 UNVME_QUIET=1 timeout 300 $UT > $W/ut 2>&1
 		rc=$?
 		if [ $rc = 0 ] || [ $rc = 77 ]; then
 			pass "rdma-unit-$ut-on-rxe ($(tail -n 1 $W/ut))"
@@ -66,3 +57,36 @@ for ut in verbs queue; do
 		fail rdma-unit-$ut-on-rxe "$UT missing"
 	fi
 done
+
+# ---- (2) Linux's host against our target (unvme target --listen rdma:...) ----
+RTN=nqn.2024-01.io.unvme:rdma-target
+RHN=nqn.2014-08.io.unvme:rdma-host
+truncate -s 128M /tmp/rdmag.img
+if rdma_start_target rtgt 4421 --nqn $RTN -d "emu://rguest?ns=file:128M:4096:/tmp/rdmag.img" --allow-host $RHN; then
+	pass rdma-target-starts
+else
+	fail rdma-target-starts; sed 's/^/    /' $W/rtgt.log | tail -n 10
+fi
+tout rdma-linux-discover-ours "subnqn:  $RTN" nvme discover -t rdma -a $RDMA_ADDR -s 4421 --hostnqn=$RHN
+t rdma-linux-connect-ours nvme connect -t rdma -a $RDMA_ADDR -s 4421 -n $RTN --hostnqn=$RHN
+DEV=$(wait_dev $RTN)
+[ -n "$DEV" ] || { dmesg | grep -i "nvme\|rdma" | tail -n 8 | sed 's/^/    kernel: /'; tail -n 8 $W/rtgt.log | sed 's/^/    target: /'; }
+[ -n "$DEV" ] && pass "rdma-linux-ours-block-device ($DEV)" || fail rdma-linux-ours-block-device "no /dev/nvmeXnY for $RTN"
+if [ -n "$DEV" ]; then
+	# 4 KiB to 128 KiB: in-capsule writes, keyed writes (RDMA READ) and reads (RDMA WRITE)
+	t rdma-linux-ours-fio-verify fio --name=rdma --filename=$DEV --ioengine=libaio --direct=1 --rw=randwrite \
+		--bsrange=4k-128k --size=16M --iodepth=16 --verify=crc32c --do_verify=1 --verify_fatal=1
+	rdma_ext4_cycle rdma-linux-ours $RTN $DEV -t rdma -a $RDMA_ADDR -s 4421 -n $RTN --hostnqn=$RHN
+fi
+# a host not on the allow-list: Connect Invalid Host, logged by the target
+nvme connect -t rdma -a $RDMA_ADDR -s 4421 -n $RTN --hostnqn=nqn.2014-08.io.unvme:stranger > $W/out 2>&1
+rc=$?
+if [ $rc != 0 ] && grep -q "stranger.*Connect Invalid Host" $W/rtgt.log && [ -z "$(subsys_dev $RTN)" ]; then
+	pass rdma-linux-ours-host-not-allowed-refused
+else
+	fail rdma-linux-ours-host-not-allowed-refused "exit $rc"; tail -n 5 $W/rtgt.log | sed 's/^/    /'
+	nvme disconnect -n $RTN > /dev/null 2>&1
+fi
+kill $(jobs -p) 2> /dev/null
+wait 2> /dev/null
+grep -i "error\|failed" $W/rtgt.log | grep -v stranger | tail -n 5 | sed 's/^/    target: /'

@@ -37,3 +37,31 @@ rdma_nvmet_remove() { # NQN: undoes rdma_nvmet_export
 	echo 0 > $RNVMET/subsystems/$1/namespaces/1/enable 2> /dev/null
 	rmdir $RNVMET/ports/2 $RNVMET/subsystems/$1/namespaces/1 $RNVMET/subsystems/$1 2> /dev/null
 }
+
+rdma_start_target() { # NAME PORT ARGS...: our target with an RDMA listener on rxe0's address
+	n=$1 p=$2; shift 2
+	rm -f $W/$n.port
+	$UNVME target --listen rdma:$RDMA_ADDR:$p --port-file $W/$n.port "$@" > $W/$n.out 2> $W/$n.log &
+	i=0
+	while [ ! -e $W/$n.port ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+	[ -e $W/$n.port ]
+}
+
+rdma_ext4_cycle() { # TAG NQN DEV CONNECT-ARGS...: ext4 made and filled on DEV (NQN's namespace),
+	# disconnect, reconnect with `nvme connect CONNECT-ARGS`, the files read back; disconnected
+	tag=$1 nqn=$2 dev=$3; shift 3
+	t $tag-mkfs-ext4 mkfs.ext4 -q -F $dev
+	mount -t ext4 $dev /mnt/r && cp /src/README.md /src/Makefile /mnt/r/ && sync && umount /mnt/r
+	[ $? = 0 ] && pass $tag-mount-copy-umount || fail $tag-mount-copy-umount
+	t $tag-disconnect nvme disconnect -n $nqn
+	t $tag-reconnect nvme connect "$@"
+	dev=$(wait_dev $nqn)
+	if [ -n "$dev" ] && mount -t ext4 $dev /mnt/r; then
+		cmp -s /src/README.md /mnt/r/README.md && cmp -s /src/Makefile /mnt/r/Makefile &&
+			pass $tag-data-after-reconnect || fail $tag-data-after-reconnect "files differ"
+		umount /mnt/r
+	else
+		fail $tag-data-after-reconnect "no device or no mount after reconnect"
+	fi
+	nvme disconnect -n $nqn > /dev/null 2>&1
+}

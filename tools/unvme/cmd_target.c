@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * unvme target: serve devices as NVMe/TCP subsystems until SIGINT or SIGTERM.
+ * unvme target: serve devices as NVMe/TCP (and, with --listen rdma:ADDR:PORT, NVMe/RDMA)
+ * subsystems until SIGINT or SIGTERM.
  *
  *   unvme target -c target.json
  *   unvme target --listen 0.0.0.0:4420 --nqn nqn.2024-01.io.unvme:disk -d emu://disk?ns=mem:1G

@@ -586,8 +586,9 @@ static const struct opt_def connect_all_opts[] = {
 
 static const struct opt_def target_opts[] = {
 	OPT("config", 'c', OPT_STR, config_file, "FILE", "JSON configuration (docs/nvme-tcp.md)"),
-	OPT("listen", 'l', OPT_STR, listen, "ADDR:PORT[,...]",
-	    "where to listen (port 0: any free port) [default 0.0.0.0:4420]"),
+	OPT("listen", 'l', OPT_STR, listen, "[rdma:]ADDR:PORT[,...]",
+	    "where to listen: NVMe/TCP, or NVMe/RDMA with rdma: (port 0: any free port) "
+	    "[default 0.0.0.0:4420]"),
 	OPT("device", 'd', OPT_STR_LIST, perf_devs, "DEVICE",
 	    "export every namespace of DEVICE (repeatable; without --config)"),
 	OPT("nqn", 'n', OPT_STR, nqn, "NQN", "the subsystem's NQN [default nqn.2014-08.io.unvme:target]"),

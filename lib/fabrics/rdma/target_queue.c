@@ -44,6 +44,17 @@ static int post_recv(struct nvrdma_tq *q, uint32_t i)
 	return rv_post_recv(q->ep, WR_RECV | i, &s);
 }
 
+/* receive buffers whole 64-byte multiples, so in-capsule data starts aligned */
+static uint32_t recv_size_of(uint32_t icd_max)
+{
+	return ((uint32_t)sizeof(struct nvme_sqe) + icd_max + 63u) & ~63u;
+}
+
+size_t nvrdma_tq_mem_bytes(uint32_t depth, uint32_t icd_max)
+{
+	return (size_t)depth * recv_size_of(icd_max) + (size_t)depth * sizeof(struct nvme_cqe);
+}
+
 int nvrdma_tq_init(struct nvrdma_tq *q, struct rv_ep *ep, const struct nvrdma_tq_cfg *cfg)
 {
 	memset(q, 0, sizeof(*q));
@@ -52,9 +63,8 @@ int nvrdma_tq_init(struct nvrdma_tq *q, struct rv_ep *ep, const struct nvrdma_tq
 		return -EINVAL;
 	q->ep = ep;
 	q->cfg = *cfg;
-	/* receive buffers whole 64-byte multiples, so in-capsule data starts aligned */
-	q->recv_size = ((uint32_t)sizeof(struct nvme_sqe) + cfg->rules.icd_max + 63u) & ~63u;
-	size_t bytes = (size_t)cfg->depth * q->recv_size + (size_t)cfg->depth * sizeof(struct nvme_cqe);
+	q->recv_size = recv_size_of(cfg->rules.icd_max);
+	size_t bytes = nvrdma_tq_mem_bytes(cfg->depth, cfg->rules.icd_max);
 	q->mem = aligned_alloc(64, (bytes + 63) / 64 * 64);
 	q->cmds = calloc(cfg->depth, sizeof(*q->cmds));
 	int rc = -ENOMEM;
@@ -197,6 +207,8 @@ int nvrdma_tq_poll(struct nvrdma_tq *q)
 				cmd->state = SLOT_OWNER;
 				q->cfg.data_in(q->cfg.arg, cmd, 0);
 			} else if (kind == WR_SEND && cmd->state == SLOT_SEND && !q->dead) {
+				if (cmd->owner && q->cfg.sent)
+					q->cfg.sent(q->cfg.arg, cmd);
 				if (post_recv(q, slot))
 					die(q, "re-posting a receive failed");
 			}

@@ -21,6 +21,7 @@
 #define UNVME_FABRICS_RDMA_TARGET_QUEUE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "capsule.h"
@@ -48,6 +49,10 @@ struct nvrdma_tq_cfg {
 	/* The queue failed; why says how. Commands still with the owner stay its own to
 	 * release with nvrdma_tq_drop. */
 	void (*fatal)(void *arg, const char *why);
+	/* Optional: the response of a command the owner answered was sent (its data, written
+	 * before it, is at the host too): the owner's buffer is its own again. Not called for
+	 * commands the queue refused itself, nor once the queue is dead. */
+	void (*sent)(void *arg, struct nvrdma_tq_cmd *cmd);
 	void *arg;
 };
 
@@ -64,6 +69,9 @@ struct nvrdma_tq {
 	uint64_t refused;          /* commands answered here (bad SGLs) */
 };
 
+/* The bytes of receive and response buffers a queue of depth slots with icd_max bytes of
+ * in-capsule data takes (what nvrdma_tq_init allocates and registers). */
+size_t nvrdma_tq_mem_bytes(uint32_t depth, uint32_t icd_max);
 /* Sets the queue up on ep (made from the request, not yet accepted): registers and posts the
  * receives. 0 or a negative errno. */
 int nvrdma_tq_init(struct nvrdma_tq *q, struct rv_ep *ep, const struct nvrdma_tq_cfg *cfg);

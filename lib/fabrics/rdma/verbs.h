@@ -156,8 +156,8 @@ struct rv_ops {
 	/* Makes the request's endpoint (req->ep) on the device the request came in on. On
 	 * failure req->ep may be set: rv_reject frees it with the request. */
 	int (*req_ep)(struct rv_req *req, const struct rv_qp_caps *caps);
-	/* Accepts with private data (the endpoint is then req->ep's owner's) or rejects (its
-	 * endpoint, if any, is destroyed); either frees req. */
+	/* Accepts with private data (the endpoint is then req->ep's owner's, also when the
+	 * accept fails) or rejects (its endpoint, if any, is destroyed); either frees req. */
 	int (*accept)(struct rv_req *req, const void *priv, uint32_t len);
 	void (*reject)(struct rv_req *req, const void *priv, uint32_t len);
 

@@ -611,6 +611,7 @@ static int fake_accept(struct rv_req *br, const void *priv, uint32_t len)
 	struct fake_ep *c = r->client, *s = (struct fake_ep *)br->ep;
 	if (!c) {
 		rc = -ECONNABORTED; /* the host gave up meanwhile */
+		r->base.ep = NULL;  /* the endpoint stays the caller's (as rv_ibv's does) */
 		req_free_locked(r);
 	} else {
 		c->req = NULL;

@@ -435,8 +435,12 @@ static int ibv_listen_get(struct rv_listener *bl, struct rv_req **out)
 			n = RV_PRIV_MAX;
 		memcpy(r->base.priv, ev->param.conn.private_data, n);
 		r->base.priv_len = n;
-		/* the request's values as the host sent them: its initiator depth is what it
-		 * will ask of us as responder, and the other way round */
+		/* the CM reports a request's values from this side's view (the IB CM swaps the
+		 * REQ's fields): initiator_depth is the READs the host takes from us (its
+		 * responder resources), responder_resources the READs it will issue to us (its
+		 * initiator depth). Linux's host asks for no READs of its own (0): taking the
+		 * values unswapped left the target no READ credit and its first RDMA READ
+		 * waited forever on rxe. */
 		r->initiator = ev->param.conn.initiator_depth;
 		r->responder = ev->param.conn.responder_resources;
 		addr_str(rdma_get_peer_addr(ev->id), r->base.peer, sizeof(r->base.peer));
@@ -501,8 +505,8 @@ static int ibv_accept(struct rv_req *br, const void *priv, uint32_t len)
 		.private_data_len = (uint8_t)len,
 		/* READs we take: no more than the host will issue; READs we issue: no more
 		 * than the host takes */
-		.responder_resources = r->initiator < mine ? r->initiator : mine,
-		.initiator_depth = r->responder < mine ? r->responder : mine,
+		.responder_resources = r->responder < mine ? r->responder : mine,
+		.initiator_depth = r->initiator < mine ? r->initiator : mine,
 		.rnr_retry_count = 7,
 	};
 	ep->base.caps.rd_atomic = p.initiator_depth;

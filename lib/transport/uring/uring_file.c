@@ -21,8 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ctrlr.h"
-#include "errmsg.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/errmsg.h"
 #include "uring_blkio.h"
 #include "uring_kdev.h"
 #include "uring_map.h"
@@ -188,12 +188,23 @@ static int file_attach(struct unvme_ctrlr *c, const char *address)
 	return 0;
 }
 
-const struct unvme_transport_ops unvme_transport_uring_file = {
-	.name = "uring-file",
-	.matches = file_matches,
+static const struct unvme_transport_ops uring_file_ops = {
 	.attach = file_attach,
 	.detach = uring_blkio_detach,
 	.dma_map = uring_blkio_dma_map,
 	.dma_unmap = uring_blkio_dma_unmap,
 	.msg = &uring_blkio_msg_ops,
 };
+
+static const char *const uring_file_schemes[] = {"file://", NULL};
+static const struct unvme_transport unvme_transport_uring_file = {
+	.name = "uring-file",
+	.schemes = uring_file_schemes,
+	.shape = kdev_addr_is_kernel,
+	.explain = kdev_explain,
+	.kind = UNVME_TRANSPORT_MESSAGE,
+	.rank = 30,
+	.matches = file_matches,
+	.ops = &uring_file_ops,
+};
+UNVME_TRANSPORT_REGISTER(unvme_transport_uring_file);

@@ -13,12 +13,12 @@
 
 #include "lib/common/clock.h"
 #include "unvme/spec/fabrics.h"
-#include "ctrlr.h"
-#include "dma.h"
-#include "errmsg.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/dma.h"
+#include "lib/driver/errmsg.h"
 #include "tcp_ctrlr.h"
 #include "tcp_queue.h"
-#include "tcp_tls.h"
+#include "lib/driver/tcp_tls.h"
 
 #define SCAN_INTERVAL_MS 10
 

@@ -41,12 +41,12 @@
 #include <unistd.h>
 
 #include "lib/common/anon_pages.h"
+#include "lib/common/fdio.h"
 #include "lib/common/env.h"
-#include "ctrlr.h"
-#include "devid.h"
-#include "errmsg.h"
-#include "transport.h"
-#include "uring_kdev.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/devid.h"
+#include "lib/driver/errmsg.h"
+#include "lib/driver/transport.h"
 #include "lib/common/thread.h"
 
 #define NVME_CLASS_CODE 0x010802u
@@ -89,7 +89,7 @@ static int sysfs_read(const char *bdf, const char *attr, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", bdf, attr);
-	return kdev_sysfs_read(path, buf, len);
+	return fd_read_text(path, buf, len);
 }
 
 /* The basename of a sysfs link of the device (driver, iommu_group), or "" if none. */
@@ -606,9 +606,7 @@ static int vfio_share_doorbells(void *ctx, int *fd, uint64_t *off, size_t *len, 
 	return 0;
 }
 
-const struct unvme_transport_ops unvme_transport_vfio = {
-	.name = "vfio",
-	.matches = vfio_matches,
+static const struct unvme_transport_ops vfio_ops = {
 	.attach = vfio_attach,
 	.detach = vfio_detach,
 	.read32 = vfio_read32,
@@ -619,3 +617,12 @@ const struct unvme_transport_ops unvme_transport_vfio = {
 	.dma_unmap = vfio_dma_unmap,
 	.share_doorbells = vfio_share_doorbells,
 };
+
+static const struct unvme_transport unvme_transport_vfio = {
+	.name = "vfio",
+	.kind = UNVME_TRANSPORT_REGISTERS,
+	.rank = 80,
+	.matches = vfio_matches,
+	.ops = &vfio_ops,
+};
+UNVME_TRANSPORT_REGISTER(unvme_transport_vfio);

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "transport.h"
+#include "lib/driver/transport.h"
 #include "uring_ident.h"
 #include "uring_ring.h"
 

@@ -23,8 +23,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "ctrlr.h"
-#include "errmsg.h"
+#include "lib/common/fdio.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/errmsg.h"
 #include "uring_blkio.h"
 #include "uring_kdev.h"
 #include "uring_map.h"
@@ -40,7 +41,7 @@ static void sysfs_field(const char *name, const char *attr, char *out, size_t le
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "/sys/class/block/%s/device/%s", name, attr);
-	if (kdev_sysfs_read(path, out, len) != 0 || !out[0])
+	if (fd_read_text(path, out, len) != 0 || !out[0])
 		kdev_copy(out, len, fallback);
 }
 
@@ -158,7 +159,7 @@ static int block_attach(struct unvme_ctrlr *c, const char *address)
 	char wc[32] = "";
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "/sys/class/block/%s/queue/write_cache", d->name);
-	kdev_sysfs_read(path, wc, sizeof(wc));
+	fd_read_text(path, wc, sizeof(wc));
 
 	char why[128] = "not an NVMe device";
 	if (d->nvme)
@@ -180,12 +181,21 @@ static int block_attach(struct unvme_ctrlr *c, const char *address)
 	return 0;
 }
 
-const struct unvme_transport_ops unvme_transport_uring_block = {
-	.name = "uring-block",
-	.matches = block_matches,
+static const struct unvme_transport_ops uring_block_ops = {
 	.attach = block_attach,
 	.detach = uring_blkio_detach,
 	.dma_map = uring_blkio_dma_map,
 	.dma_unmap = uring_blkio_dma_unmap,
 	.msg = &uring_blkio_msg_ops,
 };
+
+static const struct unvme_transport unvme_transport_uring_block = {
+	.name = "uring-block",
+	.shape = kdev_addr_is_kernel,
+	.explain = kdev_explain,
+	.kind = UNVME_TRANSPORT_MESSAGE,
+	.rank = 70,
+	.matches = block_matches,
+	.ops = &uring_block_ops,
+};
+UNVME_TRANSPORT_REGISTER(unvme_transport_uring_block);

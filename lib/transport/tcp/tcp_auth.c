@@ -11,9 +11,9 @@
 
 #include "unvme/spec/auth.h"
 #include "unvme/spec/fabrics.h"
-#include "ctrlr.h"
-#include "dhchap.h"
-#include "errmsg.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/dhchap.h"
+#include "lib/driver/errmsg.h"
 #include "tcp_ctrlr.h"
 
 #define AUTH_BUF 4096

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ctrlr.h"
+#include "lib/driver/ctrlr.h"
 #include "tcp_ctrlr.h"
 #include "tcp_queue.h"
 

@@ -32,8 +32,8 @@
 
 #include "lib/common/env.h"
 #include "lib/common/clock.h"
-#include "ctrlr.h"
-#include "errmsg.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/errmsg.h"
 #include "uring_blkio.h"
 #include "uring_kdev.h"
 #include "uring_map.h"

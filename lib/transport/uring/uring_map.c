@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "errmsg.h"
+#include "lib/driver/errmsg.h"
 #include "uring_map.h"
 
 bool uring_map_is_kv_vendor(uint8_t opc)

@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include "lib/common/clock.h"
-#include "ctrlr.h"
-#include "errmsg.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/errmsg.h"
 #include "tcp_conn.h"
-#include "tcp_pdu.h"
-#include "tcp_tls.h"
+#include "lib/driver/tcp_pdu.h"
+#include "lib/driver/tcp_tls.h"
 
 #define HOST_MAXR2T 0 /* 0's based: one R2T outstanding per command */
 

@@ -77,8 +77,6 @@ int kdev_ctrl_of(const char *devname, char *out, size_t outlen);
 int kdev_blockdev_of(const char *ngname, uint32_t nsid, char *out, size_t outlen);
 /* Reads /sys/class/block/<name>/queue/<attr> as a number; -1 if absent. */
 long kdev_queue_attr(const char *blockname, const char *attr);
-/* Reads a sysfs attribute file into buf, trailing white space removed; 0 or -errno. */
-int kdev_sysfs_read(const char *path, char *buf, size_t len);
 
 /* Admin command through NVME_IOCTL_ADMIN64_CMD on fd: 0, NVMe status, or -errno with a
  * message (devname in it). cpl gets DW0/DW1 and the status. */

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "unvme/spec/fabrics.h"
-#include "ctrlr.h"
-#include "errmsg.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/errmsg.h"
 #include "tcp_ctrlr.h"
 
 static uint32_t cmd_timeout(const struct tcp_ctrlr *tc)

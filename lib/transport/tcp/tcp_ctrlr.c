@@ -13,11 +13,11 @@
 
 #include "lib/common/clock.h"
 #include "lib/common/env.h"
-#include "ctrlr.h"
-#include "errmsg.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/errmsg.h"
 #include "tcp_ctrlr.h"
-#include "tcp_tls.h"
-#include "transport.h"
+#include "lib/driver/tcp_tls.h"
+#include "lib/driver/transport.h"
 
 void tcp_report(const struct tcp_ctrlr *tc, const char *fmt, ...)
 {
@@ -444,9 +444,7 @@ static void tcp_qp_pump(struct unvme_qpair *qp)
 	}
 }
 
-const struct unvme_transport_ops unvme_transport_tcp = {
-	.name = "tcp",
-	.matches = tcp_matches,
+static const struct unvme_transport_ops tcp_ops = {
 	.attach = tcp_attach,
 	.detach = tcp_detach,
 	.quiesce = tcp_quiesce,
@@ -464,3 +462,14 @@ const struct unvme_transport_ops unvme_transport_tcp = {
 	.qp_map = tcp_qp_map,
 	.qp_pump = tcp_qp_pump,
 };
+
+static const char *const tcp_schemes[] = {TCP_SCHEME, NULL};
+static const struct unvme_transport unvme_transport_tcp = {
+	.name = "tcp",
+	.schemes = tcp_schemes,
+	.kind = UNVME_TRANSPORT_FABRICS,
+	.rank = 20,
+	.matches = tcp_matches,
+	.ops = &tcp_ops,
+};
+UNVME_TRANSPORT_REGISTER(unvme_transport_tcp);

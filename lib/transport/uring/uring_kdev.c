@@ -14,8 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/common/fdio.h"
 #include "lib/common/uriparse.h"
-#include "errmsg.h"
+#include "lib/driver/errmsg.h"
 #include "uring_kdev.h"
 #include "uring_map.h"
 
@@ -176,27 +177,11 @@ int kdev_open(const char *path, int flags)
 			  uring_map_errno_advice(err));
 }
 
-int kdev_sysfs_read(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, len - 1);
-	int err = errno;
-	close(fd);
-	if (n < 0)
-		return -err;
-	buf[n] = '\0';
-	while (n > 0 && isspace((unsigned char)buf[n - 1]))
-		buf[--n] = '\0';
-	return 0;
-}
-
 long kdev_queue_attr(const char *blockname, const char *attr)
 {
 	char path[PATH_MAX], buf[64];
 	snprintf(path, sizeof(path), "/sys/class/block/%s/queue/%s", blockname, attr);
-	if (kdev_sysfs_read(path, buf, sizeof(buf)) != 0)
+	if (fd_read_text(path, buf, sizeof(buf)) != 0)
 		return -1;
 	char *end;
 	long v = strtol(buf, &end, 10);
@@ -225,7 +210,7 @@ static int ctrl_in_subsys(const char *subsys, char *out, size_t outlen)
 			continue;
 		char path[PATH_MAX], state[32];
 		snprintf(path, sizeof(path), "/sys/class/nvme/%s/state", e->d_name);
-		if (kdev_sysfs_read(path, state, sizeof(state)) == 0 && strcmp(state, "live") != 0)
+		if (fd_read_text(path, state, sizeof(state)) == 0 && strcmp(state, "live") != 0)
 			continue;
 		snprintf(out, outlen, "%s", e->d_name);
 		rc = 0;
@@ -280,7 +265,7 @@ int kdev_blockdev_of(const char *ngname, uint32_t nsid, char *out, size_t outlen
 		if (sscanf(e->d_name, "nvme%un%u%c", &x, &y, &tail) != 2)
 			continue;
 		snprintf(path, sizeof(path), "%s/%.64s/nsid", dir, e->d_name);
-		if (kdev_sysfs_read(path, buf, sizeof(buf)) == 0 && strtoul(buf, NULL, 10) == nsid) {
+		if (fd_read_text(path, buf, sizeof(buf)) == 0 && strtoul(buf, NULL, 10) == nsid) {
 			snprintf(out, outlen, "%.*s", (int)(outlen - 1), e->d_name);
 			rc = 0;
 		}

@@ -12,10 +12,10 @@
 
 #include "hw/emu/emu_device.h"
 #include "lib/ftl/target.h"
-#include "ctrlr.h"
-#include "devid.h"
-#include "errmsg.h"
-#include "transport.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/devid.h"
+#include "lib/driver/errmsg.h"
+#include "lib/driver/transport.h"
 
 static int emu_matches(const char *address)
 {
@@ -323,9 +323,7 @@ static bool slot_serve_apart(const char *address)
 	return emu_device_outlives_process(address);
 }
 
-const struct unvme_transport_ops unvme_transport_emu = {
-	.name = "emu",
-	.matches = emu_matches,
+static const struct unvme_transport_ops emu_ops = {
 	.attach = emu_attach,
 	.detach = emu_detach,
 	.read32 = slot_read32,
@@ -339,6 +337,17 @@ const struct unvme_transport_ops unvme_transport_emu = {
 	.iommu_outlives_card = true, /* the slot keeps the mappings (struct emu_slot) */
 };
 
+static const char *const emu_schemes[] = {"emu://", NULL};
+static const struct unvme_transport unvme_transport_emu = {
+	.name = "emu",
+	.schemes = emu_schemes,
+	.kind = UNVME_TRANSPORT_REGISTERS,
+	.rank = 10,
+	.matches = emu_matches,
+	.ops = &emu_ops,
+};
+UNVME_TRANSPORT_REGISTER(unvme_transport_emu);
+
 /* Host targets (lib/ftl/target.h) are emulated controllers over media the host builds on
  * another device: the same slot, their own attach. */
 static int ftl_matches(const char *address)
@@ -351,9 +360,7 @@ static int hostkv_matches(const char *address)
 	return strncmp(address, UNVME_HOSTKV_SCHEME, strlen(UNVME_HOSTKV_SCHEME)) == 0;
 }
 
-const struct unvme_transport_ops unvme_transport_ftl = {
-	.name = "ftl",
-	.matches = ftl_matches,
+static const struct unvme_transport_ops ftl_ops = {
 	.attach = unvme_ftl_attach,
 	.detach = unvme_ftl_detach,
 	.read32 = emu_read32,
@@ -364,9 +371,18 @@ const struct unvme_transport_ops unvme_transport_ftl = {
 	.dma_unmap = emu_dma_unmap,
 };
 
-const struct unvme_transport_ops unvme_transport_hostkv = {
-	.name = "hostkv",
-	.matches = hostkv_matches,
+static const char *const ftl_schemes[] = {UNVME_FTL_SCHEME, NULL};
+static const struct unvme_transport unvme_transport_ftl = {
+	.name = "ftl",
+	.schemes = ftl_schemes,
+	.kind = UNVME_TRANSPORT_REGISTERS,
+	.rank = 40,
+	.matches = ftl_matches,
+	.ops = &ftl_ops,
+};
+UNVME_TRANSPORT_REGISTER(unvme_transport_ftl);
+
+static const struct unvme_transport_ops hostkv_ops = {
 	.attach = unvme_hostkv_attach,
 	.detach = unvme_hostkv_detach,
 	.read32 = emu_read32,
@@ -376,3 +392,14 @@ const struct unvme_transport_ops unvme_transport_hostkv = {
 	.dma_map = emu_dma_map,
 	.dma_unmap = emu_dma_unmap,
 };
+
+static const char *const hostkv_schemes[] = {UNVME_HOSTKV_SCHEME, NULL};
+static const struct unvme_transport unvme_transport_hostkv = {
+	.name = "hostkv",
+	.schemes = hostkv_schemes,
+	.kind = UNVME_TRANSPORT_REGISTERS,
+	.rank = 50,
+	.matches = hostkv_matches,
+	.ops = &hostkv_ops,
+};
+UNVME_TRANSPORT_REGISTER(unvme_transport_hostkv);

@@ -32,8 +32,8 @@
 
 #include "lib/common/env.h"
 #include "lib/common/clock.h"
-#include "ctrlr.h"
-#include "errmsg.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/errmsg.h"
 #include "uring_kdev.h"
 #include "uring_map.h"
 #include "uring_ring.h"
@@ -499,12 +499,21 @@ static const struct unvme_msg_ops pt_msg_ops = {
 	.qp_poll = pt_qp_poll,
 };
 
-const struct unvme_transport_ops unvme_transport_uring_passthru = {
-	.name = "uring-passthru",
-	.matches = pt_matches,
+static const struct unvme_transport_ops uring_passthru_ops = {
 	.attach = pt_attach,
 	.detach = pt_detach,
 	.dma_map = pt_dma_map,
 	.dma_unmap = pt_dma_unmap,
 	.msg = &pt_msg_ops,
 };
+
+static const struct unvme_transport unvme_transport_uring_passthru = {
+	.name = "uring-passthru",
+	.shape = kdev_addr_is_kernel,
+	.explain = kdev_explain,
+	.kind = UNVME_TRANSPORT_MESSAGE,
+	.rank = 60,
+	.matches = pt_matches,
+	.ops = &uring_passthru_ops,
+};
+UNVME_TRANSPORT_REGISTER(unvme_transport_uring_passthru);

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "dma.h"
-#include "errmsg.h"
+#include "lib/driver/dma.h"
+#include "lib/driver/errmsg.h"
 #include "uring_ring.h"
 
 void uring_bufgen_init(struct uring_bufgen *g, bool exact)

@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <time.h>
 
-#include "ctrlr.h"
+#include "lib/driver/ctrlr.h"
 #include "tcp_ctrlr.h"
 #include "lib/common/thread.h"
 

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tcp_params.h"
+#include "lib/driver/tcp_params.h"
 
 struct tcp_tls;
 struct tcp_tls_ctx;

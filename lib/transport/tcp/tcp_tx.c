@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ctrlr.h"
+#include "lib/driver/ctrlr.h"
 #include "tcp_ctrlr.h"
 #include "tcp_queue.h"
 

@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tcp_params.h"
+#include "lib/driver/tcp_params.h"
 #include "tcp_queue.h"
 
 struct tcp_tls_ctx;

@@ -36,6 +36,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "unvme/emu.h"
 #include "lib/common/anon_pages.h"
 #include "lib/common/env.h"
 #include "lib/common/futex.h"

@@ -137,9 +137,11 @@ const struct unvme_transport *unvme_transport_find(const char *address, int *err
 	if (shaped)
 		rc = shaped->explain(address);
 	else if (unvme_addr_parse_bdf(address, bdf))
-		unvme_fail(-ENODEV, "%s: PCIe devices need the VFIO transport, which this build does not "
-			   "have yet; to use an emulated device under this address, declare an alias such "
-			   "as UNVME_DEVICES='%s=emu://?ns=mem:1G:512'", bdf, bdf);
+		/* reached only in a build without it: VFIO serves every PCI address */
+		unvme_fail(-ENODEV, "%s: PCIe devices need the VFIO transport, which this build was "
+			   "configured without (-Dtransport_vfio); to use an emulated device under this "
+			   "address, declare an alias such as UNVME_DEVICES='%s=emu://?ns=mem:1G:512'",
+			   bdf, bdf);
 	else
 		unvme_fail(-ENODEV, "%s: no transport serves this address", address);
 	if (err)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unvme/emu.h"
 #include "hw/emu/emu_device.h"
 #include "lib/ftl/target.h"
 #include "lib/driver/ctrlr.h"

@@ -156,15 +156,6 @@ void uring_q_fini(struct uring_q *q)
 	q->reg_gen = NULL;
 }
 
-void uring_q_describe(const struct uring_q *q, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s completions, %s files, %s buffers%s",
-		 q->iopoll ? "polled (IOPOLL)" : "interrupt-driven",
-		 q->fixed_files ? "registered" : "unregistered",
-		 q->bufs_on ? "registered" : "unregistered",
-		 q->taskrun_flag ? ", COOP_TASKRUN" : "");
-}
-
 int uring_q_buf_slow(struct uring_q *q, const void *buf, size_t len)
 {
 	size_t contig;

@@ -121,8 +121,6 @@ struct uring_q {
 /* Sets the ring up. -errno with a message saying what the kernel lacks and what to do. */
 int uring_q_init(struct uring_q *q, const struct uring_q_opts *o);
 void uring_q_fini(struct uring_q *q);
-/* "IOPOLL, registered files and buffers, COOP_TASKRUN" for the transport's description. */
-void uring_q_describe(const struct uring_q *q, char *buf, size_t len);
 
 /* The next SQE to fill, or NULL if the ring is full (cannot happen while the queue pair's
  * trackers bound the commands in flight to the ring's size). */

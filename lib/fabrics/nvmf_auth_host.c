@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * DH-HMAC-CHAP as the host (NVMe Base 2.0 section 8.13.5), run on a connection whose Connect
- * answered "authentication required": negotiate (every hash and DH group we have, as Linux
- * offers them), answer the controller's challenge, and check the controller's answer to ours
- * when a controller key is given (bidirectional authentication).
+ * DH-HMAC-CHAP as the host (NVMe Base 2.0 section 8.13.5), run on a queue of any fabrics
+ * transport whose Connect answered "authentication required": negotiate (every hash and DH
+ * group we have, as Linux offers them), answer the controller's challenge, and check the
+ * controller's answer to ours when a controller key is given (bidirectional authentication).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,20 +11,25 @@
 
 #include "unvme/spec/auth.h"
 #include "unvme/spec/fabrics.h"
-#include "lib/driver/ctrlr.h"
+#include "unvme/unvme.h"
 #include "lib/driver/dhchap.h"
 #include "lib/driver/errmsg.h"
-#include "tcp_ctrlr.h"
+#include "nvmf_host.h"
 
 #define AUTH_BUF 4096
 
 struct auth_run {
-	struct tcp_ctrlr *tc;
-	struct tcp_queue *q;
+	struct nvmf_assoc *assoc;
+	void *q;
 	uint16_t qid;
 	uint16_t tid;
 	uint8_t *buf;
 };
+
+static const char *peer(const struct auth_run *a)
+{
+	return a->assoc->ops->peer(a->q);
+}
 
 static int auth_xfer(struct auth_run *a, bool send, uint32_t len)
 {
@@ -37,10 +42,10 @@ static int auth_xfer(struct auth_run *a, bool send, uint32_t len)
 	cmd.len = len;
 	if (!send)
 		memset(a->buf, 0, len);
-	uint32_t t = a->tc->c->opts.admin_timeout_ms ? a->tc->c->opts.admin_timeout_ms : 10000;
-	int rc = tcp_queue_exec(a->q, (struct nvme_sqe *)&cmd, a->buf, len, send, NULL, t);
+	int rc = a->assoc->ops->exec(a->q, (struct nvme_sqe *)&cmd, a->buf, len, send, NULL,
+				     a->assoc->timeout_ms);
 	if (rc > 0)
-		rc = unvme_fail(-EACCES, "%s: queue %u: Authentication %s failed: %s", a->q->conn.peer,
+		rc = unvme_fail(-EACCES, "%s: queue %u: Authentication %s failed: %s", peer(a),
 				a->qid, send ? "Send" : "Receive", unvme_status_str(rc, NVME_CSI_NVM));
 	return rc;
 }
@@ -66,11 +71,11 @@ static int expect(struct auth_run *a, uint8_t id)
 	if (h->auth_type == NVME_AUTH_COMMON && h->auth_id == NVME_AUTH_FAILURE1) {
 		const struct nvme_auth_failure *f = (const void *)a->buf;
 		return unvme_fail(-EACCES, "%s: queue %u: the controller refused the host: %s",
-				  a->q->conn.peer, a->qid, failure_name(f->rescode_exp));
+				  peer(a), a->qid, failure_name(f->rescode_exp));
 	}
 	if (h->auth_type != NVME_AUTH_DHCHAP || h->auth_id != id || h->t_id != a->tid)
 		return unvme_fail(-EPROTO, "%s: queue %u: unexpected authentication message %02x/%02x",
-				  a->q->conn.peer, a->qid, h->auth_type, h->auth_id);
+				  peer(a), a->qid, h->auth_type, h->auth_id);
 	return 0;
 }
 
@@ -111,18 +116,17 @@ static uint32_t negotiate(struct auth_run *a)
 	return (uint32_t)len;
 }
 
-int tcp_auth_host(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid)
+int nvmf_auth_host(struct nvmf_assoc *assoc, void *q, uint16_t qid)
 {
-	const struct tcp_params *p = &tc->p;
 	char err[160];
 	struct dhchap_key hkey, ckey;
-	bool bidi = p->dhchap_ctrl_secret[0] != '\0';
-	if (dhchap_key_parse(p->dhchap_secret, &hkey, err, sizeof(err)))
+	bool bidi = assoc->dhchap_ctrl_secret[0] != '\0';
+	if (dhchap_key_parse(assoc->dhchap_secret, &hkey, err, sizeof(err)))
 		return unvme_fail(-EINVAL, "dhchap_secret: %s", err);
-	if (bidi && dhchap_key_parse(p->dhchap_ctrl_secret, &ckey, err, sizeof(err)))
+	if (bidi && dhchap_key_parse(assoc->dhchap_ctrl_secret, &ckey, err, sizeof(err)))
 		return unvme_fail(-EINVAL, "dhchap_ctrl_secret: %s", err);
-	struct auth_run a = {.tc = tc, .q = q, .qid = qid,
-			     .tid = (uint16_t)__atomic_fetch_add(&tc->next_tid, 1, __ATOMIC_RELAXED)};
+	struct auth_run a = {.assoc = assoc, .q = q, .qid = qid,
+			     .tid = (uint16_t)__atomic_fetch_add(&assoc->next_tid, 1, __ATOMIC_RELAXED)};
 	a.buf = calloc(1, AUTH_BUF);
 	if (!a.buf)
 		return -ENOMEM;
@@ -143,14 +147,14 @@ int tcp_auth_host(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid)
 	size_t gl = dhchap_group_len(ch.dhgid);
 	if (!hl || ch.hl != hl) {
 		rc = fail2(&a, NVME_AUTH_FAIL_HASH_UNUSABLE,
-			   unvme_fail(-EPROTO, "%s: controller chose hash %u of length %u", q->conn.peer,
-				      ch.hashid, ch.hl));
+			   unvme_fail(-EPROTO, "%s: controller chose hash %u of length %u",
+				      assoc->ops->peer(q), ch.hashid, ch.hl));
 		goto out;
 	}
 	if (!dhchap_group_name(ch.dhgid) || ch.dhvlen != gl || sizeof(ch) + hl + gl > AUTH_BUF) {
 		rc = fail2(&a, NVME_AUTH_FAIL_DHGROUP_UNUSABLE,
 			   unvme_fail(-EPROTO, "%s: controller chose DH group %u with a %u-byte value",
-				      q->conn.peer, ch.dhgid, ch.dhvlen));
+				      assoc->ops->peer(q), ch.dhgid, ch.dhvlen));
 		goto out;
 	}
 	uint8_t c1[DHCHAP_MAX_HASH], pub[DHCHAP_MAX_DH];
@@ -160,7 +164,7 @@ int tcp_auth_host(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid)
 		if (!sess || dhchap_dh_generate(&dh, ch.dhgid, pub) ||
 		    dhchap_dh_derive(&dh, a.buf + sizeof(ch) + hl, gl, sess)) {
 			rc = fail2(&a, NVME_AUTH_FAIL_INCORRECT_PAYLOAD,
-				   unvme_fail(-EPROTO, "%s: Diffie-Hellman exchange (%s) failed", q->conn.peer,
+				   unvme_fail(-EPROTO, "%s: Diffie-Hellman exchange (%s) failed", assoc->ops->peer(q),
 					      dhchap_group_name(ch.dhgid)));
 			goto out;
 		}
@@ -168,9 +172,9 @@ int tcp_auth_host(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid)
 
 	/* our reply: R1, our challenge C2 when we authenticate the controller, g^x */
 	uint8_t kh[DHCHAP_MAX_HASH], r1[DHCHAP_MAX_HASH], c2[DHCHAP_MAX_HASH] = {0};
-	size_t khl = dhchap_key_transform(&hkey, p->hostnqn, kh);
-	if (!khl || dhchap_response(ch.hashid, kh, khl, c1, ch.seqnum, a.tid, "HostHost", p->hostnqn,
-				    p->subnqn, sess, gl, r1)) {
+	size_t khl = dhchap_key_transform(&hkey, assoc->hostnqn, kh);
+	if (!khl || dhchap_response(ch.hashid, kh, khl, c1, ch.seqnum, a.tid, "HostHost", assoc->hostnqn,
+				    assoc->subnqn, sess, gl, r1)) {
 		rc = fail2(&a, NVME_AUTH_FAIL_FAILED, unvme_fail(-EIO, "DH-HMAC-CHAP response failed"));
 		goto out;
 	}
@@ -204,15 +208,15 @@ int tcp_auth_host(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid)
 	const struct nvme_auth_success1 *s1 = (const void *)a.buf;
 	if (bidi) {
 		uint8_t kc[DHCHAP_MAX_HASH], r2[DHCHAP_MAX_HASH];
-		size_t kcl = dhchap_key_transform(&ckey, p->subnqn, kc);
+		size_t kcl = dhchap_key_transform(&ckey, assoc->subnqn, kc);
 		bool ok = s1->rvalid && s1->hl == hl && kcl &&
-			  dhchap_response(ch.hashid, kc, kcl, c2, s2, a.tid, "Controller", p->subnqn,
-					  p->hostnqn, sess, gl, r2) == 0 &&
+			  dhchap_response(ch.hashid, kc, kcl, c2, s2, a.tid, "Controller", assoc->subnqn,
+					  assoc->hostnqn, sess, gl, r2) == 0 &&
 			  dhchap_equal(r2, s1->rval, hl);
 		if (!ok) {
 			rc = fail2(&a, NVME_AUTH_FAIL_FAILED,
 				   unvme_fail(-EACCES, "%s: the controller did not prove it has the "
-					      "controller key (dhchap_ctrl_secret)", q->conn.peer));
+					      "controller key (dhchap_ctrl_secret)", assoc->ops->peer(q)));
 			goto out;
 		}
 		struct nvme_auth_success2 *ok2 = (void *)a.buf;

@@ -19,7 +19,7 @@
 #include "lib/driver/ctrlr.h"
 #include "lib/driver/errmsg.h"
 #include "tcp_conn.h"
-#include "lib/driver/tcp_pdu.h"
+#include "lib/fabrics/tcp/tcp_pdu.h"
 #include "lib/driver/tcp_tls.h"
 
 #define HOST_MAXR2T 0 /* 0's based: one R2T outstanding per command */

@@ -63,12 +63,13 @@ static int assoc_connect(struct tcp_ctrlr *tc)
 	tcp_queue_close_conn(q);
 	tcp_queue_reset(q);
 	uint32_t adepth = tc->c->opts.admin_queue_depth ? tc->c->opts.admin_queue_depth : 32;
-	int rc = tcp_fabrics_connect(tc, q, 0, (uint16_t)(adepth - 1), NVMF_CNTLID_DYNAMIC, &tc->cntlid);
+	int rc = tcp_fabrics_connect(tc, q, 0, (uint16_t)(adepth - 1), NVMF_CNTLID_DYNAMIC,
+				     &tc->fab.cntlid);
 	uint64_t cap = 0, vs = 0;
 	if (rc == 0)
-		rc = tcp_fabrics_prop_get(tc, NVME_REG_CAP, true, &cap);
+		rc = nvmf_prop_get(&tc->fab, NVME_REG_CAP, true, &cap);
 	if (rc == 0)
-		rc = tcp_fabrics_prop_get(tc, NVME_REG_VS, false, &vs);
+		rc = nvmf_prop_get(&tc->fab, NVME_REG_VS, false, &vs);
 	if (rc) {
 		tcp_queue_close_conn(q);
 		return rc;
@@ -98,7 +99,7 @@ static int assoc_reconnect(struct tcp_ctrlr *tc)
 		int rc = assoc_connect(tc);
 		if (rc == 0) {
 			if (attempts > 1 || tc->ever_live)
-				tcp_report(tc, "reconnected (controller %u, %d attempt%s)", tc->cntlid, attempts,
+				tcp_report(tc, "reconnected (controller %u, %d attempt%s)", tc->fab.cntlid, attempts,
 					   attempts == 1 ? "" : "s");
 			return 0;
 		}
@@ -127,7 +128,7 @@ static uint32_t tcp_read32(void *ctx, uint32_t off)
 		v = tc->aqa;
 	} else if (st == ASSOC_LIVE) {
 		uint64_t val = 0;
-		if (tcp_fabrics_prop_get(tc, off, false, &val) == 0) {
+		if (nvmf_prop_get(&tc->fab, off, false, &val) == 0) {
 			v = (uint32_t)val;
 			if (off == NVME_REG_CC)
 				tc->cc = v;
@@ -157,7 +158,7 @@ static uint64_t tcp_read64(void *ctx, uint32_t off)
 	pthread_mutex_lock(&tc->lock);
 	uint64_t v = 0;
 	if (atomic_load(&tc->assoc) == ASSOC_LIVE)
-		tcp_fabrics_prop_get(tc, off, true, &v);
+		nvmf_prop_get(&tc->fab, off, true, &v);
 	pthread_mutex_unlock(&tc->lock);
 	return v;
 }
@@ -168,7 +169,7 @@ static void write_cc(struct tcp_ctrlr *tc, uint32_t val)
 	bool enable = val & NVME_CC_EN;
 	if (!enable) {
 		if (st == ASSOC_LIVE && (tc->cc & NVME_CC_EN))
-			tcp_fabrics_prop_set(tc, NVME_REG_CC, false, val); /* best effort: it ends anyway */
+			nvmf_prop_set(&tc->fab, NVME_REG_CC, false, val); /* best effort: it ends anyway */
 		if (st == ASSOC_LIVE || st == ASSOC_BROKEN)
 			assoc_end(tc);
 		tc->cc = val;
@@ -181,7 +182,7 @@ static void write_cc(struct tcp_ctrlr *tc, uint32_t val)
 			return;
 		}
 	}
-	if (tcp_fabrics_prop_set(tc, NVME_REG_CC, false, val) == 0)
+	if (nvmf_prop_set(&tc->fab, NVME_REG_CC, false, val) == 0)
 		tc->cc = val;
 }
 
@@ -194,7 +195,7 @@ static void tcp_write32(void *ctx, uint32_t off, uint32_t val)
 	else if (off == NVME_REG_CC)
 		write_cc(tc, val);
 	else if (atomic_load(&tc->assoc) == ASSOC_LIVE)
-		tcp_fabrics_prop_set(tc, off, false, val);
+		nvmf_prop_set(&tc->fab, off, false, val);
 	pthread_mutex_unlock(&tc->lock);
 }
 
@@ -211,7 +212,7 @@ static void tcp_write64(void *ctx, uint32_t off, uint64_t val)
 	}
 	pthread_mutex_lock(&tc->lock);
 	if (atomic_load(&tc->assoc) == ASSOC_LIVE)
-		tcp_fabrics_prop_set(tc, off, true, val);
+		nvmf_prop_set(&tc->fab, off, true, val);
 	pthread_mutex_unlock(&tc->lock);
 }
 
@@ -266,6 +267,7 @@ static int tcp_attach(struct unvme_ctrlr *c, const char *address)
 		tcp_free(tc);
 		return rc;
 	}
+	tcp_fabrics_init(tc);
 	tc->admin.locked = true;
 	tc->admin.timeout_ms = c->opts.admin_timeout_ms;
 	pthread_mutex_lock(&tc->lock);
@@ -406,7 +408,7 @@ static int tcp_qp_connect(struct unvme_qpair *qp)
 	if (atomic_load(&tc->assoc) != ASSOC_LIVE)
 		return unvme_fail(-EIO, "%s: queue %u: no association with the controller", tc->c->devid,
 				  qp->qid);
-	return tcp_fabrics_connect(tc, q, qp->qid, (uint16_t)(qp->depth - 1u), tc->cntlid, NULL);
+	return tcp_fabrics_connect(tc, q, qp->qid, (uint16_t)(qp->depth - 1u), tc->fab.cntlid, NULL);
 }
 
 static void tcp_qp_disconnect(struct unvme_qpair *qp)

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "lib/driver/tcp_params.h"
+#include "lib/fabrics/nvmf_host.h"
 #include "tcp_queue.h"
 
 struct tcp_tls_ctx;
@@ -43,14 +44,13 @@ struct tcp_ctrlr {
 	pthread_mutex_t lock;     /* the admin connection and the cached registers */
 	struct tcp_queue admin;
 	_Atomic int assoc;        /* enum tcp_assoc */
-	uint16_t cntlid;
+	struct nvmf_assoc fab;    /* the fabrics layer's view: who connects, the controller id */
 	bool ever_live;           /* a CC.EN = 1 after this is a reconnect: retry it */
 	uint64_t cap;
 	uint32_t vs;
 	uint32_t cc;
 	uint32_t aqa;
 	uint64_t asq, acq;
-	uint16_t next_tid;        /* authentication transaction ids */
 	struct tcp_tls_ctx *tls;  /* TLS with a PSK on every connection (tls=1), else NULL */
 
 	/* keep alive */
@@ -62,19 +62,16 @@ struct tcp_ctrlr {
 	_Atomic bool closing;     /* the controller is being closed: stop retrying */
 };
 
-/* tcp_fabrics.c: the fabrics commands, run on a connection with tcp_queue_exec. */
-/* Opens the connection of queue qid and connects it (Connect, then authentication when the
- * controller asks). cntlid FFFFh for the admin queue. 0 or a negative errno / positive NVMe
- * status, with a message. *cntlid_out (may be NULL) gets the controller id. */
+/* tcp_fabrics.c: the fabrics layer (lib/fabrics/nvmf_host.h) on connections. init fills
+ * tc->fab once the parameters are parsed; properties and Keep Alive are nvmf_* on it. */
+void tcp_fabrics_init(struct tcp_ctrlr *tc);
+/* Opens the connection of queue qid and connects it (nvmf_connect: Connect, then
+ * authentication when the controller asks). cntlid FFFFh for the admin queue. 0 or a negative
+ * errno / positive NVMe status, with a message. *cntlid_out (may be NULL) gets the controller
+ * id. */
 int tcp_fabrics_connect(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid, uint16_t sqsize,
 			uint16_t cntlid, uint16_t *cntlid_out);
-int tcp_fabrics_prop_get(struct tcp_ctrlr *tc, uint32_t off, bool wide, uint64_t *val);
-int tcp_fabrics_prop_set(struct tcp_ctrlr *tc, uint32_t off, bool wide, uint64_t val);
 int tcp_fabrics_disconnect(struct tcp_ctrlr *tc, struct tcp_queue *q);
-int tcp_fabrics_keep_alive(struct tcp_ctrlr *tc);
-
-/* tcp_auth.c: DH-HMAC-CHAP as the host, on a connection the controller asked to authenticate. */
-int tcp_auth_host(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid);
 
 /* tcp_keepalive.c */
 void tcp_keepalive_start(struct tcp_ctrlr *tc);

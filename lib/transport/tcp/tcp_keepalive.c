@@ -39,7 +39,7 @@ static void *ka_main(void *arg)
 		pthread_mutex_unlock(&tc->ka_mu);
 		pthread_mutex_lock(&tc->lock);
 		if (atomic_load(&tc->assoc) == ASSOC_LIVE)
-			tcp_fabrics_keep_alive(tc); /* a failure marks the association broken */
+			nvmf_keep_alive(&tc->fab); /* a failure marks the association broken */
 		pthread_mutex_unlock(&tc->lock);
 		struct unvme_ctrlr *c = tc->c;
 		if (c->failed && !c->gave_up && !atomic_load(&tc->closing))

@@ -28,8 +28,8 @@
 #include "unvme/spec.h"
 #include "unvme/spec/tcp.h"
 #include "tcp_conn.h"
-#include "lib/driver/tcp_pdu.h"
-#include "lib/driver/tcp_stream.h"
+#include "lib/fabrics/tcp/tcp_pdu.h"
+#include "lib/fabrics/tcp/tcp_stream.h"
 
 struct unvme_qpair;
 struct tcp_ctrlr;

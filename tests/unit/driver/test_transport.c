@@ -8,16 +8,8 @@
 
 #include "unvme/unvme.h"
 #include "lib/driver/transport.h"
+#include "enabled_transports.h"
 #include "test_util.h"
-
-static bool expected(const char *name)
-{
-	char list[] = TRANSPORTS;
-	for (char *save, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
-		if (strcmp(t, name) == 0)
-			return true;
-	return false;
-}
 
 static void test_every_enabled_transport_registered(void)
 {
@@ -32,7 +24,7 @@ static void test_every_enabled_transport_registered(void)
 	}
 	size_t n = 0;
 	for (const struct unvme_transport *t; (t = unvme_transport_at(n)); n++)
-		if (!expected(t->name)) {
+		if (!transport_enabled(t->name)) {
 			fprintf(stderr, "  transport '%s' is registered but not enabled\n", t->name);
 			CHECK(false);
 		}
@@ -53,11 +45,11 @@ static void test_rank_order_and_kinds(void)
 	}
 	const struct unvme_transport *emu = unvme_transport_by_name("emu");
 	CHECK(emu && emu->kind == UNVME_TRANSPORT_REGISTERS);
-	if (expected("tcp"))
+	if (transport_enabled("tcp"))
 		CHECK_EQ(unvme_transport_by_name("tcp")->kind, UNVME_TRANSPORT_FABRICS);
-	if (expected("vfio"))
+	if (transport_enabled("vfio"))
 		CHECK_EQ(unvme_transport_by_name("vfio")->kind, UNVME_TRANSPORT_REGISTERS);
-	if (expected("uring-file"))
+	if (transport_enabled("uring-file"))
 		CHECK_EQ(unvme_transport_by_name("uring-file")->kind, UNVME_TRANSPORT_MESSAGE);
 }
 
@@ -71,7 +63,7 @@ static void test_scheme_list(void)
 			snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%s",
 				 want[0] ? ", " : "", *s);
 	CHECK_STREQ(unvme_transport_schemes(), want);
-	if (expected("tcp") && expected("uring-file"))
+	if (transport_enabled("tcp") && transport_enabled("uring-file"))
 		CHECK_STREQ(unvme_transport_schemes(), "emu://, nvme-tcp://, file://, ftl://, hostkv://");
 	char out[64];
 	CHECK_EQ(unvme_devid_resolve("nvme://x", out, sizeof(out)), -EINVAL);
@@ -86,12 +78,12 @@ static void test_find_and_claims(void)
 	CHECK(unvme_transport_claims("hostkv://x"));
 	CHECK(!unvme_transport_claims("emu0"));
 	CHECK(!unvme_transport_claims("0000:02:00.0")); /* PCI addresses may be aliases */
-	if (expected("tcp")) {
+	if (transport_enabled("tcp")) {
 		CHECK(unvme_transport_find("nvme-tcp://127.0.0.1/nqn.x", &err) ==
 		      unvme_transport_by_name("tcp"));
 		CHECK(unvme_transport_claims("nvme-tcp://h"));
 	}
-	if (expected("uring-file"))
+	if (transport_enabled("uring-file"))
 		CHECK(unvme_transport_claims("/some/path") && unvme_transport_claims("file:///x"));
 	err = 0;
 	CHECK(unvme_transport_find("nothing-serves-this", &err) == NULL);

@@ -11,15 +11,7 @@
 #include <string.h>
 
 #include "unvme/unvme.h"
-
-static bool enabled(const char *name)
-{
-	char list[] = TRANSPORTS;
-	for (char *save, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
-		if (strcmp(t, name) == 0)
-			return true;
-	return false;
-}
+#include "enabled_transports.h"
 
 int main(void)
 {
@@ -37,7 +29,7 @@ int main(void)
 	snprintf(msg, sizeof(msg), "%s", unvme_errmsg());
 	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
 		bool listed = strstr(msg, schemes[i].scheme) != NULL;
-		if (listed != enabled(schemes[i].transport)) {
+		if (listed != transport_enabled(schemes[i].transport)) {
 			fprintf(stderr, "%s %s listed: %s\n", schemes[i].scheme,
 				listed ? "is" : "is not", msg);
 			failed++;
@@ -54,7 +46,7 @@ int main(void)
 		return 1;
 	}
 	bool vfio_missing = strstr(unvme_errmsg(), "need the VFIO transport") != NULL;
-	if (vfio_missing == enabled("vfio")) {
+	if (vfio_missing == transport_enabled("vfio")) {
 		fprintf(stderr, "0000:ff:1f.7: %s\n", unvme_errmsg());
 		failed++;
 	}

@@ -3,14 +3,16 @@
 """Runs the libFuzzer targets (make fuzz: long, make test-fuzz: a few seconds each).
 
     scripts/fuzz.py [--build build-fuzz] [--seconds S] [--runs N] [--target NAME]...
-                    [--json FILE] [--jobs J]
+                    [--json FILE] [--jobs J] [--fork N]
 
 Each target first runs every input of its kept corpus (tests/fuzz/corpus/<target>: seeds and
 the inputs of crashes found before, as regressions), then fuzzes until --seconds or --runs,
 whichever comes first, growing a working corpus in <build>/fuzz-corpus/<target> (kept between
 runs, not in the tree). A crash, a leak, a sanitizer report or a timeout fails the run; its
 input is in <build>/fuzz-artifacts/ (add it to the kept corpus as regress-<what>, and a unit
-test where sensible). --jobs runs several targets at once.
+test where sensible). --jobs runs several targets at once; --fork N runs one target in N
+worker processes sharing its corpus (libFuzzer's -fork: a long run of one target on every CPU,
+its executions counted over all workers).
 
 Targets of other parts join by adding an entry to TARGETS (a binary of the normal or the fuzz
 build, its kept corpus, extra libFuzzer flags).
@@ -41,9 +43,11 @@ TARGETS = {
 }
 
 STAT = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)
+# fork mode prints no stat:: lines: its progress lines count the workers' executions together
+FORK_PROGRESS = re.compile(r"^#(\d+): .* time: (\d+)s", re.M)
 
 
-def run_target(name, build, seconds, runs):
+def run_target(name, build, seconds, runs, fork=0):
     exe, kept, extra = TARGETS[name]
     exe = build / exe
     if not exe.exists():
@@ -57,6 +61,8 @@ def run_target(name, build, seconds, runs):
             "-max_len=8192", *extra]
     if runs:
         args.append(f"-runs={runs}")
+    if fork:
+        args.append(f"-fork={fork}")
     args += [str(work), str(REPO / kept)]
     env = dict(os.environ, UNVME_QUIET="1",
                ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:" + os.environ.get("ASAN_OPTIONS", ""),
@@ -69,7 +75,12 @@ def run_target(name, build, seconds, runs):
                        timeout=seconds + 600)
     took = time.monotonic() - t0
     stats = {k: int(v) for k, v in STAT.findall(p.stderr)}
-    res = {"target": name, "seconds": round(took, 1),
+    progress = FORK_PROGRESS.findall(p.stderr)
+    if fork and progress:
+        execs, secs = (int(x) for x in progress[-1])
+        stats["number_of_executed_units"] = execs
+        stats["average_exec_per_sec"] = execs // max(secs, 1)
+    res = {"target": name, "seconds": round(took, 1), "workers": fork or 1,
            "executions": stats.get("number_of_executed_units", 0),
            "exec_per_sec": stats.get("average_exec_per_sec", 0),
            "new_units": stats.get("new_units_added", 0),
@@ -91,13 +102,14 @@ def main(argv=None):
     ap.add_argument("--target", action="append", choices=sorted(TARGETS))
     ap.add_argument("--json")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--fork", type=int, default=0, help="worker processes per target")
     opts = ap.parse_args(argv)
     build = Path(opts.build)
     build = build if build.is_absolute() else REPO / build
     names = opts.target or list(TARGETS)
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs) as pool:
-        futs = [pool.submit(run_target, n, build, opts.seconds, opts.runs) for n in names]
+        futs = [pool.submit(run_target, n, build, opts.seconds, opts.runs, opts.fork) for n in names]
         for f in futs:
             r = f.result()
             results.append(r)

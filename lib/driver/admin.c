@@ -25,6 +25,22 @@ static void admin_cb(void *arg, const struct nvme_cqe *cpl)
 	w->done = 1;
 }
 
+#define DEFAULT_FORMAT_TIMEOUT_MS 600000u /* nvme-cli's format and sanitize wait as long */
+
+uint32_t unvme_admin_limit_ms(const struct unvme_ctrlr *c, uint8_t opc)
+{
+	uint32_t t = c->opts.admin_timeout_ms;
+	/* Format NVM and Sanitize rewrite whole namespaces before they complete: minutes on a
+	 * large drive (and on QEMU's emulated one under TCG), where every other admin command
+	 * is answered at once. admin_timeout_ms still bounds them from below. */
+	if (opc == NVME_ADM_FORMAT_NVM || opc == NVME_ADM_SANITIZE) {
+		uint32_t f = unvme_env_timeout_ms("UNVME_FORMAT_TIMEOUT_MS", DEFAULT_FORMAT_TIMEOUT_MS);
+		if (t && t < f)
+			t = f;
+	}
+	return t;
+}
+
 /* Submits cmd on the admin queue and waits for it (admin_lock held). *cid gets its command
  * id. On a failed wait the command may still be outstanding; its completion will not touch
  * this stack frame. */
@@ -41,7 +57,7 @@ static int run_locked(struct unvme_ctrlr *c, struct nvme_sqe *cmd, size_t len, s
 	/* A fabric's transport ends its own commands at the admin timeout (it closes the
 	 * connection and the command completes with Command Aborted By Host, tcp_queue.c): this
 	 * wait's limit is then only the last resort. */
-	uint32_t t = c->opts.admin_timeout_ms;
+	uint32_t t = unvme_admin_limit_ms(c, cmd->opc);
 	rc = qpair_wait(c->admin, &w.done, c->admin->fabric && t ? 2 * t + 1000 : t);
 	if (rc) {
 		if (!w.done)
@@ -137,7 +153,7 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 		bool aborted = !fatal && abort_admin_locked(c, cid);
 		lost = !fatal && !aborted;
 		rc = unvme_fail(rc, "%s: admin command 0x%02x got no completion within %u ms%s",
-				c->devid, cmd->opc, c->opts.admin_timeout_ms,
+				c->devid, cmd->opc, unvme_admin_limit_ms(c, cmd->opc),
 				fatal ? " (controller fatal status set)"
 				      : aborted ? "; aborted" : "; the controller is reset");
 		goto out;

@@ -26,9 +26,7 @@
 static int ctrlr_attach(struct unvme_ctrlr *c);
 static void ctrlr_detach(struct unvme_ctrlr *c);
 
-/* A timeout from the environment (milliseconds, 1..86400000), else def; a bad value is
- * reported and ignored. */
-static uint32_t env_timeout(const char *name, uint32_t def)
+uint32_t unvme_env_timeout_ms(const char *name, uint32_t def)
 {
 	const char *v = getenv(name);
 	if (!v || !*v)
@@ -49,9 +47,9 @@ UNVME_API void unvme_ctrlr_opts_default(struct unvme_ctrlr_opts *opts)
 {
 	opts->num_io_queues = DEFAULT_IO_QUEUES;
 	opts->admin_queue_depth = DEFAULT_ADMIN_DEPTH;
-	opts->admin_timeout_ms = env_timeout("UNVME_ADMIN_TIMEOUT_MS", DEFAULT_ADMIN_TIMEOUT_MS);
+	opts->admin_timeout_ms = unvme_env_timeout_ms("UNVME_ADMIN_TIMEOUT_MS", DEFAULT_ADMIN_TIMEOUT_MS);
 	opts->io_queue_depth = DEFAULT_IO_DEPTH;
-	opts->io_timeout_ms = env_timeout("UNVME_IO_TIMEOUT_MS", DEFAULT_IO_TIMEOUT_MS);
+	opts->io_timeout_ms = unvme_env_timeout_ms("UNVME_IO_TIMEOUT_MS", DEFAULT_IO_TIMEOUT_MS);
 }
 
 /* Waits for CSTS.RDY to equal want within CAP.TO (500 ms units). */

@@ -297,6 +297,13 @@ void ctrlr_events_fini(struct unvme_ctrlr *c);
  * event is about. */
 void ctrlr_emit(struct unvme_ctrlr *c, enum unvme_event_type type, int status, uint32_t dw0,
 		const char *sn);
+/* A timeout from the environment (milliseconds, 1..86400000), else def; a bad value is
+ * reported and ignored. */
+uint32_t unvme_env_timeout_ms(const char *name, uint32_t def);
+/* How long the admin path waits for a command of opcode opc: admin_timeout_ms, and for
+ * Format NVM and Sanitize at least $UNVME_FORMAT_TIMEOUT_MS (default 10 minutes). */
+uint32_t unvme_admin_limit_ms(const struct unvme_ctrlr *c, uint8_t opc);
+
 /* Sends the Asynchronous Event Request again if enabled and none is outstanding (admin_lock
  * held; after an event, a reset or a re-attach). */
 void ctrlr_aer_rearm_locked(struct unvme_ctrlr *c);

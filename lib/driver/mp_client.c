@@ -474,7 +474,8 @@ static int cli_admin(struct unvme_ctrlr *c, const struct nvme_sqe *cmd, void *bu
 	rq.admin.data_iova = len ? unvme_dma_iova(buf) : 0;
 	rq.admin.len = (uint32_t)len;
 	struct mp_rep rep;
-	int tmo = (int)(c->opts.admin_timeout_ms ? c->opts.admin_timeout_ms : 60000) + REQ_TIMEOUT_MS;
+	uint32_t limit = unvme_admin_limit_ms(c, cmd->opc);
+	int tmo = (int)(limit ? limit : 60000) + REQ_TIMEOUT_MS;
 	int rc = call(s, &rq, -1, &rep, tmo, NULL);
 	if (rc)
 		return rc;

@@ -301,6 +301,29 @@ static void test_admin_lost_resets_controller(void)
 	unvme_ctrlr_close(c);
 }
 
+/* Format NVM and Sanitize rewrite whole namespaces: they wait UNVME_FORMAT_TIMEOUT_MS, not
+ * the admin timeout every other admin command has (QEMU's format took over 10 s under TCG). */
+static void test_format_waits_longer(void)
+{
+	struct unvme_ctrlr *c = open_dev("emu://to6?ns=mem:1M:512", 30);
+	REQUIRE(c != NULL);
+	setenv("UNVME_FORMAT_TIMEOUT_MS", "400", 1);
+	CHECK_EQ(unvme_admin_limit_ms(c, NVME_ADM_FORMAT_NVM), 400);
+	CHECK_EQ(unvme_admin_limit_ms(c, NVME_ADM_SANITIZE), 400);
+	CHECK_EQ(unvme_admin_limit_ms(c, NVME_ADM_IDENTIFY), 30);
+	CHECK_EQ(inject(c, NVME_EMU_FAULT_SWALLOW, 1, NVME_EMU_FAULT_ADMIN), 0);
+	struct nvme_sqe fmt = { .opc = NVME_ADM_FORMAT_NVM, .nsid = 1 };
+	CHECK_EQ(unvme_admin(c, &fmt, NULL, 0, NULL), -ETIMEDOUT);
+	CHECK(strstr(unvme_errmsg(), "admin command 0x80 got no completion within 400 ms") != NULL);
+	/* never shorter than the admin timeout */
+	setenv("UNVME_FORMAT_TIMEOUT_MS", "5", 1);
+	CHECK_EQ(unvme_admin_limit_ms(c, NVME_ADM_FORMAT_NVM), 30);
+	unsetenv("UNVME_FORMAT_TIMEOUT_MS");
+	CHECK_EQ(unvme_admin_limit_ms(c, NVME_ADM_FORMAT_NVM), 600000);
+	CHECK_EQ(unvme_admin(c, &fmt, NULL, 0, NULL), 0); /* the device formats again */
+	unvme_ctrlr_close(c);
+}
+
 TEST_MAIN(TEST(test_sync_wait_backs_off), TEST(test_fence_unshared_queue),
 	  TEST(test_fence_split_queue), TEST(test_admin_aer_slot_comes_back),
-	  TEST(test_admin_lost_resets_controller))
+	  TEST(test_admin_lost_resets_controller), TEST(test_format_waits_longer))

@@ -147,10 +147,13 @@ UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *ctrlr);
 /* 1 if the controller reported a fatal status (CSTS.CFS) or stopped answering and is not (or
  * not yet) recovered. */
 UNVME_API int unvme_ctrlr_is_failed(const struct unvme_ctrlr *ctrlr);
-/* How many times the driver reset the controller by itself after a fatal status. Each time it
- * also says so on stderr (unless UNVME_QUIET is set). It stops trying, and the controller
- * stays failed until unvme_ctrlr_reset(), when the device does not answer, when the reset
- * fails, or after three automatic resets within 10 s. */
+/* How many automatic resets the driver completed on this controller: after a fatal status
+ * (CSTS.CFS), an admin command that timed out and Abort could not end, a queue whose fence
+ * (Delete I/O SQ/CQ) the device refused, or a queue that could not be created again. Resets
+ * asked for with unvme_ctrlr_reset() and automatic ones that failed are not counted. Each
+ * counted reset also says so on stderr (unless UNVME_QUIET is set). The driver stops trying,
+ * and the controller stays failed until unvme_ctrlr_reset(), when the device does not answer,
+ * when a reset fails, or after three automatic resets within 10 s. */
 UNVME_API uint32_t unvme_ctrlr_reset_count(const struct unvme_ctrlr *ctrlr);
 
 UNVME_API const char *unvme_ctrlr_devid(const struct unvme_ctrlr *ctrlr);   /* as given */
@@ -211,8 +214,8 @@ UNVME_API int unvme_format(struct unvme_ctrlr *ctrlr, uint32_t nsid, uint8_t lba
 /* Firmware Image Download of a whole image in chunks of xfer bytes (0: 4 KiB or FWUG). */
 UNVME_API int unvme_fw_download(struct unvme_ctrlr *ctrlr, const void *image, size_t len,
 				uint32_t xfer);
-/* Firmware Commit; *dw0 (may be NULL) receives DW0. Status FW_NEEDS_RESET etc. are returned
- * as positive statuses like any other. */
+/* Firmware Commit of slot with commit action (CA) action. Status FW_NEEDS_RESET etc. are
+ * returned as positive statuses like any other. */
 UNVME_API int unvme_fw_commit(struct unvme_ctrlr *ctrlr, uint8_t slot, uint8_t action);
 /* Abort command cid on queue sqid; *aborted (may be NULL) is set when the device aborted it. */
 UNVME_API int unvme_abort(struct unvme_ctrlr *ctrlr, uint16_t sqid, uint16_t cid, bool *aborted);
@@ -240,7 +243,9 @@ struct unvme_event {
 };
 /* Called on the thread that noticed the event (the one that unplugged or plugged the device,
  * or called unvme_ctrlr_process_events). A callback may issue admin commands and submit I/O;
- * it must not add or remove listeners, nor close the controller. */
+ * it must not add or remove listeners, nor close the controller. Argument order: the
+ * controller, the event, then the arg given to unvme_ctrlr_add_event_cb last (a command
+ * callback, unvme_cmd_cb, takes its arg first; the ABI keeps both orders). */
 typedef void (*unvme_event_cb)(struct unvme_ctrlr *ctrlr, const struct unvme_event *ev, void *arg);
 /* At most 8 listeners per controller (-ENOSPC); the same (cb, arg) twice is -EEXIST. */
 UNVME_API int unvme_ctrlr_add_event_cb(struct unvme_ctrlr *ctrlr, unvme_event_cb cb, void *arg);
@@ -257,18 +262,8 @@ UNVME_API int unvme_ctrlr_aer_enable(struct unvme_ctrlr *ctrlr);
  * Call it periodically (a monitor polls every few milliseconds). */
 UNVME_API int unvme_ctrlr_process_events(struct unvme_ctrlr *ctrlr);
 
-/* Emulated devices only (emu://, docs/devices.md): pull the card out of the slot at devid's
- * address, as a surprise removal (it does not know; data of mem namespaces is lost, file
- * namespaces keep what was written), or put a card back in. card NULL re-inserts the same
- * device (its URI is the address); an emu:// URI inserts a replacement described by it (a
- * new serial=, other namespaces) at the same address. Both need the device open in this
- * process: run here, or run by a device process (or a primary) this process is a client of,
- * which then pulls or puts the card for every process that uses it. unplug: 0, -ENODEV (not
- * open here), -EALREADY (the slot is empty). plug: 0 once the driver attached the card,
- * -EBUSY (the slot holds a card), -EINVAL (a bad card URI), or the re-attach's error (the
- * card stays in the slot, the controller failed). */
-UNVME_API int unvme_emu_unplug(const char *devid);
-UNVME_API int unvme_emu_plug(const char *devid, const char *card);
+/* Emulated devices: pulling a card out of its slot and putting one back are the emulator's
+ * test hooks, declared in unvme/emu.h. */
 
 /* ---- device processes (docs/multi-process.md) ----
  * A device that outlives processes (an emulated device with a name or files; any shareable
@@ -318,6 +313,9 @@ struct unvme_qpair_opts {
 	bool split;
 };
 
+/* A command's completion, on the thread that polled it. Argument order: the arg given with the
+ * command first, then its completion entry (an event listener, unvme_event_cb, takes its arg
+ * last; the ABI keeps both orders). */
 typedef void (*unvme_cmd_cb)(void *arg, const struct nvme_cqe *cpl);
 
 UNVME_API int unvme_qpair_create(struct unvme_ctrlr *ctrlr, const struct unvme_qpair_opts *opts,

@@ -7,7 +7,9 @@
 #ifndef UNVME_COMMON_FDIO_H
 #define UNVME_COMMON_FDIO_H
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -107,6 +109,24 @@ static inline int fd_pio_all(int fd, struct iovec *iov, int iovcnt, uint64_t off
 		off += (uint64_t)n;
 		iov_advance(&iov, &iovcnt, (size_t)n);
 	}
+	return 0;
+}
+
+/* A small text file (a sysfs attribute) into buf, trailing white space removed; 0 or -errno.
+ * One read(2): sysfs gives an attribute whole. */
+static inline int fd_read_text(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, len - 1);
+	int err = errno;
+	close(fd);
+	if (n < 0)
+		return -err;
+	buf[n] = '\0';
+	while (n > 0 && isspace((unsigned char)buf[n - 1]))
+		buf[--n] = '\0';
 	return 0;
 }
 

@@ -106,7 +106,7 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 		return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
 	pthread_mutex_lock(&c->admin_lock);
 	int rc = 0;
-	if (c->ops->msg) {
+	if (ctrlr_kind(c) == UNVME_TRANSPORT_MESSAGE) {
 		/* The transport carries it (the kernel's passthrough ioctl takes ordinary memory). */
 		struct nvme_cqe local;
 		struct nvme_cqe *out = cpl ? cpl : &local;
@@ -135,7 +135,7 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 		else
 			memset(c->admin_buf, 0, len);
 	}
-	if (c->ops->admin) {
+	if (ctrlr_kind(c) == UNVME_TRANSPORT_CLIENT) {
 		/* a secondary process's primary runs it, on the data in our DMA memory */
 		struct nvme_cqe done = {0};
 		rc = c->ops->admin(c, cmd, c->admin_buf, len, &done);

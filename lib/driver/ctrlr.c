@@ -129,7 +129,7 @@ bool ctrlr_fatal_now(struct unvme_ctrlr *c)
 {
 	/* no registers (the transport marks a controller that went away), or another process
 	 * runs the controller: its reset reaches this one as lost queues (mp_client.c) */
-	if (c->ops->msg || c->ops->admin)
+	if (ctrlr_run_elsewhere(c))
 		return c->failed;
 	uint32_t csts = reg_read32(c, NVME_REG_CSTS);
 	if (csts == 0xffffffffu || (csts & NVME_CSTS_CFS)) {
@@ -186,29 +186,35 @@ int ctrlr_delete_hw_queues(struct unvme_ctrlr *c, uint16_t qid)
 
 int ctrlr_create_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 {
-	if (c->ops->qp_connect)
-		return c->ops->qp_connect(qp); /* a fabric: the queue is a connection */
-	if (c->ops->msg)
+	switch (ctrlr_kind(c)) {
+	case UNVME_TRANSPORT_FABRICS:
+		return c->ops->qp_connect(qp); /* the queue is a connection */
+	case UNVME_TRANSPORT_MESSAGE:
 		return c->ops->msg->qp_create(qp);
-	if (c->ops->queue_create)
+	case UNVME_TRANSPORT_CLIENT:
 		return c->ops->queue_create(qp); /* the process that owns the controller does it */
+	case UNVME_TRANSPORT_REGISTERS:
+		break;
+	}
 	return ctrlr_create_hw_queues(c, qp->qid, qp->depth, qp->sq_iova, qp->cq_iova);
 }
 
 int ctrlr_delete_io_queues(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 {
-	if (c->ops->qp_disconnect) {
+	switch (ctrlr_kind(c)) {
+	case UNVME_TRANSPORT_FABRICS:
 		c->ops->qp_disconnect(qp);
 		return 0;
-	}
-	if (c->ops->msg) {
+	case UNVME_TRANSPORT_MESSAGE:
 		if (qp->mctx)
 			c->ops->msg->qp_destroy(qp);
 		qp->mctx = NULL;
 		return 0;
-	}
-	if (c->ops->queue_delete)
+	case UNVME_TRANSPORT_CLIENT:
 		return c->ops->queue_delete(qp);
+	case UNVME_TRANSPORT_REGISTERS:
+		break;
+	}
 	return ctrlr_delete_hw_queues(c, qp->qid);
 }
 
@@ -272,7 +278,7 @@ int ctrlr_set_num_queues(struct unvme_ctrlr *c)
 	int rc = 0;
 	if (c->queue_grant)
 		dw0 = ((c->queue_grant - 1) << 16) | (c->queue_grant - 1);
-	else if (!c->ops->msg)
+	else if (ctrlr_kind(c) != UNVME_TRANSPORT_MESSAGE)
 		rc = unvme_set_features(c, NVME_FEAT_NUM_QUEUES, 0, dw0, false, &dw0);
 	if (rc)
 		return rc > 0 ? unvme_fail(-EIO, "%s: Set Features (Number of Queues) failed: %s",
@@ -397,9 +403,10 @@ static int ctrlr_attach(struct unvme_ctrlr *c)
 {
 	const char *devid = c->devid;
 	int rc;
-	c->ops = unvme_transport_find(c->address, &rc);
-	if (!c->ops)
+	const struct unvme_transport *t = unvme_transport_find(c->address, &rc);
+	if (!t)
 		goto fail;
+	ctrlr_set_transport(c, t);
 	bool serves = false;
 	if (c->ops->share_doorbells &&
 	    (mp_mode() != MP_MODE_OFF || mp_device_serving(c->address, NULL))) {
@@ -410,7 +417,7 @@ static int ctrlr_attach(struct unvme_ctrlr *c)
 			goto fail; /* nobody answers, or its device process could not start */
 		serves = rc == 1;
 		if (rc == 0)
-			c->ops = &unvme_transport_mp_secondary;
+			ctrlr_set_transport(c, &unvme_transport_mp_secondary);
 	}
 	rc = c->ops->attach(c, c->address);
 	if (rc)
@@ -545,9 +552,9 @@ UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 		}
 		return rc;
 	}
-	if (c->ops->admin)
+	if (ctrlr_kind(c) == UNVME_TRANSPORT_CLIENT)
 		return unvme_fail(-EPERM, "%s: %s", c->devid, c->transport_info);
-	if (c->ops->msg) {
+	if (ctrlr_kind(c) == UNVME_TRANSPORT_MESSAGE) {
 		/* The kernel resets its controller; its queues (our rings' commands) come back
 		 * failed or completed through the rings, as for any command in flight. */
 		ctrlr_lock_qps(c);
@@ -676,7 +683,7 @@ UNVME_API void unvme_qpair_destroy(struct unvme_qpair *qp)
 	ctrlr_lock_qps(c);
 	/* A message-based transport's queue is ours to free, and its commands in flight must
 	 * come back from the kernel first, even from a device that has failed. */
-	if (c->ops->msg || (!c->failed && !qp->failed))
+	if (ctrlr_kind(c) == UNVME_TRANSPORT_MESSAGE || (!c->failed && !qp->failed))
 		ctrlr_delete_io_queues(c, qp);
 	/* Deleted on the device (or the device is dead): nothing more will complete. */
 	qpair_fail_outstanding(qp, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
@@ -709,7 +716,7 @@ UNVME_API const char *unvme_ctrlr_address(const struct unvme_ctrlr *c)
 
 UNVME_API const char *unvme_ctrlr_transport(const struct unvme_ctrlr *c)
 {
-	return c->ops->name;
+	return c->transport->name;
 }
 
 UNVME_API const char *unvme_ctrlr_transport_info(const struct unvme_ctrlr *c)
@@ -744,10 +751,10 @@ UNVME_API uint32_t unvme_ctrlr_max_xfer(const struct unvme_ctrlr *c)
 
 UNVME_API int unvme_ctrlr_regs(struct unvme_ctrlr *c, struct nvme_regs_snapshot *out)
 {
-	if (c->ops->msg)
+	if (ctrlr_kind(c) == UNVME_TRANSPORT_MESSAGE)
 		return unvme_fail(-EOPNOTSUPP, "%s: the %s transport has no controller registers to "
 				  "read (the kernel's driver or nobody runs this controller)", c->devid,
-				  c->ops->name);
+				  c->transport->name);
 	out->cap = reg_read64(c, NVME_REG_CAP);
 	out->vs = reg_read32(c, NVME_REG_VS);
 	out->cc = reg_read32(c, NVME_REG_CC);

@@ -119,6 +119,7 @@ enum ctrlr_life {
 };
 
 struct unvme_ctrlr {
+	const struct unvme_transport *transport; /* its name and kind; ops is transport->ops */
 	const struct unvme_transport_ops *ops;
 	void *transport_ctx;
 	char transport_info[384];    /* how the transport reaches the device, for people */
@@ -190,7 +191,22 @@ struct unvme_ctrlr {
  * and nothing of the controller's to bring up, shut down or keep events on. */
 static inline bool ctrlr_run_elsewhere(const struct unvme_ctrlr *c)
 {
-	return c->ops->msg || c->ops->admin;
+	return c->transport->kind == UNVME_TRANSPORT_MESSAGE ||
+	       c->transport->kind == UNVME_TRANSPORT_CLIENT;
+}
+
+/* How the controller is reached (transport.h). */
+static inline enum unvme_transport_kind ctrlr_kind(const struct unvme_ctrlr *c)
+{
+	return c->transport->kind;
+}
+
+/* The controller is reached through t from now on (attach, or the multi-process code making
+ * it a client of the process that runs the device). */
+static inline void ctrlr_set_transport(struct unvme_ctrlr *c, const struct unvme_transport *t)
+{
+	c->transport = t;
+	c->ops = t->ops;
 }
 
 /* Tells the controller's wrapper (if any) what happened; on the thread it happened on. */

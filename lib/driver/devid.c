@@ -22,8 +22,7 @@
 #include "unvme/unvme.h"
 #include "devid.h"
 #include "errmsg.h"
-#include "tcp_params.h"
-#include "uring_kdev.h"
+#include "transport.h"
 
 #define MAX_ALIAS_DEPTH 8
 /* The longest device id or alias target: a path (PATH_MAX) and room for URI keys. Longer ones
@@ -77,11 +76,6 @@ static int builtin_emu0(char *out, size_t outlen)
 bool unvme_addr_is_emu(const char *addr)
 {
 	return strncmp(addr, "emu://", 6) == 0;
-}
-
-bool unvme_addr_is_target(const char *addr)
-{
-	return strncmp(addr, "ftl://", 6) == 0 || strncmp(addr, "hostkv://", 9) == 0;
 }
 
 /* Normalises "0000:02:00.0", "0000.02.00.0" or "02:00.0" into "0000:02:00.0". */
@@ -279,8 +273,7 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 		return too_long("device id", devid, dlen, DEVID_MAX);
 	memcpy(cur, devid, dlen + 1);
 	for (int depth = 0; depth < MAX_ALIAS_DEPTH; depth++) {
-		if (unvme_addr_is_emu(cur) || unvme_addr_is_target(cur) || unvme_addr_is_tcp(cur) ||
-		    kdev_addr_is_kernel(cur)) {
+		if (unvme_transport_claims(cur)) {
 			size_t clen = strlen(cur);
 			if (clen >= outlen)
 				return too_long("device address", cur, clen, outlen - 1);
@@ -301,8 +294,8 @@ UNVME_API int unvme_devid_resolve(const char *devid, char *out, size_t outlen)
 			return 0;
 		}
 		if (strstr(cur, "://"))
-			return unvme_fail(-EINVAL, "device id '%.*s': unknown scheme (known: emu://, "
-					  "nvme-tcp://, file://, ftl://, hostkv://)", ECHO_MAX * 2, cur);
+			return unvme_fail(-EINVAL, "device id '%.*s': unknown scheme (known: %s)",
+					  ECHO_MAX * 2, cur, unvme_transport_schemes());
 		return unvme_fail(-ENOENT, "device id '%.*s' is not a URI, a PCI address or a known alias "
 				  "(aliases come from $UNVME_DEVICES, the devices file %s, and the built-in "
 				  "emu0)", ECHO_MAX * 2, cur,

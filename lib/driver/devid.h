@@ -6,8 +6,6 @@
 #include <stddef.h>
 
 bool unvme_addr_is_emu(const char *addr);
-/* A host target (ftl://, hostkv://): an emulated controller over another device. */
-bool unvme_addr_is_target(const char *addr);
 /* Normalises a PCI address into "dddd:bb:dd.f"; false if s is not one. */
 bool unvme_addr_parse_bdf(const char *s, char out[13]);
 /* The directory for emulated devices' files ($UNVME_STATE_DIR, ...), created if missing. */

@@ -32,11 +32,6 @@ size_t dhchap_hash_len(uint8_t hash)
 	return hash >= 1 && hash <= 3 ? hashes[hash].len : 0;
 }
 
-const char *dhchap_hash_name(uint8_t hash)
-{
-	return hash >= 1 && hash <= 3 ? hashes[hash].name : NULL;
-}
-
 const char *dhchap_group_name(uint8_t group)
 {
 	return group <= 5 ? groups[group].name : NULL;

@@ -34,10 +34,9 @@ size_t dhchap_key_transform(const struct dhchap_key *k, const char *nqn, uint8_t
 /* Formats key as a secret (for tests and `unvme gen-dhchap-key`). out: 256 bytes. */
 void dhchap_key_format(const struct dhchap_key *k, char *out, size_t outlen);
 
-/* Hash ids 1..3: digest length (0 if unknown) and name ("sha256"...); DH group ids 0..5:
- * name ("null", "ffdhe2048"...) and value length in bytes (0 for null). */
+/* Hash ids 1..3: digest length (0 if unknown); DH group ids 0..5: name ("null",
+ * "ffdhe2048"...) and value length in bytes (0 for null). */
 size_t dhchap_hash_len(uint8_t hash);
-const char *dhchap_hash_name(uint8_t hash);
 const char *dhchap_group_name(uint8_t group);
 size_t dhchap_group_len(uint8_t group);
 /* The id of a name as above ("hmac(sha256)" and "sha256" both work); -1 if unknown. */

@@ -140,7 +140,7 @@ UNVME_API int unvme_ctrlr_aer_enable(struct unvme_ctrlr *c)
 	}
 	if (ctrlr_run_elsewhere(c))
 		return unvme_fail(-EOPNOTSUPP, "%s: the %s transport gives no admin queue of its own "
-				  "to keep an Asynchronous Event Request on", c->devid, c->ops->name);
+				  "to keep an Asynchronous Event Request on", c->devid, c->transport->name);
 	if (atomic_load(&c->removed))
 		return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
 	pthread_mutex_lock(&c->admin_lock);
@@ -158,7 +158,7 @@ UNVME_API int unvme_ctrlr_process_events(struct unvme_ctrlr *c)
 {
 	if (!c)
 		return unvme_fail(-EINVAL, "unvme_ctrlr_process_events: no controller");
-	if (c->ops->msg)
+	if (ctrlr_kind(c) == UNVME_TRANSPORT_MESSAGE)
 		return 0;
 	if (c->ops->events_poll)
 		c->ops->events_poll(c); /* a client: the events its server sent */

@@ -190,8 +190,8 @@ bool mp_client_orphaned(struct unvme_ctrlr *c);
 int mp_client_unplug(struct unvme_ctrlr *c);
 int mp_client_plug(struct unvme_ctrlr *c, const char *card_uri);
 
-extern const struct unvme_transport_ops unvme_transport_mp_secondary; /* of a primary */
-extern const struct unvme_transport_ops unvme_transport_mp_client;    /* of a device process */
+extern const struct unvme_transport unvme_transport_mp_secondary; /* of a primary */
+extern const struct unvme_transport unvme_transport_mp_client;    /* of a device process */
 
 /* ---- mp_device.c ---- */
 

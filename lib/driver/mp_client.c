@@ -36,6 +36,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "unvme/emu.h"
 #include "lib/common/anon_pages.h"
 #include "lib/common/env.h"
 #include "lib/common/futex.h"
@@ -279,7 +280,7 @@ static void *watch_main(void *arg)
 
 bool mp_client_orphaned(struct unvme_ctrlr *c)
 {
-	if (c->ops->attach != unvme_transport_mp_secondary.attach || !c->transport_ctx)
+	if (ctrlr_kind(c) != UNVME_TRANSPORT_CLIENT || !c->transport_ctx)
 		return false;
 	struct mp_cli *s = c->transport_ctx;
 	struct pollfd p = { .fd = s->sock, .events = POLLRDHUP };
@@ -328,7 +329,7 @@ static int cli_attach(struct unvme_ctrlr *c, const char *address)
 		return rc;
 	s->device_process = rep.hello.flags & MP_HELLO_DEVICE_PROCESS;
 	if (s->device_process)
-		c->ops = &unvme_transport_mp_client; /* the same functions, by name for people */
+		ctrlr_set_transport(c, &unvme_transport_mp_client); /* the same, by name for people */
 	c->cap = rep.hello.cap;
 	c->vs = rep.hello.vs;
 	c->queue_grant = rep.hello.queues ? rep.hello.queues : 1;
@@ -612,5 +613,8 @@ static int cli_card_plug(struct unvme_ctrlr *c, const char *card)
 	.card_plug = cli_card_plug,                 \
 	.ctrlr_reset = cli_ctrlr_reset
 
-const struct unvme_transport_ops unvme_transport_mp_secondary = { .name = "secondary", CLIENT_OPS };
-const struct unvme_transport_ops unvme_transport_mp_client = { .name = "client", CLIENT_OPS };
+static const struct unvme_transport_ops client_ops = { CLIENT_OPS };
+const struct unvme_transport unvme_transport_mp_secondary = {
+	.name = "secondary", .kind = UNVME_TRANSPORT_CLIENT, .ops = &client_ops };
+const struct unvme_transport unvme_transport_mp_client = {
+	.name = "client", .kind = UNVME_TRANSPORT_CLIENT, .ops = &client_ops };

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "unvme/emu.h"
 #include "errmsg.h"
 #include "mp_admin_policy.h"
 #include "mp_server.h"

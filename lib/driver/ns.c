@@ -121,7 +121,7 @@ int ns_scan(struct unvme_ctrlr *c)
 	}
 	size_t kept = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (c->ops->msg && c->ops->msg->ns_usable && !c->ops->msg->ns_usable(c, list[i]))
+		if (ctrlr_kind(c) == UNVME_TRANSPORT_MESSAGE && c->ops->msg->ns_usable && !c->ops->msg->ns_usable(c, list[i]))
 			continue; /* the device id names other namespaces, or the kernel hides this one */
 		struct unvme_ns *ns = find_ns(c, list[i]);
 		if (!ns) {

@@ -141,7 +141,7 @@ int qpair_alloc(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint32_t ti
 	}
 	qp->sq_iova = unvme_dma_iova(qp->sq);
 	qp->cq_iova = unvme_dma_iova((void *)qp->cq);
-	if (c->ops->qp_init) {
+	if (ctrlr_kind(c) == UNVME_TRANSPORT_FABRICS) {
 		/* a fabrics queue: the transport takes over the doorbell (qp->write32, qp->bus) */
 		int rc = c->ops->qp_init(qp);
 		if (rc) {

@@ -93,7 +93,7 @@ static int reset_locked(struct unvme_ctrlr *c, const char *why)
 	for (struct unvme_qpair *qp = c->qpairs; qp; qp = qp->next)
 		qp->failed = 1;
 	char msg[768];
-	if (c->ops->admin && mp_client_orphaned(c)) {
+	if (ctrlr_kind(c) == UNVME_TRANSPORT_CLIENT && mp_client_orphaned(c)) {
 		/* the process that ran it, and the device with it, is gone: nothing touches our
 		 * memory any more, so this is a removal (its watcher thread reports it too) */
 		atomic_store(&c->removed, true);
@@ -101,7 +101,7 @@ static int reset_locked(struct unvme_ctrlr *c, const char *why)
 		give_up(c, msg, true);
 		return -EIO;
 	}
-	if (c->ops->admin) {
+	if (ctrlr_kind(c) == UNVME_TRANSPORT_CLIENT) {
 		/* a client process: resetting is the server's. Its queues stay on the device
 		 * until their owners destroy them (the server deletes them), so what is
 		 * outstanding is not given back before */

@@ -1,23 +1,33 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Transports: how the driver reaches a controller. A transport is a table of functions
- * registered by name. The register-based transports, the emulated PCIe slot
- * (pcie_emu_slot.c) and VFIO (pcie_vfio.c), fill register access and DMA mapping and share
- * the memory-ring queue pairs of qpair.c.
+ * Transports: how the driver reaches a controller. Each transport lives in a folder of its own
+ * (lib/transport/<name>/, one meson option each) and registers itself (UNVME_TRANSPORT_REGISTER
+ * below): a name, the device-id schemes it owns, its kind and a table of functions. The
+ * registry (transport.c) finds the transport of an address and gives devid.c the schemes it
+ * prints and accepts; nothing in the driver names a transport.
  *
- * NVMe over Fabrics transports (NVMe/TCP) keep the same queue pairs as the host's view of
- * each queue (trackers, command ids, split ownership, recovery) and add the qp_* operations,
- * NULL for PCIe: the transport carries what a PCIe device would read from the SQ ring (the
- * qpair's doorbell write sends the new entries) and writes completions into the CQ ring
- * (qp_pump, at the start of every poll), so the generic submit and poll paths are unchanged.
- * Registers are properties (Property Get/Set), reached through read32/write32 as before.
+ * Kinds (enum unvme_transport_kind), told apart by what the driver asks of the transport:
  *
- * Message-based transports (the kernel's NVMe driver through io_uring passthrough, kernel
- * block devices, regular files): somebody else runs the controller, so there are no
+ * REGISTERS: the emulated PCIe slot (lib/transport/emu) and VFIO (lib/transport/vfio) fill
+ * register access and DMA mapping and share the memory-ring queue pairs of qpair.c.
+ *
+ * FABRICS: NVMe over Fabrics transports (NVMe/TCP) keep the same queue pairs as the host's view
+ * of each queue (trackers, command ids, split ownership, recovery) and add the qp_* operations:
+ * the transport carries what a PCIe device would read from the SQ ring (the qpair's doorbell
+ * write sends the new entries) and writes completions into the CQ ring (qp_pump, at the start
+ * of every poll), so the generic submit and poll paths are unchanged. Registers are properties
+ * (Property Get/Set), reached through read32/write32 as before.
+ *
+ * MESSAGE: somebody else runs the controller (the kernel's NVMe driver through io_uring
+ * passthrough, kernel block devices, regular files: lib/transport/uring), so there are no
  * registers; the transport carries admin commands and queue-pair submissions itself
  * (struct unvme_msg_ops). The generic queue pair keeps the trackers (command ids, callbacks,
  * split-queue hand-over); the transport turns a command into its own message and gives
  * completions back through qpair_complete().
+ *
+ * CLIENT: another process of ours runs the controller (mp_client.c): its owner carries out
+ * admin commands and creates the queues; the rings and doorbells are shared memory. Chosen by
+ * the multi-process code when it claims a device, never by address (not registered).
  */
 #ifndef UNVME_DRIVER_TRANSPORT_H
 #define UNVME_DRIVER_TRANSPORT_H
@@ -61,9 +71,6 @@ struct unvme_msg_ops {
 };
 
 struct unvme_transport_ops {
-	const char *name;
-	/* Does this transport serve the resolved address? */
-	int (*matches)(const char *address);
 	/* Attaches to the device behind address, storing its handle in ctrlr->transport_ctx.
 	 * Returns 0 or a negative errno with a message (unvme_fail). */
 	int (*attach)(struct unvme_ctrlr *ctrlr, const char *address);
@@ -120,7 +127,7 @@ struct unvme_transport_ops {
 	 * knows its queues are gone), or a negative errno with a message (-EPERM: it may not). */
 	int (*ctrlr_reset)(struct unvme_ctrlr *c);
 
-	/* Fabrics queue pairs (NULL for PCIe). qp_init runs when a queue pair is allocated and
+	/* Fabrics queue pairs (FABRICS transports only). qp_init runs when a queue pair is allocated and
 	 * sets qp->bus / qp->write32 to the transport's queue and doorbell; qp_reset when its
 	 * rings are rewound. qp_connect / qp_disconnect replace Create / Delete I/O SQ and CQ.
 	 * qp_map sets the command's data pointer (for every command, also without data).
@@ -133,22 +140,61 @@ struct unvme_transport_ops {
 	int (*qp_map)(struct unvme_qpair *qp, uint16_t cid, struct nvme_sqe *sqe, void *buf, size_t len);
 	void (*qp_pump)(struct unvme_qpair *qp);
 
-	/* Message-based transports only (NULL for register-based ones, whose register entries
-	 * above are then unused). */
+	/* MESSAGE transports only (their register entries above are unused). */
 	const struct unvme_msg_ops *msg;
 };
 
+enum unvme_transport_kind {
+	UNVME_TRANSPORT_REGISTERS, /* BAR0 and doorbells (emu, vfio) */
+	UNVME_TRANSPORT_FABRICS,   /* rings kept, registers are properties, qp_* hooks (tcp) */
+	UNVME_TRANSPORT_MESSAGE,   /* somebody else runs the controller (uring_*): msg */
+	UNVME_TRANSPORT_CLIENT,    /* another process of ours runs it (mp_client.c): admin etc. */
+};
+
+struct unvme_transport {
+	const char *name; /* unvme_ctrlr_transport() */
+	/* Device-id prefixes this transport owns ("nvme-tcp://"), NULL-terminated; an address
+	 * starting with one is never looked up as an alias. NULL: none. */
+	const char *const *schemes;
+	/* Optional: does an address without a scheme have this transport's shape (an absolute
+	 * path)? Such an address is not looked up as an alias either. */
+	bool (*shape)(const char *address);
+	/* Optional: an address of this transport's shape that matches did not take: says why
+	 * (unvme_fail) and returns the negative errno (-ENODEV, -ENOENT for a missing path). */
+	int (*explain)(const char *address);
+	enum unvme_transport_kind kind;
+	/* Where its schemes appear in lists and when matching tries it (lower first). Matches are
+	 * disjoint, so only the order of the printed scheme list depends on it. */
+	int rank;
+	/* Does this transport serve the resolved address? */
+	int (*matches)(const char *address);
+	const struct unvme_transport_ops *ops;
+};
+
+/* Adds t to the registry; a transport whose kind and functions disagree, or one too many,
+ * stops the program with a message (a build mistake, found by the first test that runs). */
+void unvme_transport_register(const struct unvme_transport *t);
+/* Registers t before main runs (a constructor in t's own file). The library's pieces are
+ * linked whole (meson.build: link_whole), so no linker drops a transport nobody names. The
+ * earliest priority a program may use (101): a program linked statically whose own
+ * constructor opens a device (tests/unit/driver/test_mp.c's children do) finds the registry
+ * filled, as it does with libunvme.so, whose constructors run before the program's. */
+#define UNVME_TRANSPORT_REGISTER(t)                                                           \
+	__attribute__((constructor(101))) static void unvme_transport_register_##t(void)      \
+	{                                                                                     \
+		unvme_transport_register(&(t));                                               \
+	}
+
 /* The transport serving a resolved address, or NULL with a message naming the address and
  * *err (may be NULL) the negative errno that says why (-ENODEV, -ENOENT for a missing path). */
-const struct unvme_transport_ops *unvme_transport_find(const char *address, int *err);
-
-extern const struct unvme_transport_ops unvme_transport_emu;
-extern const struct unvme_transport_ops unvme_transport_vfio;
-extern const struct unvme_transport_ops unvme_transport_ftl;    /* host FTL (lib/ftl) */
-extern const struct unvme_transport_ops unvme_transport_hostkv; /* host KV engine (lib/hostkv) */
-extern const struct unvme_transport_ops unvme_transport_tcp;
-extern const struct unvme_transport_ops unvme_transport_uring_passthru;
-extern const struct unvme_transport_ops unvme_transport_uring_block;
-extern const struct unvme_transport_ops unvme_transport_uring_file;
+const struct unvme_transport *unvme_transport_find(const char *address, int *err);
+/* The registered transports in rank order: the i-th, NULL past the last. */
+const struct unvme_transport *unvme_transport_at(size_t i);
+/* The registered transport called name, or NULL. */
+const struct unvme_transport *unvme_transport_by_name(const char *name);
+/* Is address one a transport names by its scheme or shape (never an alias)? */
+bool unvme_transport_claims(const char *address);
+/* The registered schemes in rank order, joined by ", " ("emu://, nvme-tcp://, ..."). */
+const char *unvme_transport_schemes(void);
 
 #endif

@@ -77,16 +77,6 @@ void out_hex(struct spec_out *o, const char *name, uint64_t v)
 	fprintf(o->f, "%#" PRIx64 "\n", v);
 }
 
-void out_int(struct spec_out *o, const char *name, int64_t v)
-{
-	if (out_is_json(o)) {
-		json_add(o, name, json_object_new_int64(v));
-		return;
-	}
-	text_name(o, name);
-	fprintf(o->f, "%" PRId64 "\n", v);
-}
-
 void out_num(struct spec_out *o, const char *name, uint64_t v, const char *text_fmt, ...)
 {
 	if (out_is_json(o)) {

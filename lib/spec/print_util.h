@@ -42,7 +42,6 @@ bool out_is_json(const struct spec_out *o);
 /* Fields. JSON gets the value as a number (or string); text gets "name : " and the value. */
 void out_dec(struct spec_out *o, const char *name, uint64_t v);
 void out_hex(struct spec_out *o, const char *name, uint64_t v);
-void out_int(struct spec_out *o, const char *name, int64_t v);
 /* A number whose text form needs decoding: JSON gets v, text gets the formatted line. */
 void out_num(struct spec_out *o, const char *name, uint64_t v, const char *text_fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -29,7 +29,7 @@
 #include "unvme/spec/tcp.h"
 #include "lib/driver/dhchap.h"
 #include "lib/driver/tcp_psk.h"
-#include "lib/driver/tcp_stream.h"
+#include "lib/fabrics/tcp/tcp_stream.h"
 #include "target.h"
 
 #define TGT_ADMIN_SLOTS 32u     /* commands an admin queue may have in flight */

@@ -30,6 +30,7 @@
 
 #include "lib/driver/ctrlr.h"
 #include "lib/driver/mp.h"
+#include "unvme/emu.h"
 #include "unvme/unvme.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

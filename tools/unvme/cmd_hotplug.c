@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 
+#include "unvme/emu.h"
 #include "cli.h"
 
 static int report(struct cli_args *a, const char *what)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "unvme/emu.h"
 #include "lib/common/clock.h"
 #include "perf.h"
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "unvme/emu.h"
 #include "unvme/unvme.h"
 #include "test_util.h"
 

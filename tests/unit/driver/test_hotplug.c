@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "unvme/emu.h"
 #include "unvme/unvme.h"
 #include "seen.h"
 #include "test_util.h"

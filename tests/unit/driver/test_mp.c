@@ -33,6 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "unvme/emu.h"
 #include "lib/driver/ctrlr.h"
 #include "lib/driver/mp.h"
 #include "lib/driver/mp_admin_policy.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Addresses of devices the kernel keeps and of files (lib/driver/uring_kdev.c), the identity
+ * Addresses of devices the kernel keeps and of files (lib/transport/uring/uring_kdev.c), the identity
  * made up for a file or a block device without passthrough (uring_ident.c), and how device
  * ids reach them.
  */
@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/driver/uring_ident.h"
-#include "lib/driver/uring_kdev.h"
+#include "lib/transport/uring/uring_ident.h"
+#include "lib/transport/uring/uring_kdev.h"
 #include "test_util.h"
 #include "unvme/unvme.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The mapping between NVMe commands and the kernel's passthrough (lib/driver/uring_map.c):
+ * The mapping between NVMe commands and the kernel's passthrough (lib/transport/uring/uring_map.c):
  * which fields reach the kernel, what it would refuse and how its answers become statuses.
  * These rules are only exercised against a real kernel in the QEMU guest, so they are pinned
  * down here field by field.
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "lib/driver/errmsg.h"
-#include "lib/driver/uring_map.h"
+#include "lib/transport/uring/uring_map.h"
 #include "test_util.h"
 #include "unvme/unvme.h"
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "unvme/emu.h"
 #include "unvme/unvme.h"
 #include "kv_test.h"
 #include "test_tmpdir.h"

@@ -22,8 +22,8 @@
 #include <unistd.h>
 
 #include "unvme/unvme.h"
-#include "lib/driver/tcp_ctrlr.h"
-#include "lib/driver/tcp_queue.h"
+#include "lib/transport/tcp/tcp_ctrlr.h"
+#include "lib/transport/tcp/tcp_queue.h"
 #include "lib/target/tgt.h"
 #include "connect_pdu.h"
 

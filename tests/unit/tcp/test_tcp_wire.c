@@ -13,7 +13,7 @@
 #include "unvme/unvme.h"
 #include "lib/driver/dhchap.h"
 #include "lib/driver/tcp_params.h"
-#include "lib/driver/tcp_pdu.h"
+#include "lib/fabrics/tcp/tcp_pdu.h"
 #include "lib/util/crc.h"
 #include "test_util.h"
 

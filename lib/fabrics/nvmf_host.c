@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The fabrics commands a host sends itself (NVMe Base 2.0 section 6): Connect on every new
+ * queue, Property Get / Set for the registers, Disconnect for I/O queues, and Keep Alive. Each
+ * runs synchronously on its queue through the transport's exec; on the admin queue the
+ * transport serialises them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unvme/unvme.h"
+#include "lib/driver/errmsg.h"
+#include "nvmf_host.h"
+
+uint32_t nvmf_io_incapsule(const struct nvmf_id_ctrl_fabrics *f)
+{
+	uint64_t bytes = (uint64_t)f->ioccsz * 16u;
+	uint32_t icd = bytes > 64 ? (uint32_t)(bytes - 64 > (1u << 20) ? (1u << 20) : bytes - 64) : 0;
+	if (f->icdoff)
+		icd = 0; /* in-capsule data at an offset: not supported, send data by R2T instead */
+	return icd;
+}
+
+static int connect_status(struct nvmf_assoc *a, int st, uint32_t dw0, uint16_t qid)
+{
+	const char *peer = a->ops->peer(a->admin);
+	unsigned sct = NVME_STATUS_SCT(st), sc = NVME_STATUS_SC(st);
+	if (sct == NVME_SCT_CMD && sc == NVMF_SC_INVALID_HOST)
+		return unvme_fail(st, "%s: subsystem %s does not allow host %s (Connect Invalid Host)", peer,
+				  a->subnqn, a->hostnqn);
+	if (sct == NVME_SCT_CMD && sc == NVMF_SC_CONNECT_INVALID) {
+		uint16_t ipo = (uint16_t)(dw0 & 0xffffu);
+		bool in_data = dw0 & (1u << 16);
+		if (in_data && ipo == offsetof(struct nvmf_connect_data, subnqn))
+			return unvme_fail(st, "%s: the target has no subsystem %s (Connect Invalid Parameters)",
+					  peer, a->subnqn);
+		if (in_data && ipo == offsetof(struct nvmf_connect_data, cntlid))
+			return unvme_fail(st, "%s: queue %u: controller %u is gone (Connect Invalid Parameters)",
+					  peer, qid, a->cntlid);
+		return unvme_fail(st, "%s: Connect Invalid Parameters (%s byte %u)", peer,
+				  in_data ? "data" : "command", ipo);
+	}
+	if (sct == NVME_SCT_CMD && sc == NVMF_SC_CTRL_BUSY)
+		return unvme_fail(st, "%s: queue %u: the controller is busy (no room for another queue)",
+				  peer, qid);
+	return unvme_fail(st, "%s: Connect of queue %u failed: %s", peer, qid,
+			  unvme_status_str(st, NVME_CSI_NVM));
+}
+
+int nvmf_connect(struct nvmf_assoc *a, void *queue, uint16_t qid, uint16_t sqsize,
+		 uint16_t cntlid, uint16_t *cntlid_out)
+{
+	struct nvmf_connect_data *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	memcpy(d->hostid, a->hostid, sizeof(d->hostid));
+	d->cntlid = cntlid;
+	memcpy(d->subnqn, a->subnqn, strnlen(a->subnqn, NVMF_NQN_MAX));
+	memcpy(d->hostnqn, a->hostnqn, strnlen(a->hostnqn, NVMF_NQN_MAX));
+	struct nvmf_connect_cmd cmd = {0};
+	cmd.opc = NVME_FABRICS_OPC;
+	cmd.fctype = NVMF_FCTYPE_CONNECT;
+	cmd.qid = qid;
+	cmd.sqsize = sqsize;
+	cmd.kato = qid == 0 ? a->kato_ms : 0;
+	struct nvme_cqe cpl = {0};
+	int rc = a->ops->exec(queue, (struct nvme_sqe *)&cmd, d, sizeof(*d), true, &cpl, a->timeout_ms);
+	free(d);
+	if (rc > 0)
+		rc = connect_status(a, rc, cpl.dw0, qid);
+	if (rc == 0 && (cpl.dw0 & NVMF_CONNECT_AUTHREQ_ASCR))
+		rc = unvme_fail(-EPROTONOSUPPORT, "%s: the subsystem requires a secure channel (TLS), which "
+				"this host does not support", a->ops->peer(queue));
+	if (rc == 0 && (cpl.dw0 & NVMF_CONNECT_AUTHREQ_ATR)) {
+		if (!a->dhchap_secret[0])
+			rc = unvme_fail(-EACCES, "%s: subsystem %s requires DH-HMAC-CHAP authentication: give "
+					"the host's key (dhchap_secret=DHHC-1:... in the device id, or "
+					"$UNVME_DHCHAP_SECRET)", a->ops->peer(queue), a->subnqn);
+		else
+			rc = nvmf_auth_host(a, queue, qid);
+	}
+	if (rc == 0 && cntlid_out)
+		*cntlid_out = NVMF_CONNECT_RSP_CNTLID(cpl.dw0);
+	return rc;
+}
+
+int nvmf_prop_get(struct nvmf_assoc *a, uint32_t off, bool wide, uint64_t *val)
+{
+	struct nvmf_property_cmd cmd = {0};
+	cmd.opc = NVME_FABRICS_OPC;
+	cmd.fctype = NVMF_FCTYPE_PROPERTY_GET;
+	cmd.attrib = wide ? NVMF_PROP_SIZE_8 : NVMF_PROP_SIZE_4;
+	cmd.ofst = off;
+	struct nvme_cqe cpl = {0};
+	int rc = a->ops->exec(a->admin, (struct nvme_sqe *)&cmd, NULL, 0, false, &cpl, a->timeout_ms);
+	if (rc == 0)
+		*val = wide ? ((uint64_t)cpl.dw1 << 32 | cpl.dw0) : cpl.dw0;
+	else if (rc > 0)
+		rc = unvme_fail(rc, "%s: Property Get %#x failed: %s", a->ops->peer(a->admin), off,
+				unvme_status_str(rc, NVME_CSI_NVM));
+	return rc;
+}
+
+int nvmf_prop_set(struct nvmf_assoc *a, uint32_t off, bool wide, uint64_t val)
+{
+	struct nvmf_property_cmd cmd = {0};
+	cmd.opc = NVME_FABRICS_OPC;
+	cmd.fctype = NVMF_FCTYPE_PROPERTY_SET;
+	cmd.attrib = wide ? NVMF_PROP_SIZE_8 : NVMF_PROP_SIZE_4;
+	cmd.ofst = off;
+	cmd.value = val;
+	int rc = a->ops->exec(a->admin, (struct nvme_sqe *)&cmd, NULL, 0, true, NULL, a->timeout_ms);
+	if (rc > 0)
+		rc = unvme_fail(rc, "%s: Property Set %#x failed: %s", a->ops->peer(a->admin), off,
+				unvme_status_str(rc, NVME_CSI_NVM));
+	return rc;
+}
+
+int nvmf_disconnect(struct nvmf_assoc *a, void *queue)
+{
+	struct nvmf_disconnect_cmd cmd = {0};
+	cmd.opc = NVME_FABRICS_OPC;
+	cmd.fctype = NVMF_FCTYPE_DISCONNECT;
+	return a->ops->exec(queue, (struct nvme_sqe *)&cmd, NULL, 0, false, NULL, 1000);
+}
+
+int nvmf_keep_alive(struct nvmf_assoc *a)
+{
+	struct nvme_sqe cmd = {0};
+	cmd.opc = NVME_ADM_KEEP_ALIVE;
+	/* an admin command like the others: the admin timeout, so that a stalled controller is
+	 * found by whichever command waited longest, at that command's timeout */
+	return a->ops->exec(a->admin, &cmd, NULL, 0, false, NULL, a->timeout_ms);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * NVMe over Fabrics, the host's side, for every fabrics transport (NVMe Base 2.0 section 6):
+ * Connect (and DH-HMAC-CHAP when the controller asks for it), Property Get / Set, Disconnect
+ * and Keep Alive. They run on an association (struct nvmf_assoc: who the host is, whom it
+ * connects to, the controller id it got) and on a transport's queues through
+ * struct nvmf_queue_ops, so no transport's struct reaches this layer: NVMe/TCP gives its
+ * connections (lib/transport/tcp/tcp_fabrics.c), NVMe/RDMA its queue pairs.
+ */
+#ifndef UNVME_FABRICS_NVMF_HOST_H
+#define UNVME_FABRICS_NVMF_HOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unvme/spec.h"
+#include "unvme/spec/fabrics.h"
+
+struct nvmf_queue_ops {
+	/* Runs cmd on queue synchronously, moving len bytes of buf (to the controller when
+	 * to_ctrl); cpl (may be NULL) gets the completion. 0, a positive NVMe status or a
+	 * negative errno with a message. */
+	int (*exec)(void *queue, struct nvme_sqe *cmd, void *buf, size_t len, bool to_ctrl,
+		    struct nvme_cqe *cpl, uint32_t timeout_ms);
+	/* Who is at the other end, for messages ("10.0.0.1:4420"). */
+	const char *(*peer)(const void *queue);
+};
+
+struct nvmf_assoc {
+	const struct nvmf_queue_ops *ops;
+	void *admin;                    /* the admin queue, for properties and Keep Alive */
+	const char *hostnqn, *subnqn;   /* NUL terminated, at most NVMF_NQN_MAX */
+	const uint8_t *hostid;          /* 16 bytes */
+	const char *dhchap_secret;      /* the host's key ("DHHC-1:..."), "" for none */
+	const char *dhchap_ctrl_secret; /* the controller's key: bidirectional; "" for none */
+	uint32_t kato_ms;               /* Keep Alive Timeout asked for in the admin Connect */
+	uint32_t timeout_ms;            /* of each command */
+	uint16_t cntlid;                /* the controller the admin Connect got */
+	uint16_t next_tid;              /* authentication transaction ids */
+};
+
+/* Connect of queue qid (depth sqsize + 1) on queue, to controller cntlid (NVMF_CNTLID_DYNAMIC
+ * for the admin queue), then DH-HMAC-CHAP when the controller asks for it. 0, or a negative
+ * errno / positive NVMe status with a message naming the peer. *cntlid_out (may be NULL)
+ * gets the controller id. */
+int nvmf_connect(struct nvmf_assoc *a, void *queue, uint16_t qid, uint16_t sqsize,
+		 uint16_t cntlid, uint16_t *cntlid_out);
+/* DH-HMAC-CHAP as the host (nvmf_auth_host.c), on a queue whose Connect asked for it. */
+int nvmf_auth_host(struct nvmf_assoc *a, void *queue, uint16_t qid);
+/* The controller's register at off (4 or 8 bytes wide) on the admin queue. */
+int nvmf_prop_get(struct nvmf_assoc *a, uint32_t off, bool wide, uint64_t *val);
+int nvmf_prop_set(struct nvmf_assoc *a, uint32_t off, bool wide, uint64_t val);
+/* Disconnect of an I/O queue (the caller decides whether the controller supports it). */
+int nvmf_disconnect(struct nvmf_assoc *a, void *queue);
+int nvmf_keep_alive(struct nvmf_assoc *a);
+/* In-capsule data bytes an I/O queue takes, from Identify Controller's fabrics fields (IOCCSZ
+ * counts 16-byte units of the whole capsule; data at an offset, ICDOFF, is not used). */
+uint32_t nvmf_io_incapsule(const struct nvmf_id_ctrl_fabrics *f);
+
+#endif

@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The NVMe/TCP transport (see tcp_ctrlr.h): device ids nvme-tcp://HOST:PORT/NQN, the
+ * association behind the register interface, and the queue-pair hooks that put each queue on
+ * a connection of its own.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/common/clock.h"
+#include "lib/common/env.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/errmsg.h"
+#include "tcp_ctrlr.h"
+#include "lib/driver/tcp_tls.h"
+#include "lib/driver/transport.h"
+
+void tcp_report(const struct tcp_ctrlr *tc, const char *fmt, ...)
+{
+	if (!unvme_log_on())
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "unvme: %s: %s\n", tc->c->devid, msg);
+}
+
+static struct tcp_ctrlr *ctx_of(void *ctx)
+{
+	return ctx;
+}
+
+void tcp_ctrlr_break(struct tcp_ctrlr *tc)
+{
+	int live = ASSOC_LIVE;
+	if (atomic_compare_exchange_strong(&tc->assoc, &live, ASSOC_BROKEN))
+		tcp_conn_shutdown(&tc->admin.conn); /* anyone on it sees the end at once */
+	tc->c->failed = 1;
+}
+
+void tcp_ctrlr_connection_lost(struct tcp_ctrlr *tc, struct tcp_queue *q)
+{
+	if (q != &tc->admin)
+		return; /* the queue's owner sees it in its next poll */
+	int live = ASSOC_LIVE;
+	if (atomic_compare_exchange_strong(&tc->assoc, &live, ASSOC_BROKEN)) {
+		tc->c->failed = 1;
+		tcp_report(tc, "admin connection lost: %s", q->dead_why ? q->dead_why : "?");
+	}
+}
+
+/* A new association: admin connection, Connect (controller id FFFFh), CAP and VS. tc->lock
+ * held. */
+static int assoc_connect(struct tcp_ctrlr *tc)
+{
+	struct tcp_queue *q = &tc->admin;
+	tcp_queue_close_conn(q);
+	tcp_queue_reset(q);
+	uint32_t adepth = tc->c->opts.admin_queue_depth ? tc->c->opts.admin_queue_depth : 32;
+	int rc = tcp_fabrics_connect(tc, q, 0, (uint16_t)(adepth - 1), NVMF_CNTLID_DYNAMIC,
+				     &tc->fab.cntlid);
+	uint64_t cap = 0, vs = 0;
+	if (rc == 0)
+		rc = nvmf_prop_get(&tc->fab, NVME_REG_CAP, true, &cap);
+	if (rc == 0)
+		rc = nvmf_prop_get(&tc->fab, NVME_REG_VS, false, &vs);
+	if (rc) {
+		tcp_queue_close_conn(q);
+		return rc;
+	}
+	tc->cap = cap;
+	tc->vs = (uint32_t)vs;
+	tc->cc = 0;
+	atomic_store(&tc->assoc, ASSOC_LIVE);
+	tc->ever_live = true;
+	return 0;
+}
+
+static void assoc_end(struct tcp_ctrlr *tc)
+{
+	tcp_conn_shutdown(&tc->admin.conn);
+	tcp_queue_close_conn(&tc->admin);
+	atomic_store(&tc->assoc, ASSOC_DOWN);
+}
+
+/* Reconnects after a loss, trying for ctrl_loss_tmo. */
+static int assoc_reconnect(struct tcp_ctrlr *tc)
+{
+	uint64_t until = mono_ms_coarse() + tc->p.ctrl_loss_tmo_ms;
+	int attempts = 0;
+	for (;;) {
+		attempts++;
+		int rc = assoc_connect(tc);
+		if (rc == 0) {
+			if (attempts > 1 || tc->ever_live)
+				tcp_report(tc, "reconnected (controller %u, %d attempt%s)", tc->fab.cntlid, attempts,
+					   attempts == 1 ? "" : "s");
+			return 0;
+		}
+		/* a refusal (NVMe status: unknown subsystem, host not allowed, authentication)
+		 * will not change by waiting */
+		if (rc > 0 || rc == -EACCES || atomic_load(&tc->closing) || mono_ms_coarse() >= until) {
+			char why[512];
+			snprintf(why, sizeof(why), "%s", unvme_errmsg());
+			tcp_report(tc, "reconnecting failed after %d attempt%s: %s", attempts,
+				   attempts == 1 ? "" : "s", why);
+			return unvme_fail(rc < 0 ? rc : -EIO, "%s", why);
+		}
+		sleep_us((uint64_t)(tc->p.reconnect_delay_ms ? tc->p.reconnect_delay_ms : 100) * 1000);
+	}
+}
+
+/* ---- registers ---- */
+
+static uint32_t tcp_read32(void *ctx, uint32_t off)
+{
+	struct tcp_ctrlr *tc = ctx_of(ctx);
+	pthread_mutex_lock(&tc->lock);
+	uint32_t v = 0;
+	int st = atomic_load(&tc->assoc);
+	if (off == NVME_REG_AQA) {
+		v = tc->aqa;
+	} else if (st == ASSOC_LIVE) {
+		uint64_t val = 0;
+		if (nvmf_prop_get(&tc->fab, off, false, &val) == 0) {
+			v = (uint32_t)val;
+			if (off == NVME_REG_CC)
+				tc->cc = v;
+		} else {
+			st = atomic_load(&tc->assoc);
+		}
+	}
+	if (st == ASSOC_BROKEN)
+		v = off == NVME_REG_CSTS ? NVME_CSTS_CFS : off == NVME_REG_CC ? tc->cc : off == NVME_REG_VS ? tc->vs : 0;
+	else if (st == ASSOC_DOWN)
+		v = off == NVME_REG_CC ? tc->cc : off == NVME_REG_VS ? tc->vs : off == NVME_REG_AQA ? tc->aqa : 0;
+	else if (st == ASSOC_DEAD)
+		v = 0xffffffffu;
+	pthread_mutex_unlock(&tc->lock);
+	return v;
+}
+
+static uint64_t tcp_read64(void *ctx, uint32_t off)
+{
+	struct tcp_ctrlr *tc = ctx_of(ctx);
+	if (off == NVME_REG_CAP)
+		return atomic_load(&tc->assoc) == ASSOC_DEAD ? UINT64_MAX : tc->cap;
+	if (off == NVME_REG_ASQ)
+		return tc->asq;
+	if (off == NVME_REG_ACQ)
+		return tc->acq;
+	pthread_mutex_lock(&tc->lock);
+	uint64_t v = 0;
+	if (atomic_load(&tc->assoc) == ASSOC_LIVE)
+		nvmf_prop_get(&tc->fab, off, true, &v);
+	pthread_mutex_unlock(&tc->lock);
+	return v;
+}
+
+static void write_cc(struct tcp_ctrlr *tc, uint32_t val)
+{
+	int st = atomic_load(&tc->assoc);
+	bool enable = val & NVME_CC_EN;
+	if (!enable) {
+		if (st == ASSOC_LIVE && (tc->cc & NVME_CC_EN))
+			nvmf_prop_set(&tc->fab, NVME_REG_CC, false, val); /* best effort: it ends anyway */
+		if (st == ASSOC_LIVE || st == ASSOC_BROKEN)
+			assoc_end(tc);
+		tc->cc = val;
+		return;
+	}
+	if (st != ASSOC_LIVE) {
+		int rc = tc->ever_live ? assoc_reconnect(tc) : assoc_connect(tc);
+		if (rc) {
+			atomic_store(&tc->assoc, ASSOC_DEAD);
+			return;
+		}
+	}
+	if (nvmf_prop_set(&tc->fab, NVME_REG_CC, false, val) == 0)
+		tc->cc = val;
+}
+
+static void tcp_write32(void *ctx, uint32_t off, uint32_t val)
+{
+	struct tcp_ctrlr *tc = ctx_of(ctx);
+	pthread_mutex_lock(&tc->lock);
+	if (off == NVME_REG_AQA)
+		tc->aqa = val; /* the admin queue is the connection: nothing to tell the controller */
+	else if (off == NVME_REG_CC)
+		write_cc(tc, val);
+	else if (atomic_load(&tc->assoc) == ASSOC_LIVE)
+		nvmf_prop_set(&tc->fab, off, false, val);
+	pthread_mutex_unlock(&tc->lock);
+}
+
+static void tcp_write64(void *ctx, uint32_t off, uint64_t val)
+{
+	struct tcp_ctrlr *tc = ctx_of(ctx);
+	if (off == NVME_REG_ASQ) {
+		tc->asq = val;
+		return;
+	}
+	if (off == NVME_REG_ACQ) {
+		tc->acq = val;
+		return;
+	}
+	pthread_mutex_lock(&tc->lock);
+	if (atomic_load(&tc->assoc) == ASSOC_LIVE)
+		nvmf_prop_set(&tc->fab, off, true, val);
+	pthread_mutex_unlock(&tc->lock);
+}
+
+/* The data goes through the socket: nothing to map. */
+static int tcp_dma_map(void *ctx, void *vaddr, uint64_t iova, size_t len)
+{
+	return 0;
+}
+
+static void tcp_dma_unmap(void *ctx, uint64_t iova, size_t len)
+{
+}
+
+/* ---- attach ---- */
+
+static int tcp_matches(const char *address)
+{
+	return unvme_addr_is_tcp(address);
+}
+
+static void tcp_free(struct tcp_ctrlr *tc)
+{
+	tcp_queue_fini(&tc->admin);
+	tcp_tls_ctx_free(tc->tls);
+	pthread_mutex_destroy(&tc->lock);
+	pthread_mutex_destroy(&tc->ka_mu);
+	pthread_cond_destroy(&tc->ka_cv);
+	free(tc);
+}
+
+static int tcp_attach(struct unvme_ctrlr *c, const char *address)
+{
+	struct tcp_ctrlr *tc = calloc(1, sizeof(*tc));
+	if (!tc)
+		return -ENOMEM;
+	tc->c = c;
+	pthread_mutex_init(&tc->lock, NULL);
+	pthread_mutex_init(&tc->ka_mu, NULL);
+	pthread_cond_init(&tc->ka_cv, NULL);
+	int rc = tcp_params_parse(address, &tc->p);
+	if (rc == 0 && tc->p.tls) {
+		/* one identity for every connection of the controller (host NQN, subsystem NQN) */
+		char err[256];
+		rc = tcp_tls_ctx_client(&tc->tls, &tc->p.tls_key, tc->p.tls_identity, tc->p.hostnqn,
+					tc->p.subnqn, err, sizeof(err));
+		if (rc)
+			unvme_fail(rc, "%s: %s", address, err);
+	}
+	if (rc == 0)
+		rc = tcp_queue_init(&tc->admin, tc, 0, 0);
+	if (rc) {
+		tcp_free(tc);
+		return rc;
+	}
+	tcp_fabrics_init(tc);
+	tc->admin.locked = true;
+	tc->admin.timeout_ms = c->opts.admin_timeout_ms;
+	pthread_mutex_lock(&tc->lock);
+	rc = assoc_connect(tc);
+	pthread_mutex_unlock(&tc->lock);
+	if (rc) {
+		tcp_free(tc);
+		return rc < 0 ? rc : -ECONNREFUSED; /* refused with an NVMe status: the message says which */
+	}
+	c->transport_ctx = tc;
+	tcp_keepalive_start(tc);
+	return 0;
+}
+
+static void tcp_quiesce(struct unvme_ctrlr *c)
+{
+	struct tcp_ctrlr *tc = c->transport_ctx;
+	atomic_store(&tc->closing, true);
+	tcp_keepalive_stop(tc);
+}
+
+static void tcp_detach(struct unvme_ctrlr *c)
+{
+	struct tcp_ctrlr *tc = c->transport_ctx;
+	tcp_quiesce(c);
+	pthread_mutex_lock(&tc->lock);
+	assoc_end(tc);
+	pthread_mutex_unlock(&tc->lock);
+	if (c->admin)
+		c->admin->bus = NULL; /* its transport queue was tc's: freed with it */
+	tcp_free(tc);
+	c->transport_ctx = NULL;
+}
+
+/* ---- queue pairs ---- */
+
+static void tcp_qp_doorbell(void *bus, uint32_t off, uint32_t val)
+{
+	struct tcp_queue *q = bus;
+	if (off != q->sq_db)
+		return; /* a CQ head doorbell: the controller does not need to know */
+	if (q->locked) {
+		pthread_mutex_lock(&q->tc->lock);
+		tcp_queue_doorbell(q, (uint16_t)val);
+		pthread_mutex_unlock(&q->tc->lock);
+		return;
+	}
+	tcp_queue_doorbell(q, (uint16_t)val);
+}
+
+static int resize_reqs(struct tcp_queue *q, uint32_t nreqs)
+{
+	struct tcp_req *r = calloc(nreqs, sizeof(*r));
+	struct tcp_h2c *h = calloc(nreqs + 1, sizeof(*h));
+	if (!r || !h) {
+		free(r);
+		free(h);
+		return -ENOMEM;
+	}
+	free(q->reqs);
+	free(q->h2c);
+	q->reqs = r;
+	q->h2c = h;
+	q->nreqs = nreqs;
+	q->h2c_size = nreqs + 1;
+	return 0;
+}
+
+static int tcp_qp_init(struct unvme_qpair *qp)
+{
+	struct tcp_ctrlr *tc = qp->ctrlr->transport_ctx;
+	struct tcp_queue *q;
+	int rc;
+	if (qp->qid == 0) {
+		q = &tc->admin;
+		pthread_mutex_lock(&tc->lock);
+		rc = resize_reqs(q, qp->depth - 1u);
+		if (rc == 0) {
+			q->qp = qp;
+			tcp_queue_reset(q);
+		}
+		pthread_mutex_unlock(&tc->lock);
+	} else {
+		q = malloc(sizeof(*q));
+		rc = q ? tcp_queue_init(q, tc, qp->qid, qp->depth - 1u) : -ENOMEM;
+		if (rc) {
+			free(q);
+			return unvme_fail(rc, "no memory for an NVMe/TCP queue");
+		}
+		q->qp = qp;
+		q->timeout_ms = qp->timeout_ms;
+	}
+	if (rc)
+		return unvme_fail(rc, "no memory for an NVMe/TCP queue");
+	q->sq_db = qp->sq_db;
+	qp->bus = q;
+	qp->write32 = tcp_qp_doorbell;
+	return 0;
+}
+
+static void tcp_qp_fini(struct unvme_qpair *qp)
+{
+	struct tcp_queue *q = qp->bus;
+	if (!q)
+		return;
+	if (qp->qid == 0) {
+		pthread_mutex_lock(&q->tc->lock);
+		q->qp = NULL;
+		pthread_mutex_unlock(&q->tc->lock);
+		return;
+	}
+	tcp_queue_fini(q);
+	free(q);
+	qp->bus = NULL;
+}
+
+static void tcp_qp_reset(struct unvme_qpair *qp)
+{
+	struct tcp_queue *q = qp->bus;
+	if (qp->qid == 0) {
+		/* the admin connection is the association's: CC writes open and close it */
+		pthread_mutex_lock(&q->tc->lock);
+		tcp_queue_reset(q);
+		pthread_mutex_unlock(&q->tc->lock);
+		return;
+	}
+	tcp_queue_close_conn(q);
+	tcp_queue_reset(q);
+}
+
+static int tcp_qp_connect(struct unvme_qpair *qp)
+{
+	struct tcp_queue *q = qp->bus;
+	struct tcp_ctrlr *tc = q->tc;
+	tcp_queue_close_conn(q);
+	tcp_queue_reset(q);
+	q->timeout_ms = qp->timeout_ms;
+	if (atomic_load(&tc->assoc) != ASSOC_LIVE)
+		return unvme_fail(-EIO, "%s: queue %u: no association with the controller", tc->c->devid,
+				  qp->qid);
+	return tcp_fabrics_connect(tc, q, qp->qid, (uint16_t)(qp->depth - 1u), tc->fab.cntlid, NULL);
+}
+
+static void tcp_qp_disconnect(struct unvme_qpair *qp)
+{
+	struct tcp_queue *q = qp->bus;
+	tcp_fabrics_disconnect(q->tc, q);
+	tcp_conn_shutdown(&q->conn);
+	tcp_queue_close_conn(q);
+}
+
+static int tcp_qp_map(struct unvme_qpair *qp, uint16_t cid, struct nvme_sqe *sqe, void *buf, size_t len)
+{
+	return tcp_queue_map(qp->bus, cid, sqe, buf, len);
+}
+
+static void tcp_qp_pump(struct unvme_qpair *qp)
+{
+	struct tcp_queue *q = qp->bus;
+	if (q->locked) {
+		pthread_mutex_lock(&q->tc->lock);
+		tcp_queue_pump(q);
+		pthread_mutex_unlock(&q->tc->lock);
+		return; /* the admin path holds locks recovery needs: keep alive or I/O recovers */
+	}
+	/* A reset by another thread: this queue's connection belongs to the old association. */
+	if (atomic_load_explicit(&qp->failed, memory_order_relaxed) &&
+	    !atomic_load_explicit(&q->dead, memory_order_relaxed))
+		tcp_queue_mark_dead(q, "the controller is being reset");
+	if (tcp_queue_pump(q) && !atomic_load(&qp->failed)) {
+		/* As Linux's host: a queue that fails takes the association with it; the poll
+		 * reconnects everything once this queue's commands are given back. */
+		tcp_report(q->tc, "queue %u: %s", qp->qid, q->dead_why ? q->dead_why : "connection lost");
+		tcp_ctrlr_break(q->tc);
+		qp->ctrlr->failed = 1;
+	}
+}
+
+static const struct unvme_transport_ops tcp_ops = {
+	.attach = tcp_attach,
+	.detach = tcp_detach,
+	.quiesce = tcp_quiesce,
+	.read32 = tcp_read32,
+	.write32 = tcp_write32,
+	.read64 = tcp_read64,
+	.write64 = tcp_write64,
+	.dma_map = tcp_dma_map,
+	.dma_unmap = tcp_dma_unmap,
+	.qp_init = tcp_qp_init,
+	.qp_fini = tcp_qp_fini,
+	.qp_reset = tcp_qp_reset,
+	.qp_connect = tcp_qp_connect,
+	.qp_disconnect = tcp_qp_disconnect,
+	.qp_map = tcp_qp_map,
+	.qp_pump = tcp_qp_pump,
+};
+
+static const char *const tcp_schemes[] = {TCP_SCHEME, NULL};
+static const struct unvme_transport unvme_transport_tcp = {
+	.name = "tcp",
+	.schemes = tcp_schemes,
+	.kind = UNVME_TRANSPORT_FABRICS,
+	.rank = 20,
+	.matches = tcp_matches,
+	.ops = &tcp_ops,
+};
+UNVME_TRANSPORT_REGISTER(unvme_transport_tcp);

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The fabrics layer (lib/fabrics/nvmf_host.h) on NVMe/TCP connections: its queue is a
+ * tcp_queue, its commands run synchronously on the connection (tcp_queue_exec; on the admin
+ * connection the caller holds tc->lock), and a queue is connected once its socket is open and
+ * its in-capsule size known.
+ */
+#include <errno.h>
+
+#include "lib/driver/ctrlr.h"
+#include "tcp_ctrlr.h"
+
+static int tcp_exec(void *queue, struct nvme_sqe *cmd, void *buf, size_t len, bool to_ctrl,
+		    struct nvme_cqe *cpl, uint32_t timeout_ms)
+{
+	return tcp_queue_exec(queue, cmd, buf, len, to_ctrl, cpl, timeout_ms);
+}
+
+static const char *tcp_peer(const void *queue)
+{
+	const struct tcp_queue *q = queue;
+	return q->conn.peer;
+}
+
+static const struct nvmf_queue_ops tcp_nvmf_ops = {
+	.exec = tcp_exec,
+	.peer = tcp_peer,
+};
+
+void tcp_fabrics_init(struct tcp_ctrlr *tc)
+{
+	uint32_t t = tc->c->opts.admin_timeout_ms;
+	tc->fab = (struct nvmf_assoc){
+		.ops = &tcp_nvmf_ops,
+		.admin = &tc->admin,
+		.hostnqn = tc->p.hostnqn,
+		.subnqn = tc->p.subnqn,
+		.hostid = tc->p.hostid,
+		.dhchap_secret = tc->p.dhchap_secret,
+		.dhchap_ctrl_secret = tc->p.dhchap_ctrl_secret,
+		.kato_ms = tc->p.kato_ms,
+		.timeout_ms = t ? t : 10000,
+	};
+}
+
+int tcp_fabrics_connect(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid, uint16_t sqsize,
+			uint16_t cntlid, uint16_t *cntlid_out)
+{
+	int rc = tcp_queue_open_conn(q);
+	if (rc)
+		return rc;
+	atomic_store(&q->dead, false);
+	q->dead_why = NULL;
+	q->icd_max = qid == 0 ? NVME_TCP_ADMIN_CCSZ
+			      : nvmf_io_incapsule((const void *)tc->c->id.nvmeof);
+	if (tc->p.incapsule >= 0 && (uint32_t)tc->p.incapsule < q->icd_max)
+		q->icd_max = (uint32_t)tc->p.incapsule;
+	rc = nvmf_connect(&tc->fab, q, qid, sqsize, cntlid, cntlid_out);
+	if (rc)
+		tcp_queue_close_conn(q);
+	return rc;
+}
+
+int tcp_fabrics_disconnect(struct tcp_ctrlr *tc, struct tcp_queue *q)
+{
+	const struct nvmf_id_ctrl_fabrics *f = (const void *)tc->c->id.nvmeof;
+	if (!(f->ofcs & 1u) || q->conn.fd < 0 || atomic_load(&q->dead))
+		return 0; /* Disconnect is optional: closing the connection says the same */
+	return nvmf_disconnect(&tc->fab, q);
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The transport registry: every transport this build enabled (meson passes their names as
+ * TRANSPORTS) registered itself before main, with nothing naming it; kinds agree with the
+ * functions; the scheme list devid.c prints comes from the registry in rank order. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unvme/unvme.h"
+#include "lib/driver/transport.h"
+#include "enabled_transports.h"
+#include "test_util.h"
+
+static void test_every_enabled_transport_registered(void)
+{
+	char list[] = TRANSPORTS;
+	size_t want = 0;
+	for (char *save, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		want++;
+		if (!unvme_transport_by_name(t)) {
+			fprintf(stderr, "  transport '%s' is enabled but not registered\n", t);
+			CHECK(false);
+		}
+	}
+	size_t n = 0;
+	for (const struct unvme_transport *t; (t = unvme_transport_at(n)); n++)
+		if (!transport_enabled(t->name)) {
+			fprintf(stderr, "  transport '%s' is registered but not enabled\n", t->name);
+			CHECK(false);
+		}
+	CHECK_EQ(n, want);
+	CHECK(unvme_transport_at(n) == NULL);
+}
+
+static void test_rank_order_and_kinds(void)
+{
+	const struct unvme_transport *prev = NULL;
+	for (size_t i = 0; unvme_transport_at(i); prev = unvme_transport_at(i++)) {
+		const struct unvme_transport *t = unvme_transport_at(i);
+		if (prev)
+			CHECK(prev->rank <= t->rank);
+		CHECK(t->kind != UNVME_TRANSPORT_CLIENT);
+		CHECK((t->kind == UNVME_TRANSPORT_MESSAGE) == (t->ops->msg != NULL));
+		CHECK((t->kind == UNVME_TRANSPORT_FABRICS) == (t->ops->qp_connect != NULL));
+	}
+	const struct unvme_transport *emu = unvme_transport_by_name("emu");
+	CHECK(emu && emu->kind == UNVME_TRANSPORT_REGISTERS);
+	if (transport_enabled("tcp"))
+		CHECK_EQ(unvme_transport_by_name("tcp")->kind, UNVME_TRANSPORT_FABRICS);
+	if (transport_enabled("vfio"))
+		CHECK_EQ(unvme_transport_by_name("vfio")->kind, UNVME_TRANSPORT_REGISTERS);
+	if (transport_enabled("uring-file"))
+		CHECK_EQ(unvme_transport_by_name("uring-file")->kind, UNVME_TRANSPORT_MESSAGE);
+}
+
+/* devid.c's list: every registered scheme once, in rank order, as the messages always had it
+ * when every transport is there. */
+static void test_scheme_list(void)
+{
+	char want[256] = "";
+	for (size_t i = 0; unvme_transport_at(i); i++)
+		for (const char *const *s = unvme_transport_at(i)->schemes; s && *s; s++)
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%s",
+				 want[0] ? ", " : "", *s);
+	CHECK_STREQ(unvme_transport_schemes(), want);
+	if (transport_enabled("tcp") && transport_enabled("uring-file"))
+		CHECK_STREQ(unvme_transport_schemes(), "emu://, nvme-tcp://, file://, ftl://, hostkv://");
+	char out[64];
+	CHECK_EQ(unvme_devid_resolve("nvme://x", out, sizeof(out)), -EINVAL);
+	CHECK(strstr(unvme_errmsg(), want) != NULL);
+}
+
+static void test_find_and_claims(void)
+{
+	int err = 0;
+	CHECK(unvme_transport_find("emu://x?ns=mem:1M:512", &err) == unvme_transport_by_name("emu"));
+	CHECK(unvme_transport_find("ftl://x", &err) == unvme_transport_by_name("ftl"));
+	CHECK(unvme_transport_claims("hostkv://x"));
+	CHECK(!unvme_transport_claims("emu0"));
+	CHECK(!unvme_transport_claims("0000:02:00.0")); /* PCI addresses may be aliases */
+	if (transport_enabled("tcp")) {
+		CHECK(unvme_transport_find("nvme-tcp://127.0.0.1/nqn.x", &err) ==
+		      unvme_transport_by_name("tcp"));
+		CHECK(unvme_transport_claims("nvme-tcp://h"));
+	}
+	if (transport_enabled("uring-file"))
+		CHECK(unvme_transport_claims("/some/path") && unvme_transport_claims("file:///x"));
+	err = 0;
+	CHECK(unvme_transport_find("nothing-serves-this", &err) == NULL);
+	CHECK_EQ(err, -ENODEV);
+	CHECK(strstr(unvme_errmsg(), "no transport serves this address") != NULL);
+}
+
+TEST_MAIN(TEST(test_every_enabled_transport_registered), TEST(test_rank_order_and_kinds),
+	  TEST(test_scheme_list), TEST(test_find_and_claims))

@@ -76,18 +76,24 @@ static const char *test_skipped_in_case __attribute__((unused)); /* why the curr
 		}                                                                        \
 	} while (0)
 
-/* Resident set size of this process in bytes (/proc/self/statm, second field, in pages), or
- * -1. */
+/* Memory resident for this process in bytes: its resident set (VmRSS) and its hugetlbfs
+ * pages (HugetlbPages, which the resident set leaves out: an emulated device takes its memory
+ * from hugepages where the machine has them reserved), or -1. */
 static inline long long test_rss_bytes(void)
 {
-	FILE *f = fopen("/proc/self/statm", "r");
-	long long size = 0, resident = -1;
-	if (f) {
-		if (fscanf(f, "%lld %lld", &size, &resident) != 2)
-			resident = -1;
-		fclose(f);
+	FILE *f = fopen("/proc/self/status", "r");
+	long long rss = -1, huge = 0, kb;
+	char line[256];
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "VmRSS: %lld kB", &kb) == 1)
+			rss = kb * 1024;
+		else if (sscanf(line, "HugetlbPages: %lld kB", &kb) == 1)
+			huge = kb * 1024;
 	}
-	return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
+	fclose(f);
+	return rss < 0 ? -1 : rss + huge;
 }
 
 static inline long test_online_cpus(void)

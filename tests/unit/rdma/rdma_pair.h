@@ -108,7 +108,7 @@ static inline int pair_accept(struct rdma_pair *p, const void *priv, uint32_t le
 	/* The controller's side too: until its CM has the host's RTU, a disconnect there sends
 	 * no DREQ and the host never hears of it (soft-RoCE in a loaded TCG guest was that slow:
 	 * the disconnect test's host waited in vain) */
-	if (rc == 0 && !p->s->connected)
+	if (rc == 0)
 		rc = rv_connect_wait(p->s, 2000);
 	return rc;
 }

@@ -361,15 +361,15 @@ static int hostkv_matches(const char *address)
 	return strncmp(address, UNVME_HOSTKV_SCHEME, strlen(UNVME_HOSTKV_SCHEME)) == 0;
 }
 
+/* The host targets sit in the same slot: only their attach and detach differ */
+#define EMU_SLOT_REGISTER_OPS                                                                 \
+	.read32 = emu_read32, .write32 = emu_write32, .read64 = emu_read64,                   \
+	.write64 = emu_write64, .dma_map = emu_dma_map, .dma_unmap = emu_dma_unmap
+
 static const struct unvme_transport_ops ftl_ops = {
 	.attach = unvme_ftl_attach,
 	.detach = unvme_ftl_detach,
-	.read32 = emu_read32,
-	.write32 = emu_write32,
-	.read64 = emu_read64,
-	.write64 = emu_write64,
-	.dma_map = emu_dma_map,
-	.dma_unmap = emu_dma_unmap,
+	EMU_SLOT_REGISTER_OPS,
 };
 
 static const char *const ftl_schemes[] = {UNVME_FTL_SCHEME, NULL};
@@ -386,12 +386,7 @@ UNVME_TRANSPORT_REGISTER(unvme_transport_ftl);
 static const struct unvme_transport_ops hostkv_ops = {
 	.attach = unvme_hostkv_attach,
 	.detach = unvme_hostkv_detach,
-	.read32 = emu_read32,
-	.write32 = emu_write32,
-	.read64 = emu_read64,
-	.write64 = emu_write64,
-	.dma_map = emu_dma_map,
-	.dma_unmap = emu_dma_unmap,
+	EMU_SLOT_REGISTER_OPS,
 };
 
 static const char *const hostkv_schemes[] = {UNVME_HOSTKV_SCHEME, NULL};

@@ -285,8 +285,9 @@ static bool unanswered(const struct tcp_queue *q)
 	return false;
 }
 
-/* The coarse clock's tick in ms, rounded up: two coarse readings a timeout apart may be up to
- * a tick less apart in truth, and a command must never time out before its timeout. */
+/* The coarse clock's tick in ms, rounded up, plus the 1 ms that truncating a reading to whole
+ * ms loses: two readings a timeout apart may be up to that much less apart in truth, and a
+ * command must never time out before its timeout (a CI run saw 1499.7 ms for 1500). */
 static uint32_t coarse_tick_ms(void)
 {
 	static _Atomic uint32_t tick;
@@ -295,7 +296,7 @@ static uint32_t coarse_tick_ms(void)
 		struct timespec res = {0, 4000000};
 		clock_getres(CLOCK_MONOTONIC_COARSE, &res);
 		t = (uint32_t)(((uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec + 999999u) / 1000000u);
-		t = t ? t : 1;
+		t += 1;
 		atomic_store_explicit(&tick, t, memory_order_relaxed);
 	}
 	return t;

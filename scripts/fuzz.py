@@ -3,7 +3,7 @@
 """Runs the libFuzzer targets (make fuzz: long, make test-fuzz: a few seconds each).
 
     scripts/fuzz.py [--build build-fuzz] [--seconds S] [--runs N] [--target NAME]...
-                    [--json FILE] [--jobs J] [--fork N]
+                    [--json FILE] [--jobs J] [--fork N | --workers N]
 
 Each target first runs every input of its kept corpus (tests/fuzz/corpus/<target>: seeds and
 the inputs of crashes found before, as regressions), then fuzzes until --seconds or --runs,
@@ -11,8 +11,10 @@ whichever comes first, growing a working corpus in <build>/fuzz-corpus/<target> 
 runs, not in the tree). A crash, a leak, a sanitizer report or a timeout fails the run; its
 input is in <build>/fuzz-artifacts/ (add it to the kept corpus as regress-<what>, and a unit
 test where sensible). --jobs runs several targets at once; --fork N runs one target in N
-worker processes sharing its corpus (libFuzzer's -fork: a long run of one target on every CPU,
-its executions counted over all workers).
+worker processes sharing its corpus (libFuzzer's -fork, which restarts its workers every few
+minutes, each start replaying part of the corpus); --workers N runs N independent fuzzers of one
+target for the whole run on one working corpus (each reloads what the others add): the long
+run of a slow target on every CPU, its executions counted over all workers.
 
 Targets of other parts join by adding an entry to TARGETS (a binary of the normal or the fuzz
 build, its kept corpus, extra libFuzzer flags).
@@ -47,7 +49,7 @@ STAT = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)
 FORK_PROGRESS = re.compile(r"^#(\d+): .* time: (\d+)s", re.M)
 
 
-def run_target(name, build, seconds, runs, fork=0):
+def run_target(name, build, seconds, runs, fork=0, workers=1):
     exe, kept, extra = TARGETS[name]
     exe = build / exe
     if not exe.exists():
@@ -71,27 +73,59 @@ def run_target(name, build, seconds, runs, fork=0):
     if sym.exists():
         env.setdefault("ASAN_SYMBOLIZER_PATH", str(sym))
     t0 = time.monotonic()
-    p = subprocess.run(args, env=env, capture_output=True, text=True, errors="replace",
-                       timeout=seconds + 600)
+    if workers > 1:
+        rc, stderr, stats = run_workers(args, runs, workers, env, seconds)
+    else:
+        p = subprocess.run(args, env=env, capture_output=True, text=True, errors="replace",
+                           timeout=seconds + 600)
+        rc, stderr = p.returncode, p.stderr
+        stats = {k: int(v) for k, v in STAT.findall(stderr)}
     took = time.monotonic() - t0
-    stats = {k: int(v) for k, v in STAT.findall(p.stderr)}
-    progress = FORK_PROGRESS.findall(p.stderr)
+    progress = FORK_PROGRESS.findall(stderr)
     if fork and progress:
         execs, secs = (int(x) for x in progress[-1])
         stats["number_of_executed_units"] = execs
         stats["average_exec_per_sec"] = execs // max(secs, 1)
-    res = {"target": name, "seconds": round(took, 1), "workers": fork or 1,
+    res = {"target": name, "seconds": round(took, 1), "workers": fork or workers,
            "executions": stats.get("number_of_executed_units", 0),
            "exec_per_sec": stats.get("average_exec_per_sec", 0),
            "new_units": stats.get("new_units_added", 0),
            "corpus": len(list(work.iterdir())) + len(list((REPO / kept).iterdir())),
            "peak_rss_mb": stats.get("peak_rss_mb", 0), "crashes": 0}
-    if p.returncode != 0:
+    if rc != 0:
         res["crashes"] = 1
-        lines = [ln for ln in p.stderr.splitlines()
+        lines = [ln for ln in stderr.splitlines()
                  if "ERROR" in ln or "SUMMARY" in ln or "artifact" in ln or "deadly" in ln]
-        res["failure"] = "\n".join(lines[:12]) or p.stderr[-2000:]
+        res["failure"] = "\n".join(lines[:12]) or stderr[-2000:]
     return res
+
+
+def run_workers(args, runs, workers, env, seconds):
+    """N fuzzers of args on one working corpus, runs shared out among them: the first
+    failing exit status, every worker's stderr, and the summed statistics (executions and
+    exec/s added up, peak RSS the largest)."""
+    args = [a for a in args if not a.startswith("-runs=")] + ["-reload=1"]
+    each = -(-runs // workers) if runs else 0
+    procs = []
+    for w in range(workers):
+        log = open(Path(args[0]).parent / f"fuzz-worker-{w}.log", "w+", errors="replace")
+        cmd = args[:1] + ([f"-runs={each}"] if each else []) + args[1:]
+        procs.append((subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=log), log))
+    rc, text, stats = 0, [], {}
+    for p, log in procs:
+        try:
+            code = p.wait(timeout=seconds + 600)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            code = p.wait()
+        log.seek(0)
+        err = log.read()
+        log.close()
+        rc = rc or code
+        text.append(err)
+        for k, v in STAT.findall(err):
+            stats[k] = max(stats.get(k, 0), int(v)) if k == "peak_rss_mb" else stats.get(k, 0) + int(v)
+    return rc, "\n".join(text), stats
 
 
 def main(argv=None):
@@ -102,14 +136,18 @@ def main(argv=None):
     ap.add_argument("--target", action="append", choices=sorted(TARGETS))
     ap.add_argument("--json")
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--fork", type=int, default=0, help="worker processes per target")
+    ap.add_argument("--fork", type=int, default=0, help="libFuzzer -fork workers per target")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="independent fuzzers per target on one corpus, for the whole run")
     opts = ap.parse_args(argv)
+    if opts.fork and opts.workers > 1:
+        ap.error("--fork and --workers are two ways of using several CPUs: give one")
     build = Path(opts.build)
     build = build if build.is_absolute() else REPO / build
     names = opts.target or list(TARGETS)
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs) as pool:
-        futs = [pool.submit(run_target, n, build, opts.seconds, opts.runs, opts.fork) for n in names]
+        futs = [pool.submit(run_target, n, build, opts.seconds, opts.runs, opts.fork, opts.workers) for n in names]
         for f in futs:
             r = f.result()
             results.append(r)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctrlr.h"
 #include "devid.h"
 #include "errmsg.h"
 #include "transport.h"
@@ -147,4 +148,14 @@ const struct unvme_transport *unvme_transport_find(const char *address, int *err
 	if (err)
 		*err = rc;
 	return NULL;
+}
+
+void unvme_transport_ctx_set(struct unvme_ctrlr *ctrlr, void *ctx)
+{
+	ctrlr->transport_ctx = ctx;
+}
+
+void *unvme_transport_ctx(const struct unvme_ctrlr *ctrlr)
+{
+	return ctrlr->transport_ctx;
 }

@@ -197,4 +197,9 @@ bool unvme_transport_claims(const char *address);
 /* The registered schemes in rank order, joined by ", " ("emu://, nvme-tcp://, ..."). */
 const char *unvme_transport_schemes(void);
 
+/* The handle an attach stores for the controller it attached (ctrlr->transport_ctx), for
+ * transports that see the driver only through this interface (the host targets, lib/hosttgt). */
+void unvme_transport_ctx_set(struct unvme_ctrlr *ctrlr, void *ctx);
+void *unvme_transport_ctx(const struct unvme_ctrlr *ctrlr);
+
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A host FTL: a conventional block device built on a zoned device (lib/ftl/zdev.h), the
+ * A host FTL: a conventional block device built on a zoned device (lib/zoned/zdev.h), the
  * page-mapped target of LightNVM in its ZNS form. 4 KiB pages; a logical-to-physical map in
  * memory; writes gathered in a buffer and written as units (data pages, then one header page
  * naming every page's logical address) with Zone Append; greedy or cost-benefit garbage
@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "lib/ftl/zdev.h"
+#include "lib/zoned/zdev.h"
 
 enum ftl_gc_policy {
 	FTL_GC_GREEDY,        /* the zone with the fewest valid pages */

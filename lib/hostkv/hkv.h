@@ -2,7 +2,7 @@
 /*
  * A host key-value engine on any SSD (LightNVM's key-value target, on today's devices): keys
  * of up to 255 bytes in two keyspaces, values of up to 2 MiB, stored log-structured in the
- * zones of a zoned namespace or of a conventional one (lib/ftl/zdev.h), with the index in host
+ * zones of a zoned namespace or of a conventional one (lib/zoned/zdev.h), with the index in host
  * memory, greedy or cost-benefit garbage collection over zones by live bytes, and recovery by
  * replaying the units' record directories in sequence order. It serves the NVMe KV command
  * sets as the media of an emulated controller (hostkv://), so the KV SDK (kv_apis.h), its
@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "lib/ftl/zdev.h"
+#include "lib/zoned/zdev.h"
 
 #define HKV_MAX_KEY   255u
 #define HKV_MAX_VALUE (2u << 20)

@@ -12,7 +12,6 @@
 
 #include "unvme/emu.h"
 #include "hw/emu/emu_device.h"
-#include "lib/ftl/target.h"
 #include "lib/driver/ctrlr.h"
 #include "lib/driver/devid.h"
 #include "lib/driver/errmsg.h"
@@ -281,36 +280,6 @@ UNVME_API int unvme_emu_plug(const char *devid, const char *card_uri)
 	return rc;
 }
 
-static uint32_t emu_read32(void *ctx, uint32_t off)
-{
-	return emu_mmio_read32(ctx, off);
-}
-
-static void emu_write32(void *ctx, uint32_t off, uint32_t val)
-{
-	emu_mmio_write32(ctx, off, val);
-}
-
-static uint64_t emu_read64(void *ctx, uint32_t off)
-{
-	return emu_mmio_read64(ctx, off);
-}
-
-static void emu_write64(void *ctx, uint32_t off, uint64_t val)
-{
-	emu_mmio_write64(ctx, off, val);
-}
-
-static int emu_dma_map(void *ctx, void *vaddr, uint64_t iova, size_t len)
-{
-	return emu_iommu_map(ctx, vaddr, iova, len);
-}
-
-static void emu_dma_unmap(void *ctx, uint64_t iova, size_t len)
-{
-	emu_iommu_unmap(ctx, iova, len);
-}
-
 static int slot_share_doorbells(void *ctx, int *fd, uint64_t *off, size_t *len, uint64_t *wake_off)
 {
 	*off = 0;
@@ -348,54 +317,3 @@ static const struct unvme_transport unvme_transport_emu = {
 	.ops = &emu_ops,
 };
 UNVME_TRANSPORT_REGISTER(unvme_transport_emu);
-
-/* Host targets (lib/ftl/target.h) are emulated controllers over media the host builds on
- * another device: the same slot, their own attach. */
-static int ftl_matches(const char *address)
-{
-	return strncmp(address, UNVME_FTL_SCHEME, strlen(UNVME_FTL_SCHEME)) == 0;
-}
-
-static int hostkv_matches(const char *address)
-{
-	return strncmp(address, UNVME_HOSTKV_SCHEME, strlen(UNVME_HOSTKV_SCHEME)) == 0;
-}
-
-/* The host targets sit in the same slot: only their attach and detach differ */
-#define EMU_SLOT_REGISTER_OPS                                                                 \
-	.read32 = emu_read32, .write32 = emu_write32, .read64 = emu_read64,                   \
-	.write64 = emu_write64, .dma_map = emu_dma_map, .dma_unmap = emu_dma_unmap
-
-static const struct unvme_transport_ops ftl_ops = {
-	.attach = unvme_ftl_attach,
-	.detach = unvme_ftl_detach,
-	EMU_SLOT_REGISTER_OPS,
-};
-
-static const char *const ftl_schemes[] = {UNVME_FTL_SCHEME, NULL};
-static const struct unvme_transport unvme_transport_ftl = {
-	.name = "ftl",
-	.schemes = ftl_schemes,
-	.kind = UNVME_TRANSPORT_REGISTERS,
-	.rank = 40,
-	.matches = ftl_matches,
-	.ops = &ftl_ops,
-};
-UNVME_TRANSPORT_REGISTER(unvme_transport_ftl);
-
-static const struct unvme_transport_ops hostkv_ops = {
-	.attach = unvme_hostkv_attach,
-	.detach = unvme_hostkv_detach,
-	EMU_SLOT_REGISTER_OPS,
-};
-
-static const char *const hostkv_schemes[] = {UNVME_HOSTKV_SCHEME, NULL};
-static const struct unvme_transport unvme_transport_hostkv = {
-	.name = "hostkv",
-	.schemes = hostkv_schemes,
-	.kind = UNVME_TRANSPORT_REGISTERS,
-	.rank = 50,
-	.matches = hostkv_matches,
-	.ops = &hostkv_ops,
-};
-UNVME_TRANSPORT_REGISTER(unvme_transport_hostkv);

@@ -11,14 +11,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "hw/emu/emu_device.h"
-#include "lib/driver/ctrlr.h"
 #include "lib/driver/errmsg.h"
 #include "lib/ftl/ftl.h"
-#include "lib/ftl/target.h"
+#include "lib/hosttgt/hosttgt.h"
 
 static uint16_t media_read(void *ctx, uint64_t off, const struct iovec *iov, unsigned n, uint32_t len)
 {
@@ -61,41 +59,14 @@ static const struct emu_media_ops ftl_media_ops = {
 	.close = media_close,
 };
 
-bool target_opts_split(const char *id, const char *const *keys, char *inner, size_t innerlen,
-		       const char **opts)
-{
-	const char *q = strrchr(id, '?');
-	*opts = NULL;
-	if (q) {
-		size_t klen = strcspn(q + 1, "=&");
-		for (const char *const *k = keys; *k; k++)
-			if (strlen(*k) == klen && !strncmp(q + 1, *k, klen))
-				*opts = q + 1;
-	}
-	size_t n = *opts ? (size_t)(q - id) : strlen(id);
-	if (n >= innerlen)
-		return false;
-	memcpy(inner, id, n);
-	inner[n] = '\0';
-	return true;
-}
-
-uint64_t target_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-	return h;
-}
-
 static const char *const ftl_keys[] = { "op", "gc", "unit", "format", "ck", "nsid", "zone", NULL };
 
-int unvme_ftl_attach(struct unvme_ctrlr *ctrlr, const char *address)
+int hosttgt_ftl_create(const char *address, struct emu_device **dev)
 {
 	const char *body = address + strlen(UNVME_FTL_SCHEME);
 	char inner[4096];
 	const char *opt_str;
-	if (!target_opts_split(body, ftl_keys, inner, sizeof(inner), &opt_str) || !inner[0])
+	if (!hosttgt_opts_split(body, ftl_keys, inner, sizeof(inner), &opt_str) || !inner[0])
 		return unvme_fail(-EINVAL, "%s: expected ftl://<device id>[?op=..&gc=..]", address);
 	struct ftl_opts o;
 	ftl_opts_default(&o);
@@ -114,18 +85,10 @@ int unvme_ftl_attach(struct unvme_ctrlr *ctrlr, const char *address)
 		return unvme_fail(rc, "%s: %s", address, err);
 	char uri[256];
 	snprintf(uri, sizeof(uri), "emu://ftl?ns=ext:%" PRIu64 ":4096&serial=FTL%016" PRIX64
-		 "&model=uNVMe Host FTL", ftl_capacity(f), target_hash(inner));
+		 "&model=uNVMe Host FTL", ftl_capacity(f), hosttgt_hash(inner));
 	struct emu_media m = { .ops = &ftl_media_ops, .ctx = f };
-	struct emu_device *dev;
-	rc = emu_device_create_media(uri, &m, 1, &dev, err, sizeof(err)); /* owns f now */
+	rc = emu_device_create_media(uri, &m, 1, dev, err, sizeof(err)); /* owns f now */
 	if (rc)
 		return unvme_fail(rc, "%s: %s", address, err);
-	ctrlr->transport_ctx = dev;
 	return 0;
-}
-
-void unvme_ftl_detach(struct unvme_ctrlr *ctrlr)
-{
-	emu_device_destroy(ctrlr->transport_ctx);
-	ctrlr->transport_ctx = NULL;
 }

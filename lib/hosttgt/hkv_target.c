@@ -12,10 +12,9 @@
 #include <string.h>
 
 #include "hw/emu/emu_device.h"
-#include "lib/driver/ctrlr.h"
 #include "lib/driver/errmsg.h"
-#include "lib/ftl/target.h"
 #include "lib/hostkv/hkv.h"
+#include "lib/hosttgt/hosttgt.h"
 
 static int m_put(void *ctx, uint8_t ks, const uint8_t *key, uint8_t klen, const uint8_t *val,
 		 uint32_t len, uint32_t off, unsigned flags, bool durable)
@@ -84,12 +83,12 @@ static const struct emu_kv_media_ops hkv_media_ops = {
 
 static const char *const hkv_keys_list[] = { "op", "gc", "format", "unit", "nsid", "zone", NULL };
 
-int unvme_hostkv_attach(struct unvme_ctrlr *ctrlr, const char *address)
+int hosttgt_hostkv_create(const char *address, struct emu_device **dev)
 {
 	const char *body = address + strlen(UNVME_HOSTKV_SCHEME);
 	char inner[4096];
 	const char *opt_str;
-	if (!target_opts_split(body, hkv_keys_list, inner, sizeof(inner), &opt_str) || !inner[0])
+	if (!hosttgt_opts_split(body, hkv_keys_list, inner, sizeof(inner), &opt_str) || !inner[0])
 		return unvme_fail(-EINVAL, "%s: expected hostkv://<device id>[?op=..&gc=..]", address);
 	struct hkv_opts o;
 	hkv_opts_default(&o);
@@ -110,18 +109,10 @@ int unvme_hostkv_attach(struct unvme_ctrlr *ctrlr, const char *address)
 	hkv_usage(s, &u);
 	char uri[256];
 	snprintf(uri, sizeof(uri), "emu://hostkv?ns=kvext:%" PRIu64 "&serial=HKV%016" PRIX64
-		 "&model=uNVMe Host KV", u.capacity, target_hash(inner));
+		 "&model=uNVMe Host KV", u.capacity, hosttgt_hash(inner));
 	struct emu_media m = { .kv_ops = &hkv_media_ops, .ctx = s };
-	struct emu_device *dev;
-	rc = emu_device_create_media(uri, &m, 1, &dev, err, sizeof(err)); /* owns s now */
+	rc = emu_device_create_media(uri, &m, 1, dev, err, sizeof(err)); /* owns s now */
 	if (rc)
 		return unvme_fail(rc, "%s: %s", address, err);
-	ctrlr->transport_ctx = dev;
 	return 0;
-}
-
-void unvme_hostkv_detach(struct unvme_ctrlr *ctrlr)
-{
-	emu_device_destroy(ctrlr->transport_ctx);
-	ctrlr->transport_ctx = NULL;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The zoned device under a host target (the FTL, the host KV engine): zones of 4 KiB pages
- * written sequentially, read anywhere, reset as a whole, reached only through the driver's
- * public API (the NVMe protocol).
+ * The zoned-device layer under the host engines (the FTL of lib/ftl, the host KV engine of
+ * lib/hostkv), which both use it from below: zones of 4 KiB pages written sequentially, read
+ * anywhere, reset as a whole, reached only through the driver's public API (the NVMe protocol).
  *
  *   - On a zoned namespace (ZNS) the zones are the device's: pages are written with Zone
  *     Append (or a Write at the write pointer when an append would exceed ZASL), the device
@@ -16,8 +16,8 @@
  * Page addresses are global: zone * zone_pages + offset. Writes come from one thread at a
  * time (the client serialises them); reads may come from any number of threads at once.
  */
-#ifndef UNVME_FTL_ZDEV_H
-#define UNVME_FTL_ZDEV_H
+#ifndef UNVME_ZONED_ZDEV_H
+#define UNVME_ZONED_ZDEV_H
 
 #include <pthread.h>
 #include <stdbool.h>

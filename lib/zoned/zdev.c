@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The zoned device under a host target: see zdev.h. */
+/* The zoned-device layer under the host engines: see zdev.h. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "lib/ftl/zdev.h"
+#include "lib/zoned/zdev.h"
 
 #define DEFAULT_EMU_ZONE (16ull << 20)
 

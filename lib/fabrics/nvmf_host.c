@@ -133,3 +133,42 @@ int nvmf_keep_alive(struct nvmf_assoc *a)
 	 * found by whichever command waited longest, at that command's timeout */
 	return a->ops->exec(a->admin, &cmd, NULL, 0, false, NULL, a->timeout_ms);
 }
+
+bool nvmf_data_to_ctrl(uint16_t qid, const struct nvme_sqe *sqe)
+{
+	if (sqe->opc == NVME_FABRICS_OPC) {
+		uint8_t t = ((const struct nvmf_cmd *)sqe)->fctype;
+		return t == NVMF_FCTYPE_CONNECT || t == NVMF_FCTYPE_AUTH_SEND;
+	}
+	if (qid != 0) {
+		switch (sqe->opc) {
+		case NVME_KVV_STORE:
+			return true;
+		case NVME_KVV_RETRIEVE:
+		case NVME_KVV_ITER_READ:
+		case NVME_KVV_DELETE:
+		case NVME_KVV_EXIST:
+		case NVME_KVV_ITER_REQ:
+			return false;
+		default:
+			break;
+		}
+	}
+	return (sqe->opc & 0x3u) == 0x1u;
+}
+
+/* Samsung KV vendor commands with a key over 16 bytes carry the key's PRP in CDW12-13. Over
+ * a fabric the key travels in the capsule and CDW12-15 become an SGL descriptor of it
+ * (docs/nvme-tcp.md, "KV commands over NVMe/TCP"). */
+bool nvmf_kv_long_key(const struct nvme_sqe *sqe)
+{
+	switch (sqe->opc) {
+	case NVME_KVV_STORE:
+	case NVME_KVV_RETRIEVE:
+	case NVME_KVV_DELETE:
+	case NVME_KVV_EXIST:
+		return (sqe->cdw11 & 0xffu) + 1u > NVME_KVV_INLINE_KEY;
+	default:
+		return false;
+	}
+}

@@ -58,4 +58,13 @@ int nvmf_keep_alive(struct nvmf_assoc *a);
  * counts 16-byte units of the whole capsule; data at an offset, ICDOFF, is not used). */
 uint32_t nvmf_io_incapsule(const struct nvmf_id_ctrl_fabrics *f);
 
+/* Which way the data of a command sent on queue qid flows: true host to controller. By the
+ * opcode (bits 1:0, NVMe Base 2.0 figure "Opcodes for Admin Commands"), the fabrics type, and
+ * the Samsung KV vendor opcodes, which do not follow the convention (as the target reads
+ * them, lib/target/tgt_exec.c). Every fabrics transport's. */
+bool nvmf_data_to_ctrl(uint16_t qid, const struct nvme_sqe *sqe);
+/* A Samsung KV vendor command whose key (over 16 bytes) is named by a PRP in CDW12-13: over a
+ * fabric the key must travel in the capsule (docs/nvme-tcp.md, "KV commands over NVMe/TCP"). */
+bool nvmf_kv_long_key(const struct nvme_sqe *sqe);
+
 #endif

@@ -18,6 +18,7 @@
 #include "tcp_ctrlr.h"
 #include "lib/driver/tcp_tls.h"
 #include "lib/driver/transport.h"
+#include "lib/fabrics/nvmf_reconnect.h"
 
 void tcp_report(const struct tcp_ctrlr *tc, const char *fmt, ...)
 {
@@ -89,31 +90,36 @@ static void assoc_end(struct tcp_ctrlr *tc)
 	atomic_store(&tc->assoc, ASSOC_DOWN);
 }
 
-/* Reconnects after a loss, trying for ctrl_loss_tmo. */
+static int reconnect_attempt(void *arg)
+{
+	return assoc_connect(arg);
+}
+
+static bool reconnect_closing(void *arg)
+{
+	struct tcp_ctrlr *tc = arg;
+	return atomic_load(&tc->closing);
+}
+
+/* Reconnects after a loss, trying for ctrl_loss_tmo (the fabrics layer's policy). */
 static int assoc_reconnect(struct tcp_ctrlr *tc)
 {
-	uint64_t until = mono_ms_coarse() + tc->p.ctrl_loss_tmo_ms;
+	struct nvmf_reconnect r = {.ctrl_loss_tmo_ms = tc->p.ctrl_loss_tmo_ms,
+				   .reconnect_delay_ms = tc->p.reconnect_delay_ms,
+				   .attempt = reconnect_attempt,
+				   .closing = reconnect_closing,
+				   .arg = tc};
 	int attempts = 0;
-	for (;;) {
-		attempts++;
-		int rc = assoc_connect(tc);
-		if (rc == 0) {
-			if (attempts > 1 || tc->ever_live)
-				tcp_report(tc, "reconnected (controller %u, %d attempt%s)", tc->fab.cntlid, attempts,
-					   attempts == 1 ? "" : "s");
-			return 0;
-		}
-		/* a refusal (NVMe status: unknown subsystem, host not allowed, authentication)
-		 * will not change by waiting */
-		if (rc > 0 || rc == -EACCES || atomic_load(&tc->closing) || mono_ms_coarse() >= until) {
-			char why[512];
-			snprintf(why, sizeof(why), "%s", unvme_errmsg());
-			tcp_report(tc, "reconnecting failed after %d attempt%s: %s", attempts,
-				   attempts == 1 ? "" : "s", why);
-			return unvme_fail(rc < 0 ? rc : -EIO, "%s", why);
-		}
-		sleep_us((uint64_t)(tc->p.reconnect_delay_ms ? tc->p.reconnect_delay_ms : 100) * 1000);
+	int rc = nvmf_reconnect_run(&r, &attempts);
+	if (rc == 0) {
+		if (attempts > 1 || tc->ever_live)
+			tcp_report(tc, "reconnected (controller %u, %d attempt%s)", tc->fab.cntlid, attempts,
+				   attempts == 1 ? "" : "s");
+		return 0;
 	}
+	tcp_report(tc, "reconnecting failed after %d attempt%s: %s", attempts, attempts == 1 ? "" : "s",
+		   unvme_errmsg());
+	return rc;
 }
 
 /* ---- registers ---- */
@@ -238,8 +244,7 @@ static void tcp_free(struct tcp_ctrlr *tc)
 	tcp_queue_fini(&tc->admin);
 	tcp_tls_ctx_free(tc->tls);
 	pthread_mutex_destroy(&tc->lock);
-	pthread_mutex_destroy(&tc->ka_mu);
-	pthread_cond_destroy(&tc->ka_cv);
+	nvmf_keepalive_destroy(&tc->ka);
 	free(tc);
 }
 
@@ -250,8 +255,7 @@ static int tcp_attach(struct unvme_ctrlr *c, const char *address)
 		return -ENOMEM;
 	tc->c = c;
 	pthread_mutex_init(&tc->lock, NULL);
-	pthread_mutex_init(&tc->ka_mu, NULL);
-	pthread_cond_init(&tc->ka_cv, NULL);
+	nvmf_keepalive_init(&tc->ka);
 	int rc = tcp_params_parse(address, &tc->p);
 	if (rc == 0 && tc->p.tls) {
 		/* one identity for every connection of the controller (host NQN, subsystem NQN) */

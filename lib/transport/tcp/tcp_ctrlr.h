@@ -25,6 +25,7 @@
 
 #include "lib/driver/tcp_params.h"
 #include "lib/fabrics/nvmf_host.h"
+#include "lib/fabrics/nvmf_keepalive.h"
 #include "tcp_queue.h"
 
 struct tcp_tls_ctx;
@@ -53,12 +54,7 @@ struct tcp_ctrlr {
 	uint64_t asq, acq;
 	struct tcp_tls_ctx *tls;  /* TLS with a PSK on every connection (tls=1), else NULL */
 
-	/* keep alive */
-	pthread_t ka_thread;
-	bool ka_running;
-	pthread_mutex_t ka_mu;
-	pthread_cond_t ka_cv;
-	bool ka_stop;
+	struct nvmf_keepalive ka;  /* tcp_keepalive.c */
 	_Atomic bool closing;     /* the controller is being closed: stop retrying */
 };
 

@@ -143,11 +143,6 @@ int tcp_rx_pump(struct tcp_queue *q);
 void tcp_rx_reset(struct tcp_queue *q);
 /* Delivers a completion for cid (ring or sync). */
 void tcp_queue_complete(struct tcp_queue *q, uint16_t cid, const struct nvme_cqe *cqe);
-/* Which way the data of a command sent on queue qid flows: true host to controller. By the
- * opcode (bits 1:0, NVMe Base 2.0 figure "Opcodes for Admin Commands"), the fabrics type, and
- * the Samsung KV vendor opcodes, which do not follow the convention (as the target reads
- * them, lib/target/tgt_exec.c). */
-bool tcp_data_to_ctrl(uint16_t qid, const struct nvme_sqe *sqe);
 /* The status a command completes with, given the one its response carries: a command
  * succeeds only when exactly its data moved in its direction (every byte of a read arrived
  * as C2HData, every byte of a write went in the capsule or was asked for by R2T and sent).

@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The NVMe/RDMA transport (rdma_ctrlr.h): device ids nvme-rdma://HOST[:PORT]/NQN, the
+ * association behind the register interface (the same mapping of CC.EN onto connecting as
+ * NVMe/TCP's, lib/transport/tcp/tcp_ctrlr.h), and the queue-pair hooks that put each queue on
+ * an RDMA connection of its own.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/common/env.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/errmsg.h"
+#include "lib/driver/transport.h"
+#include "lib/fabrics/nvmf_reconnect.h"
+#include "rdma_ctrlr.h"
+
+void rdma_report(const struct rdma_ctrlr *rc, const char *fmt, ...)
+{
+	if (!unvme_log_on())
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "unvme: %s: %s\n", rc->c->devid, msg);
+}
+
+static void assoc_break(struct rdma_ctrlr *rc, const char *why)
+{
+	int live = RASSOC_LIVE;
+	if (atomic_compare_exchange_strong(&rc->assoc, &live, RASSOC_BROKEN))
+		rdma_report(rc, "association lost: %s", why ? why : "?");
+	rc->c->failed = 1;
+}
+
+void rdma_ctrlr_connection_lost(struct rdma_ctrlr *rc, struct rdma_queue *q)
+{
+	if (q == &rc->admin)
+		assoc_break(rc, q->dead_why);
+	/* an I/O queue: its owner's poll sees it (rdma_qp_pump) and breaks the association */
+}
+
+/* A new association: admin connection, Connect (controller id FFFFh), CAP and VS. rc->lock
+ * held. */
+static int assoc_connect(struct rdma_ctrlr *rc)
+{
+	int err = rdma_queue_connect(&rc->admin, NVMF_CNTLID_DYNAMIC, &rc->fab.cntlid);
+	uint64_t cap = 0, vs = 0;
+	if (err == 0)
+		err = nvmf_prop_get(&rc->fab, NVME_REG_CAP, true, &cap);
+	if (err == 0)
+		err = nvmf_prop_get(&rc->fab, NVME_REG_VS, false, &vs);
+	if (err) {
+		rdma_queue_close(&rc->admin);
+		return err;
+	}
+	rc->cap = cap;
+	rc->vs = (uint32_t)vs;
+	rc->cc = 0;
+	if (!rc->pd)
+		rc->pd = rc->admin.ep->pd; /* where the DMA chunks get registered (rdma_mr.c) */
+	atomic_store(&rc->assoc, RASSOC_LIVE);
+	rc->ever_live = true;
+	return 0;
+}
+
+static void assoc_end(struct rdma_ctrlr *rc)
+{
+	rdma_queue_close(&rc->admin);
+	atomic_store(&rc->assoc, RASSOC_DOWN);
+}
+
+static int reconnect_attempt(void *arg)
+{
+	return assoc_connect(arg);
+}
+
+static bool reconnect_closing(void *arg)
+{
+	struct rdma_ctrlr *rc = arg;
+	return atomic_load(&rc->closing);
+}
+
+static int assoc_reconnect(struct rdma_ctrlr *rc)
+{
+	struct nvmf_reconnect r = {.ctrl_loss_tmo_ms = rc->p.ctrl_loss_tmo_ms,
+				   .reconnect_delay_ms = rc->p.reconnect_delay_ms,
+				   .attempt = reconnect_attempt,
+				   .closing = reconnect_closing,
+				   .arg = rc};
+	int attempts = 0;
+	int err = nvmf_reconnect_run(&r, &attempts);
+	if (err == 0)
+		rdma_report(rc, "reconnected (controller %u, %d attempt%s)", rc->fab.cntlid, attempts,
+			    attempts == 1 ? "" : "s");
+	else
+		rdma_report(rc, "reconnecting failed after %d attempt%s: %s", attempts,
+			    attempts == 1 ? "" : "s", unvme_errmsg());
+	return err;
+}
+
+/* ---- registers (properties) ---- */
+
+static uint32_t rdma_read32(void *ctx, uint32_t off)
+{
+	struct rdma_ctrlr *rc = ctx;
+	pthread_mutex_lock(&rc->lock);
+	uint32_t v = 0;
+	int st = atomic_load(&rc->assoc);
+	if (off == NVME_REG_AQA) {
+		v = rc->aqa;
+	} else if (st == RASSOC_LIVE) {
+		uint64_t val = 0;
+		if (nvmf_prop_get(&rc->fab, off, false, &val) == 0) {
+			v = (uint32_t)val;
+			if (off == NVME_REG_CC)
+				rc->cc = v;
+		} else {
+			st = atomic_load(&rc->assoc);
+		}
+	}
+	if (st == RASSOC_BROKEN)
+		v = off == NVME_REG_CSTS ? NVME_CSTS_CFS : off == NVME_REG_CC ? rc->cc : off == NVME_REG_VS ? rc->vs : 0;
+	else if (st == RASSOC_DOWN)
+		v = off == NVME_REG_CC ? rc->cc : off == NVME_REG_VS ? rc->vs : off == NVME_REG_AQA ? rc->aqa : 0;
+	else if (st == RASSOC_DEAD)
+		v = 0xffffffffu;
+	pthread_mutex_unlock(&rc->lock);
+	return v;
+}
+
+static uint64_t rdma_read64(void *ctx, uint32_t off)
+{
+	struct rdma_ctrlr *rc = ctx;
+	if (off == NVME_REG_CAP)
+		return atomic_load(&rc->assoc) == RASSOC_DEAD ? UINT64_MAX : rc->cap;
+	if (off == NVME_REG_ASQ)
+		return rc->asq;
+	if (off == NVME_REG_ACQ)
+		return rc->acq;
+	pthread_mutex_lock(&rc->lock);
+	uint64_t v = 0;
+	if (atomic_load(&rc->assoc) == RASSOC_LIVE)
+		nvmf_prop_get(&rc->fab, off, true, &v);
+	pthread_mutex_unlock(&rc->lock);
+	return v;
+}
+
+static void write_cc(struct rdma_ctrlr *rc, uint32_t val)
+{
+	int st = atomic_load(&rc->assoc);
+	if (!(val & NVME_CC_EN)) {
+		if (st == RASSOC_LIVE && (rc->cc & NVME_CC_EN))
+			nvmf_prop_set(&rc->fab, NVME_REG_CC, false, val); /* best effort: it ends anyway */
+		if (st == RASSOC_LIVE || st == RASSOC_BROKEN)
+			assoc_end(rc);
+		rc->cc = val;
+		return;
+	}
+	if (st != RASSOC_LIVE) {
+		int err = rc->ever_live ? assoc_reconnect(rc) : assoc_connect(rc);
+		if (err) {
+			atomic_store(&rc->assoc, RASSOC_DEAD);
+			return;
+		}
+	}
+	if (nvmf_prop_set(&rc->fab, NVME_REG_CC, false, val) == 0)
+		rc->cc = val;
+}
+
+static void rdma_write32(void *ctx, uint32_t off, uint32_t val)
+{
+	struct rdma_ctrlr *rc = ctx;
+	pthread_mutex_lock(&rc->lock);
+	if (off == NVME_REG_AQA)
+		rc->aqa = val; /* the admin queue is the connection: nothing to tell the controller */
+	else if (off == NVME_REG_CC)
+		write_cc(rc, val);
+	else if (atomic_load(&rc->assoc) == RASSOC_LIVE)
+		nvmf_prop_set(&rc->fab, off, false, val);
+	pthread_mutex_unlock(&rc->lock);
+}
+
+static void rdma_write64(void *ctx, uint32_t off, uint64_t val)
+{
+	struct rdma_ctrlr *rc = ctx;
+	if (off == NVME_REG_ASQ) {
+		rc->asq = val;
+		return;
+	}
+	if (off == NVME_REG_ACQ) {
+		rc->acq = val;
+		return;
+	}
+	pthread_mutex_lock(&rc->lock);
+	if (atomic_load(&rc->assoc) == RASSOC_LIVE)
+		nvmf_prop_set(&rc->fab, off, true, val);
+	pthread_mutex_unlock(&rc->lock);
+}
+
+/* ---- keep alive ---- */
+
+static void ka_tick(void *arg)
+{
+	struct rdma_ctrlr *rc = arg;
+	pthread_mutex_lock(&rc->lock);
+	if (atomic_load(&rc->assoc) == RASSOC_LIVE) {
+		nvmf_keep_alive(&rc->fab); /* a failure marks the association broken */
+		/* responses that came for the admin ring meanwhile are in the CQ ring already;
+		 * a disconnect nothing else saw is noticed here */
+		rdma_queue_pump(&rc->admin);
+	}
+	pthread_mutex_unlock(&rc->lock);
+	struct unvme_ctrlr *c = rc->c;
+	if (c->failed && !c->gave_up && !atomic_load(&rc->closing))
+		ctrlr_recover_fatal(c);
+}
+
+/* ---- attach ---- */
+
+static int rdma_matches(const char *address)
+{
+	return strncmp(address, RDMA_SCHEME, strlen(RDMA_SCHEME)) == 0;
+}
+
+static void rdma_free(struct rdma_ctrlr *rc)
+{
+	rdma_queue_fini(&rc->admin);
+	rdma_mr_fini(rc);
+	pthread_rwlock_destroy(&rc->mr_lock);
+	nvmf_keepalive_destroy(&rc->ka);
+	pthread_mutex_destroy(&rc->lock);
+	free(rc);
+}
+
+static int rdma_attach(struct unvme_ctrlr *c, const char *address)
+{
+	const struct rv_ops *verbs = rv_default();
+	if (!verbs)
+		return unvme_fail(-ENODEV, "%s: this build has no RDMA verbs (rdma-core's libibverbs and "
+				  "librdmacm were not there when it was built)", address);
+	struct rdma_ctrlr *rc = calloc(1, sizeof(*rc));
+	if (!rc)
+		return -ENOMEM;
+	rc->c = c;
+	rc->verbs = verbs;
+	pthread_mutex_init(&rc->lock, NULL);
+	pthread_rwlock_init(&rc->mr_lock, NULL);
+	nvmf_keepalive_init(&rc->ka);
+	int err = fabrics_params_parse(address, RDMA_SCHEME, &rc->p);
+	if (err == 0 && rc->p.discovery)
+		err = unvme_fail(-EINVAL, "%s: no subsystem NQN (nvme-rdma://HOST[:PORT]/NQN): the discovery "
+				 "service is reached through nvme-tcp:// here", address);
+	uint32_t adepth = c->opts.admin_queue_depth ? c->opts.admin_queue_depth : 32;
+	if (err == 0 && (adepth < 2 || adepth > 4096))
+		err = unvme_fail(-EINVAL, "%s: admin queue depth %u (2..4096)", address, adepth);
+	rc->admin_depth = (uint16_t)adepth;
+	if (err == 0)
+		err = rdma_queue_init(&rc->admin, rc, 0, rc->admin_depth);
+	if (err) {
+		rdma_free(rc);
+		return err;
+	}
+	uint32_t t = c->opts.admin_timeout_ms;
+	rc->fab = (struct nvmf_assoc){
+		.ops = &rdma_nvmf_ops,
+		.admin = &rc->admin,
+		.hostnqn = rc->p.hostnqn,
+		.subnqn = rc->p.subnqn,
+		.hostid = rc->p.hostid,
+		.dhchap_secret = rc->p.dhchap_secret,
+		.dhchap_ctrl_secret = rc->p.dhchap_ctrl_secret,
+		.kato_ms = rc->p.kato_ms,
+		.timeout_ms = t ? t : 10000,
+	};
+	rc->admin.locked = true;
+	rc->admin.timeout_ms = c->opts.admin_timeout_ms;
+	pthread_mutex_lock(&rc->lock);
+	err = assoc_connect(rc);
+	pthread_mutex_unlock(&rc->lock);
+	if (err) {
+		rdma_free(rc);
+		return err < 0 ? err : -ECONNREFUSED; /* refused with an NVMe status: the message says which */
+	}
+	c->transport_ctx = rc;
+	if (nvmf_keepalive_start(&rc->ka, rc->p.kato_ms, ka_tick, rc))
+		rdma_report(rc, "cannot start the keep-alive thread: the controller may end the "
+			    "association after %u ms without commands", rc->p.kato_ms);
+	return 0;
+}
+
+static void rdma_quiesce(struct unvme_ctrlr *c)
+{
+	struct rdma_ctrlr *rc = c->transport_ctx;
+	atomic_store(&rc->closing, true);
+	nvmf_keepalive_stop(&rc->ka);
+}
+
+static void rdma_detach(struct unvme_ctrlr *c)
+{
+	struct rdma_ctrlr *rc = c->transport_ctx;
+	rdma_quiesce(c);
+	pthread_mutex_lock(&rc->lock);
+	assoc_end(rc);
+	pthread_mutex_unlock(&rc->lock);
+	if (c->admin)
+		c->admin->bus = NULL; /* its transport queue was rc's: freed with it */
+	rdma_free(rc);
+	c->transport_ctx = NULL;
+}
+
+/* ---- queue pairs ---- */
+
+static void rdma_qp_doorbell(void *bus, uint32_t off, uint32_t val)
+{
+	struct rdma_queue *q = bus;
+	if (off != q->sq_db)
+		return; /* a CQ head doorbell: the controller does not need to know */
+	pthread_mutex_t *mu = q->locked ? &q->rc->lock : &q->mu;
+	pthread_mutex_lock(mu);
+	rdma_queue_doorbell(q, (uint16_t)val);
+	pthread_mutex_unlock(mu);
+}
+
+static int rdma_qp_init(struct unvme_qpair *qp)
+{
+	struct rdma_ctrlr *rc = qp->ctrlr->transport_ctx;
+	struct rdma_queue *q;
+	if (qp->qid == 0) {
+		q = &rc->admin;
+		if (qp->depth != rc->admin_depth)
+			return unvme_fail(-EINVAL, "%s: admin queue of %u entries, the connection has %u",
+					  rc->c->devid, qp->depth, rc->admin_depth);
+		pthread_mutex_lock(&rc->lock);
+		q->qp = qp;
+		rdma_queue_reset(q);
+		pthread_mutex_unlock(&rc->lock);
+	} else {
+		q = malloc(sizeof(*q));
+		int err = q ? rdma_queue_init(q, rc, qp->qid, qp->depth) : -ENOMEM;
+		if (err) {
+			free(q);
+			return unvme_fail(err, "no memory for an NVMe/RDMA queue");
+		}
+		q->qp = qp;
+		q->timeout_ms = qp->timeout_ms;
+	}
+	q->sq_db = qp->sq_db;
+	qp->bus = q;
+	qp->write32 = rdma_qp_doorbell;
+	return 0;
+}
+
+static void rdma_qp_fini(struct unvme_qpair *qp)
+{
+	struct rdma_queue *q = qp->bus;
+	if (!q)
+		return;
+	if (qp->qid == 0) {
+		pthread_mutex_lock(&q->rc->lock);
+		q->qp = NULL;
+		pthread_mutex_unlock(&q->rc->lock);
+		return;
+	}
+	rdma_queue_fini(q);
+	free(q);
+	qp->bus = NULL;
+}
+
+static void rdma_qp_reset(struct unvme_qpair *qp)
+{
+	struct rdma_queue *q = qp->bus;
+	if (qp->qid == 0) {
+		/* the admin connection is the association's: CC writes open and close it */
+		pthread_mutex_lock(&q->rc->lock);
+		rdma_queue_reset(q);
+		pthread_mutex_unlock(&q->rc->lock);
+		return;
+	}
+	pthread_mutex_lock(&q->mu);
+	rdma_queue_close(q);
+	rdma_queue_reset(q);
+	pthread_mutex_unlock(&q->mu);
+}
+
+static int rdma_qp_connect(struct unvme_qpair *qp)
+{
+	struct rdma_queue *q = qp->bus;
+	struct rdma_ctrlr *rc = q->rc;
+	q->timeout_ms = qp->timeout_ms;
+	if (atomic_load(&rc->assoc) != RASSOC_LIVE)
+		return unvme_fail(-EIO, "%s: queue %u: no association with the controller", rc->c->devid,
+				  qp->qid);
+	pthread_mutex_lock(&q->mu);
+	int err = rdma_queue_connect(q, rc->fab.cntlid, NULL);
+	pthread_mutex_unlock(&q->mu);
+	return err;
+}
+
+static void rdma_qp_disconnect(struct unvme_qpair *qp)
+{
+	struct rdma_queue *q = qp->bus;
+	const struct nvmf_id_ctrl_fabrics *f = (const void *)q->rc->c->id.nvmeof;
+	pthread_mutex_lock(&q->mu);
+	/* Disconnect is optional (OFCS bit 0): ending the connection says the same */
+	if ((f->ofcs & 1u) && q->hq_up && !atomic_load(&q->dead))
+		nvmf_disconnect(&q->rc->fab, q);
+	rdma_queue_close(q);
+	pthread_mutex_unlock(&q->mu);
+}
+
+static int rdma_qp_map(struct unvme_qpair *qp, uint16_t cid, struct nvme_sqe *sqe, void *buf, size_t len)
+{
+	return rdma_queue_map(qp->bus, cid, sqe, buf, len);
+}
+
+static void rdma_qp_pump(struct unvme_qpair *qp)
+{
+	struct rdma_queue *q = qp->bus;
+	if (q->locked) {
+		pthread_mutex_lock(&q->rc->lock);
+		rdma_queue_pump(q);
+		pthread_mutex_unlock(&q->rc->lock);
+		return; /* the admin path holds locks recovery needs: keep alive or I/O recovers */
+	}
+	pthread_mutex_lock(&q->mu);
+	/* a reset by another thread: this queue's connection belongs to the old association */
+	if (atomic_load_explicit(&qp->failed, memory_order_relaxed) && !atomic_load(&q->dead))
+		rdma_queue_mark_dead(q, "the controller is being reset");
+	bool failed_now = rdma_queue_pump(q);
+	pthread_mutex_unlock(&q->mu);
+	if (failed_now && !atomic_load(&qp->failed)) {
+		/* as Linux's host: a queue that fails takes the association with it; the poll
+		 * reconnects everything once this queue's commands are given back */
+		rdma_report(q->rc, "queue %u: %s", qp->qid, q->dead_why ? q->dead_why : "connection lost");
+		assoc_break(q->rc, q->dead_why);
+		qp->ctrlr->failed = 1;
+	}
+}
+
+static const struct unvme_transport_ops rdma_ops = {
+	.attach = rdma_attach,
+	.detach = rdma_detach,
+	.quiesce = rdma_quiesce,
+	.read32 = rdma_read32,
+	.write32 = rdma_write32,
+	.read64 = rdma_read64,
+	.write64 = rdma_write64,
+	.dma_map = rdma_mr_map,
+	.dma_unmap = rdma_mr_unmap,
+	.qp_init = rdma_qp_init,
+	.qp_fini = rdma_qp_fini,
+	.qp_reset = rdma_qp_reset,
+	.qp_connect = rdma_qp_connect,
+	.qp_disconnect = rdma_qp_disconnect,
+	.qp_map = rdma_qp_map,
+	.qp_pump = rdma_qp_pump,
+};
+
+static const char *const rdma_schemes[] = {RDMA_SCHEME, NULL};
+static const struct unvme_transport unvme_transport_rdma = {
+	.name = "rdma",
+	.schemes = rdma_schemes,
+	.kind = UNVME_TRANSPORT_FABRICS,
+	.rank = 25,
+	.matches = rdma_matches,
+	.ops = &rdma_ops,
+};
+UNVME_TRANSPORT_REGISTER(unvme_transport_rdma);

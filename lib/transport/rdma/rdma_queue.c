@@ -384,8 +384,7 @@ int rdma_queue_connect(struct rdma_queue *q, uint16_t cntlid, uint16_t *cntlid_o
 	int err = v->ep_create(v, rc->p.host, rc->p.port, &caps, tmo, &q->ep);
 	if (err) {
 		q->ep = NULL;
-		return unvme_fail(err, "%s: cannot reach %s over RDMA: %s", rc->c->devid, q->peer,
-				  event_why(err));
+		return unvme_fail(err, "%s: cannot reach it over RDMA: %s", q->peer, event_why(err));
 	}
 	q->icd_max = 0;
 	if (q->qid) {
@@ -400,7 +399,7 @@ int rdma_queue_connect(struct rdma_queue *q, uint16_t cntlid, uint16_t *cntlid_o
 		rv_ep_destroy(q->ep);
 		q->ep = NULL;
 		return unvme_fail(err, "%s: cannot set up queue %u (%u entries) on the RDMA device: %s",
-				  rc->c->devid, q->qid, q->depth, strerror(-err));
+				  q->peer, q->qid, q->depth, strerror(-err));
 	}
 	q->hq_up = true;
 	atomic_store(&q->dead, false);
@@ -413,23 +412,21 @@ int rdma_queue_connect(struct rdma_queue *q, uint16_t cntlid, uint16_t *cntlid_o
 	if (err == -ECONNREFUSED) {
 		uint16_t sts = nvrdma_cm_rej_parse(q->ep->peer_priv, q->ep->peer_priv_len);
 		if (sts)
-			unvme_fail(-ECONNREFUSED, "%s: the controller at %s refused queue %u: %s (RDMA CM status %u)",
-				   rc->c->devid, q->peer, q->qid, nvrdma_cm_status_name(sts), sts);
+			unvme_fail(-ECONNREFUSED, "%s: the controller refused queue %u: %s (RDMA CM status %u)",
+				   q->peer, q->qid, nvrdma_cm_status_name(sts), sts);
 		else
-			unvme_fail(-ECONNREFUSED, "%s: connection refused by %s (no NVMe/RDMA listener there?)",
-				   rc->c->devid, q->peer);
+			unvme_fail(-ECONNREFUSED, "%s: connection refused (no NVMe/RDMA listener there?)", q->peer);
 	} else if (err) {
-		unvme_fail(err, "%s: cannot connect queue %u to %s: %s", rc->c->devid, q->qid, q->peer,
-			   event_why(err));
+		unvme_fail(err, "%s: cannot connect queue %u: %s", q->peer, q->qid, event_why(err));
 	}
 	uint16_t crqsize = 0;
 	if (!err && nvrdma_cm_rep_parse(q->ep->peer_priv, q->ep->peer_priv_len, &crqsize)) {
-		err = unvme_fail(-EPROTO, "%s: %s accepted queue %u with private data that is not "
-				 "NVMe/RDMA's", rc->c->devid, q->peer, q->qid);
+		err = unvme_fail(-EPROTO, "%s: the controller accepted queue %u with private data that "
+				 "is not NVMe/RDMA's", q->peer, q->qid);
 	} else if (!err && crqsize < q->depth) {
 		/* it could not take every command the host may send at once */
-		err = unvme_fail(-EPROTO, "%s: %s takes %u commands on queue %u, %u asked for",
-				 rc->c->devid, q->peer, crqsize, q->qid, q->depth);
+		err = unvme_fail(-EPROTO, "%s: the controller takes %u commands on queue %u, %u asked for",
+				 q->peer, crqsize, q->qid, q->depth);
 	}
 	if (!err) {
 		if (q->ep->peer[0])

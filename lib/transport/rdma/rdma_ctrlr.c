@@ -209,12 +209,8 @@ static void ka_tick(void *arg)
 {
 	struct rdma_ctrlr *rc = arg;
 	pthread_mutex_lock(&rc->lock);
-	if (atomic_load(&rc->assoc) == RASSOC_LIVE) {
+	if (atomic_load(&rc->assoc) == RASSOC_LIVE)
 		nvmf_keep_alive(&rc->fab); /* a failure marks the association broken */
-		/* responses that came for the admin ring meanwhile are in the CQ ring already;
-		 * a disconnect nothing else saw is noticed here */
-		rdma_queue_pump(&rc->admin);
-	}
 	pthread_mutex_unlock(&rc->lock);
 	struct unvme_ctrlr *c = rc->c;
 	if (c->failed && !c->gave_up && !atomic_load(&rc->closing))

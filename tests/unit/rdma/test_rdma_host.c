@@ -5,7 +5,8 @@
  * verbs (rv_fake, chosen with rv_set_default: no RDMA device is needed), in one process:
  *   - device ids: the keys nvme-tcp:// shares, TLS and digests refused, bad ids named;
  *   - the controller through the fabric (identify, features, logs, properties), block I/O of
- *     sizes across the in-capsule / keyed paths, compare, a device's status passed through;
+ *     sizes across the in-capsule / keyed paths, compare, a device's status passed through,
+ *     DMA memory registered once, a full queue, a split queue pair driven from two threads;
  *   - a host not on the allow-list and an unknown subsystem refused at Connect;
  *   - keep alive holding an idle association;
  *   - through a relay between host and target (the fake's keys are the fabric's, so a relay
@@ -481,6 +482,67 @@ static void test_deep_queue(void)
 	target_down();
 }
 
+/* A split queue pair: one thread submits (the doorbell sends capsules), another polls (the
+ * pump takes responses), as the KV SDK's completion threads do. */
+struct split_run {
+	struct unvme_qpair *qp;
+	struct qd_state d;
+	_Atomic bool stop;
+};
+
+static void *split_poller(void *arg)
+{
+	struct split_run *s = arg;
+	while (!atomic_load(&s->stop))
+		unvme_qpair_poll(s->qp, 0);
+	return NULL;
+}
+
+static void test_split_queue(void)
+{
+	REQUIRE(target_up() == 0);
+	struct unvme_ctrlr *c;
+	REQUIRE(open_at(tgt_port, HOST_OK, NULL, NULL, &c) == 0);
+	struct unvme_qpair_opts o = {.depth = 32, .split = true};
+	struct split_run s = {0};
+	REQUIRE(unvme_qpair_create(c, &o, &s.qp) == 0);
+	struct unvme_ns *ns = unvme_ctrlr_ns(c, 1);
+	uint8_t *buf = unvme_dma_alloc(4096 * 32, 4096);
+	REQUIRE(buf);
+	fill(buf, 4096 * 32, 3);
+	pthread_t th;
+	REQUIRE(pthread_create(&th, NULL, split_poller, &s) == 0);
+	enum { TOTAL = 1000 };
+	uint64_t end = test_now_ms() + GUARD_MS;
+	for (int i = 0; i < TOTAL && test_now_ms() < end;) {
+		uint8_t *b = buf + (size_t)(i % 32) * 4096;
+		/* writes of 4 KiB go in the capsule, reads are keyed */
+		int rc = i % 2 ? unvme_read(ns, s.qp, b, (uint64_t)(i % 32) * 8, 8, qd_cb, &s.d)
+			       : unvme_write(ns, s.qp, b, (uint64_t)(i % 32) * 8, 8, qd_cb, &s.d);
+		if (rc == -EAGAIN) {
+			unvme_qpair_ring(s.qp);
+			continue;
+		}
+		CHECK_EQ(rc, 0);
+		if (rc)
+			break;
+		if (i % 7 == 0)
+			unvme_qpair_ring(s.qp);
+		i++;
+	}
+	unvme_qpair_ring(s.qp);
+	while (atomic_load(&s.d.done) < TOTAL && test_now_ms() < end)
+		test_sleep_ms(1);
+	atomic_store(&s.stop, true);
+	pthread_join(th, NULL);
+	CHECK_EQ(atomic_load(&s.d.done), TOTAL);
+	CHECK_EQ(atomic_load(&s.d.bad), 0);
+	unvme_dma_free(buf);
+	unvme_qpair_destroy(s.qp);
+	unvme_ctrlr_close(c);
+	target_down();
+}
+
 static void test_allow_list_and_unknown_subsystem_refused(void)
 {
 	REQUIRE(target_up() == 0);
@@ -670,6 +732,7 @@ __attribute__((constructor)) static void setup(void)
 TEST_MAIN(TEST(test_device_ids),
 	  TEST(test_controller_admin_and_io),
 	  TEST(test_deep_queue),
+	  TEST(test_split_queue),
 	  TEST(test_allow_list_and_unknown_subsystem_refused),
 	  TEST(test_keep_alive_holds_an_idle_association),
 	  TEST(test_reconnect_after_a_lost_connection),

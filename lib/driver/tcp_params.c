@@ -238,7 +238,10 @@ int fabrics_params_parse(const char *address, const char *scheme, struct tcp_par
 	memset(p, 0, sizeof(*p));
 	char word[16];
 	size_t wlen = strcspn(scheme, ":");
-	snprintf(word, sizeof(word), "%.*s", (int)wlen, scheme);
+	if (wlen >= sizeof(word))
+		wlen = sizeof(word) - 1;
+	memcpy(word, scheme, wlen);
+	word[wlen] = '\0';
 	opt_word = word;
 	opt_rdma = strcmp(scheme, TCP_SCHEME) != 0;
 	int rc = parse_address(address, scheme, p);

@@ -361,6 +361,10 @@ const struct nvmf_queue_ops rdma_nvmf_ops = {
 static const char *event_why(int rc)
 {
 	switch (rc) {
+	case -ENODEV:
+		return "no RDMA device (this kernel has no RDMA device or no RDMA connection manager: a "
+		       "RoCE or InfiniBand NIC's driver, or soft-RoCE: modprobe rdma_rxe rdma_ucm; rdma link "
+		       "add rxe0 type rxe netdev IFACE)";
 	case -EHOSTUNREACH:
 		return "no route to the address, or no RDMA device reaches it";
 	case -ETIMEDOUT:

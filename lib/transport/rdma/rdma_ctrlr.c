@@ -15,7 +15,6 @@
 #include "lib/driver/ctrlr.h"
 #include "lib/driver/errmsg.h"
 #include "lib/driver/transport.h"
-#include "lib/fabrics/nvmf_reconnect.h"
 #include "rdma_ctrlr.h"
 
 void rdma_report(const struct rdma_ctrlr *rc, const char *fmt, ...)
@@ -32,8 +31,8 @@ void rdma_report(const struct rdma_ctrlr *rc, const char *fmt, ...)
 
 static void assoc_break(struct rdma_ctrlr *rc, const char *why)
 {
-	int live = RASSOC_LIVE;
-	if (atomic_compare_exchange_strong(&rc->assoc, &live, RASSOC_BROKEN))
+	int live = NVMF_ASSOC_LIVE;
+	if (atomic_compare_exchange_strong(&rc->regs.assoc, &live, NVMF_ASSOC_BROKEN))
 		rdma_report(rc, "association lost: %s", why ? why : "?");
 	rc->c->failed = 1;
 }
@@ -45,7 +44,7 @@ void rdma_ctrlr_connection_lost(struct rdma_ctrlr *rc, struct rdma_queue *q)
 	/* an I/O queue: its owner's poll sees it (rdma_qp_pump) and breaks the association */
 }
 
-/* A new association: admin connection, Connect (controller id FFFFh), CAP and VS. rc->lock
+/* A new association: admin connection, Connect (controller id FFFFh), CAP and VS. rc->regs.lock
  * held. */
 static int assoc_connect(struct rdma_ctrlr *rc)
 {
@@ -59,162 +58,66 @@ static int assoc_connect(struct rdma_ctrlr *rc)
 		rdma_queue_close(&rc->admin);
 		return err;
 	}
-	rc->cap = cap;
-	rc->vs = (uint32_t)vs;
-	rc->cc = 0;
 	if (!rc->pd)
 		rc->pd = rc->admin.ep->pd; /* where the DMA chunks get registered (rdma_mr.c) */
-	atomic_store(&rc->assoc, RASSOC_LIVE);
-	rc->ever_live = true;
+	nvmf_regs_live(&rc->regs, cap, (uint32_t)vs);
 	return 0;
 }
 
 static void assoc_end(struct rdma_ctrlr *rc)
 {
 	rdma_queue_close(&rc->admin);
-	atomic_store(&rc->assoc, RASSOC_DOWN);
+	atomic_store(&rc->regs.assoc, NVMF_ASSOC_DOWN);
 }
 
-static int reconnect_attempt(void *arg)
+static int regs_connect(void *arg)
 {
 	return assoc_connect(arg);
 }
 
-static bool reconnect_closing(void *arg)
+static void regs_end(void *arg)
+{
+	assoc_end(arg);
+}
+
+static bool regs_closing(void *arg)
 {
 	struct rdma_ctrlr *rc = arg;
 	return atomic_load(&rc->closing);
 }
 
-static int assoc_reconnect(struct rdma_ctrlr *rc)
+static void regs_report(void *arg, const char *msg)
 {
-	struct nvmf_reconnect r = {.ctrl_loss_tmo_ms = rc->p.ctrl_loss_tmo_ms,
-				   .reconnect_delay_ms = rc->p.reconnect_delay_ms,
-				   .attempt = reconnect_attempt,
-				   .closing = reconnect_closing,
-				   .arg = rc};
-	int attempts = 0;
-	int err = nvmf_reconnect_run(&r, &attempts);
-	if (err == 0)
-		rdma_report(rc, "reconnected (controller %u, %d attempt%s)", rc->fab.cntlid, attempts,
-			    attempts == 1 ? "" : "s");
-	else
-		rdma_report(rc, "reconnecting failed after %d attempt%s: %s", attempts,
-			    attempts == 1 ? "" : "s", unvme_errmsg());
-	return err;
+	rdma_report(arg, "%s", msg);
 }
 
-/* ---- registers (properties) ---- */
+static const struct nvmf_regs_ops rdma_regs_ops = {
+	.connect = regs_connect,
+	.end = regs_end,
+	.closing = regs_closing,
+	.report = regs_report,
+};
+
+/* ---- registers: the fabrics layer's, over the association (nvmf_regs.h) ---- */
 
 static uint32_t rdma_read32(void *ctx, uint32_t off)
 {
-	struct rdma_ctrlr *rc = ctx;
-	pthread_mutex_lock(&rc->lock);
-	uint32_t v = 0;
-	int st = atomic_load(&rc->assoc);
-	if (off == NVME_REG_AQA) {
-		v = rc->aqa;
-	} else if (st == RASSOC_LIVE) {
-		uint64_t val = 0;
-		if (nvmf_prop_get(&rc->fab, off, false, &val) == 0) {
-			v = (uint32_t)val;
-			if (off == NVME_REG_CC)
-				rc->cc = v;
-		} else {
-			st = atomic_load(&rc->assoc);
-		}
-	}
-	if (st == RASSOC_BROKEN)
-		v = off == NVME_REG_CSTS ? NVME_CSTS_CFS : off == NVME_REG_CC ? rc->cc : off == NVME_REG_VS ? rc->vs : 0;
-	else if (st == RASSOC_DOWN)
-		v = off == NVME_REG_CC ? rc->cc : off == NVME_REG_VS ? rc->vs : off == NVME_REG_AQA ? rc->aqa : 0;
-	else if (st == RASSOC_DEAD)
-		v = 0xffffffffu;
-	pthread_mutex_unlock(&rc->lock);
-	return v;
+	return nvmf_regs_read32(&((struct rdma_ctrlr *)ctx)->regs, off);
 }
 
 static uint64_t rdma_read64(void *ctx, uint32_t off)
 {
-	struct rdma_ctrlr *rc = ctx;
-	if (off == NVME_REG_CAP)
-		return atomic_load(&rc->assoc) == RASSOC_DEAD ? UINT64_MAX : rc->cap;
-	if (off == NVME_REG_ASQ)
-		return rc->asq;
-	if (off == NVME_REG_ACQ)
-		return rc->acq;
-	pthread_mutex_lock(&rc->lock);
-	uint64_t v = 0;
-	if (atomic_load(&rc->assoc) == RASSOC_LIVE)
-		nvmf_prop_get(&rc->fab, off, true, &v);
-	pthread_mutex_unlock(&rc->lock);
-	return v;
-}
-
-static void write_cc(struct rdma_ctrlr *rc, uint32_t val)
-{
-	int st = atomic_load(&rc->assoc);
-	if (!(val & NVME_CC_EN)) {
-		if (st == RASSOC_LIVE && (rc->cc & NVME_CC_EN))
-			nvmf_prop_set(&rc->fab, NVME_REG_CC, false, val); /* best effort: it ends anyway */
-		if (st == RASSOC_LIVE || st == RASSOC_BROKEN)
-			assoc_end(rc);
-		rc->cc = val;
-		return;
-	}
-	if (st != RASSOC_LIVE) {
-		int err = rc->ever_live ? assoc_reconnect(rc) : assoc_connect(rc);
-		if (err) {
-			atomic_store(&rc->assoc, RASSOC_DEAD);
-			return;
-		}
-	}
-	if (nvmf_prop_set(&rc->fab, NVME_REG_CC, false, val) == 0)
-		rc->cc = val;
+	return nvmf_regs_read64(&((struct rdma_ctrlr *)ctx)->regs, off);
 }
 
 static void rdma_write32(void *ctx, uint32_t off, uint32_t val)
 {
-	struct rdma_ctrlr *rc = ctx;
-	pthread_mutex_lock(&rc->lock);
-	if (off == NVME_REG_AQA)
-		rc->aqa = val; /* the admin queue is the connection: nothing to tell the controller */
-	else if (off == NVME_REG_CC)
-		write_cc(rc, val);
-	else if (atomic_load(&rc->assoc) == RASSOC_LIVE)
-		nvmf_prop_set(&rc->fab, off, false, val);
-	pthread_mutex_unlock(&rc->lock);
+	nvmf_regs_write32(&((struct rdma_ctrlr *)ctx)->regs, off, val);
 }
 
 static void rdma_write64(void *ctx, uint32_t off, uint64_t val)
 {
-	struct rdma_ctrlr *rc = ctx;
-	if (off == NVME_REG_ASQ) {
-		rc->asq = val;
-		return;
-	}
-	if (off == NVME_REG_ACQ) {
-		rc->acq = val;
-		return;
-	}
-	pthread_mutex_lock(&rc->lock);
-	if (atomic_load(&rc->assoc) == RASSOC_LIVE)
-		nvmf_prop_set(&rc->fab, off, true, val);
-	pthread_mutex_unlock(&rc->lock);
-}
-
-/* ---- keep alive ---- */
-
-static void ka_tick(void *arg)
-{
-	struct rdma_ctrlr *rc = arg;
-	pthread_mutex_lock(&rc->lock);
-	if (atomic_load(&rc->assoc) == RASSOC_LIVE)
-		nvmf_keep_alive(&rc->fab); /* a failure marks the association broken */
-	pthread_mutex_unlock(&rc->lock);
-	struct unvme_ctrlr *c = rc->c;
-	if (c->failed && !c->gave_up && !atomic_load(&rc->closing))
-		ctrlr_recover_fatal(c);
+	nvmf_regs_write64(&((struct rdma_ctrlr *)ctx)->regs, off, val);
 }
 
 /* ---- attach ---- */
@@ -230,7 +133,7 @@ static void rdma_free(struct rdma_ctrlr *rc)
 	rdma_mr_fini(rc);
 	pthread_rwlock_destroy(&rc->mr_lock);
 	nvmf_keepalive_destroy(&rc->ka);
-	pthread_mutex_destroy(&rc->lock);
+	nvmf_regs_fini(&rc->regs);
 	free(rc);
 }
 
@@ -245,10 +148,11 @@ static int rdma_attach(struct unvme_ctrlr *c, const char *address)
 		return -ENOMEM;
 	rc->c = c;
 	rc->verbs = verbs;
-	pthread_mutex_init(&rc->lock, NULL);
 	pthread_rwlock_init(&rc->mr_lock, NULL);
 	nvmf_keepalive_init(&rc->ka);
 	int err = fabrics_params_parse(address, RDMA_SCHEME, &rc->p);
+	nvmf_regs_init(&rc->regs, c, &rc->fab, rc->p.ctrl_loss_tmo_ms, rc->p.reconnect_delay_ms,
+		       &rdma_regs_ops, rc);
 	if (err == 0 && rc->p.discovery)
 		err = unvme_fail(-EINVAL, "%s: no subsystem NQN (nvme-rdma://HOST[:PORT]/NQN): the discovery "
 				 "service is reached through nvme-tcp:// here", address);
@@ -276,15 +180,15 @@ static int rdma_attach(struct unvme_ctrlr *c, const char *address)
 	};
 	rc->admin.locked = true;
 	rc->admin.timeout_ms = c->opts.admin_timeout_ms;
-	pthread_mutex_lock(&rc->lock);
+	pthread_mutex_lock(&rc->regs.lock);
 	err = assoc_connect(rc);
-	pthread_mutex_unlock(&rc->lock);
+	pthread_mutex_unlock(&rc->regs.lock);
 	if (err) {
 		rdma_free(rc);
 		return err < 0 ? err : -ECONNREFUSED; /* refused with an NVMe status: the message says which */
 	}
 	c->transport_ctx = rc;
-	if (nvmf_keepalive_start(&rc->ka, rc->p.kato_ms, ka_tick, rc))
+	if (nvmf_keepalive_start(&rc->ka, rc->p.kato_ms, nvmf_regs_keep_alive_tick, &rc->regs))
 		rdma_report(rc, "cannot start the keep-alive thread: the controller may end the "
 			    "association after %u ms without commands", rc->p.kato_ms);
 	return 0;
@@ -301,9 +205,9 @@ static void rdma_detach(struct unvme_ctrlr *c)
 {
 	struct rdma_ctrlr *rc = c->transport_ctx;
 	rdma_quiesce(c);
-	pthread_mutex_lock(&rc->lock);
+	pthread_mutex_lock(&rc->regs.lock);
 	assoc_end(rc);
-	pthread_mutex_unlock(&rc->lock);
+	pthread_mutex_unlock(&rc->regs.lock);
 	if (c->admin)
 		c->admin->bus = NULL; /* its transport queue was rc's: freed with it */
 	rdma_free(rc);
@@ -317,7 +221,7 @@ static void rdma_qp_doorbell(void *bus, uint32_t off, uint32_t val)
 	struct rdma_queue *q = bus;
 	if (off != q->sq_db)
 		return; /* a CQ head doorbell: the controller does not need to know */
-	pthread_mutex_t *mu = q->locked ? &q->rc->lock : &q->mu;
+	pthread_mutex_t *mu = q->locked ? &q->rc->regs.lock : &q->mu;
 	pthread_mutex_lock(mu);
 	rdma_queue_doorbell(q, (uint16_t)val);
 	pthread_mutex_unlock(mu);
@@ -332,10 +236,10 @@ static int rdma_qp_init(struct unvme_qpair *qp)
 		if (qp->depth != rc->admin_depth)
 			return unvme_fail(-EINVAL, "%s: admin queue of %u entries, the connection has %u",
 					  rc->c->devid, qp->depth, rc->admin_depth);
-		pthread_mutex_lock(&rc->lock);
+		pthread_mutex_lock(&rc->regs.lock);
 		q->qp = qp;
 		rdma_queue_reset(q);
-		pthread_mutex_unlock(&rc->lock);
+		pthread_mutex_unlock(&rc->regs.lock);
 	} else {
 		q = malloc(sizeof(*q));
 		int err = q ? rdma_queue_init(q, rc, qp->qid, qp->depth) : -ENOMEM;
@@ -358,9 +262,9 @@ static void rdma_qp_fini(struct unvme_qpair *qp)
 	if (!q)
 		return;
 	if (qp->qid == 0) {
-		pthread_mutex_lock(&q->rc->lock);
+		pthread_mutex_lock(&q->rc->regs.lock);
 		q->qp = NULL;
-		pthread_mutex_unlock(&q->rc->lock);
+		pthread_mutex_unlock(&q->rc->regs.lock);
 		return;
 	}
 	rdma_queue_fini(q);
@@ -373,9 +277,9 @@ static void rdma_qp_reset(struct unvme_qpair *qp)
 	struct rdma_queue *q = qp->bus;
 	if (qp->qid == 0) {
 		/* the admin connection is the association's: CC writes open and close it */
-		pthread_mutex_lock(&q->rc->lock);
+		pthread_mutex_lock(&q->rc->regs.lock);
 		rdma_queue_reset(q);
-		pthread_mutex_unlock(&q->rc->lock);
+		pthread_mutex_unlock(&q->rc->regs.lock);
 		return;
 	}
 	pthread_mutex_lock(&q->mu);
@@ -389,7 +293,7 @@ static int rdma_qp_connect(struct unvme_qpair *qp)
 	struct rdma_queue *q = qp->bus;
 	struct rdma_ctrlr *rc = q->rc;
 	q->timeout_ms = qp->timeout_ms;
-	if (atomic_load(&rc->assoc) != RASSOC_LIVE)
+	if (atomic_load(&rc->regs.assoc) != NVMF_ASSOC_LIVE)
 		return unvme_fail(-EIO, "%s: queue %u: no association with the controller", rc->c->devid,
 				  qp->qid);
 	pthread_mutex_lock(&q->mu);
@@ -419,9 +323,9 @@ static void rdma_qp_pump(struct unvme_qpair *qp)
 {
 	struct rdma_queue *q = qp->bus;
 	if (q->locked) {
-		pthread_mutex_lock(&q->rc->lock);
+		pthread_mutex_lock(&q->rc->regs.lock);
 		rdma_queue_pump(q);
-		pthread_mutex_unlock(&q->rc->lock);
+		pthread_mutex_unlock(&q->rc->regs.lock);
 		return; /* the admin path holds locks recovery needs: keep alive or I/O recovers */
 	}
 	pthread_mutex_lock(&q->mu);

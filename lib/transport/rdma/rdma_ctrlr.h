@@ -25,6 +25,7 @@
 #include "lib/driver/tcp_params.h"
 #include "lib/fabrics/nvmf_host.h"
 #include "lib/fabrics/nvmf_keepalive.h"
+#include "lib/fabrics/nvmf_regs.h"
 #include "lib/fabrics/rdma/host_queue.h"
 #include "lib/fabrics/rdma/verbs.h"
 
@@ -52,7 +53,7 @@ struct rdma_queue {
 	uint32_t sq_db;
 	uint32_t icd_max;
 	uint32_t timeout_ms;
-	bool locked;              /* the admin queue: callers hold rc->lock */
+	bool locked;              /* the admin queue: callers hold rc->regs.lock */
 	pthread_mutex_t mu;       /* an I/O queue's doorbell against its pump (split queues) */
 
 	struct rv_ep *ep;         /* NULL: not connected */
@@ -77,8 +78,6 @@ struct rdma_queue {
 	char peer[sizeof(((struct tcp_params *)0)->host) + 24]; /* "host:port", then the connection's */
 };
 
-enum rdma_assoc { RASSOC_DOWN = 0, RASSOC_LIVE, RASSOC_BROKEN, RASSOC_DEAD };
-
 /* A driver DMA chunk registered with the device. */
 struct rdma_chunk_mr {
 	uintptr_t va;
@@ -91,15 +90,12 @@ struct rdma_ctrlr {
 	struct unvme_ctrlr *c;
 	struct tcp_params p;      /* the device id (fabrics_params_parse) */
 	const struct rv_ops *verbs;
-	pthread_mutex_t lock;     /* the admin queue and the cached registers */
+	/* the registers over the association (lib/fabrics/nvmf_regs.h); its lock covers the
+	 * admin queue too */
+	struct nvmf_regs regs;
 	struct rdma_queue admin;
 	uint16_t admin_depth;
-	_Atomic int assoc;        /* enum rdma_assoc */
 	struct nvmf_assoc fab;
-	bool ever_live;
-	uint64_t cap;
-	uint32_t vs, cc, aqa;
-	uint64_t asq, acq;
 	struct nvmf_keepalive ka;
 	_Atomic bool closing;
 

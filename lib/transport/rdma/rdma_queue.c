@@ -20,7 +20,7 @@
  *
  * Command id nreqs (one past the ring's) is the transport's own: Connect, properties, Keep
  * Alive and authentication run there synchronously (rdma_nvmf_ops.exec). On the admin queue
- * the caller holds rc->lock; an I/O queue's doorbell and pump take q->mu.
+ * the caller holds rc->regs.lock; an I/O queue's doorbell and pump take q->mu.
  */
 #include <errno.h>
 #include <stdio.h>

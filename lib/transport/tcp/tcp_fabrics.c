@@ -2,7 +2,7 @@
 /*
  * The fabrics layer (lib/fabrics/nvmf_host.h) on NVMe/TCP connections: its queue is a
  * tcp_queue, its commands run synchronously on the connection (tcp_queue_exec; on the admin
- * connection the caller holds tc->lock), and a queue is connected once its socket is open and
+ * connection the caller holds tc->regs.lock), and a queue is connected once its socket is open and
  * its in-capsule size known.
  */
 #include <errno.h>

@@ -1,28 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Keep Alive on the admin connection (the thread is the fabrics layer's, nvmf_keepalive.h):
- * every KATO / 2 a Keep Alive, and an admin connection that died while nothing else was
- * running starts the reconnect (the driver's recovery, recovery.c), as an I/O queue's poll
- * would.
+ * Keep Alive on the admin connection: the fabrics layer's thread (nvmf_keepalive.h) running
+ * its tick (nvmf_regs_keep_alive_tick: Keep Alive every KATO / 2, and the driver's recovery
+ * started when the admin connection died while nothing else was running, as an I/O queue's
+ * poll would).
  */
-#include "lib/driver/ctrlr.h"
 #include "tcp_ctrlr.h"
-
-static void ka_tick(void *arg)
-{
-	struct tcp_ctrlr *tc = arg;
-	pthread_mutex_lock(&tc->lock);
-	if (atomic_load(&tc->assoc) == ASSOC_LIVE)
-		nvmf_keep_alive(&tc->fab); /* a failure marks the association broken */
-	pthread_mutex_unlock(&tc->lock);
-	struct unvme_ctrlr *c = tc->c;
-	if (c->failed && !c->gave_up && !atomic_load(&tc->closing))
-		ctrlr_recover_fatal(c);
-}
 
 void tcp_keepalive_start(struct tcp_ctrlr *tc)
 {
-	if (nvmf_keepalive_start(&tc->ka, tc->p.kato_ms, ka_tick, tc))
+	if (nvmf_keepalive_start(&tc->ka, tc->p.kato_ms, nvmf_regs_keep_alive_tick, &tc->regs))
 		tcp_report(tc, "cannot start the keep-alive thread: the controller may end the "
 			   "association after %u ms without commands", tc->p.kato_ms);
 }

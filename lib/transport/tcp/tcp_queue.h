@@ -69,7 +69,7 @@ struct tcp_queue {
 	uint32_t sq_db;           /* the SQ doorbell offset the generic code rings */
 	uint32_t icd_max;         /* in-capsule data bytes the controller takes */
 	uint32_t timeout_ms;
-	bool locked;              /* the admin queue: callers hold tc->lock */
+	bool locked;              /* the admin queue: callers hold tc->regs.lock */
 	_Atomic bool dead;        /* failed: the socket is shut down, nothing moves */
 	const char *dead_why;
 	bool fail_done;           /* the commands in flight were completed with an error */

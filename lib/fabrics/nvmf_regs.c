@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The controller's registers over a fabrics association (nvmf_regs.h). */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 
+#include "lib/common/env.h"
 #include "lib/driver/ctrlr.h"
 #include "nvmf_reconnect.h"
 #include "nvmf_regs.h"
@@ -30,6 +32,18 @@ void nvmf_regs_live(struct nvmf_regs *r, uint64_t cap, uint32_t vs)
 	r->ever_live = true;
 }
 
+void nvmf_report(const struct unvme_ctrlr *c, const char *fmt, ...)
+{
+	if (!unvme_log_on())
+		return;
+	char msg[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "unvme: %s: %s\n", c->devid, msg);
+}
+
 static int attempt(void *arg)
 {
 	struct nvmf_regs *r = arg;
@@ -39,7 +53,7 @@ static int attempt(void *arg)
 static bool closing(void *arg)
 {
 	struct nvmf_regs *r = arg;
-	return r->ops->closing(r->arg);
+	return atomic_load(&r->closing);
 }
 
 /* Reconnects after a loss, trying for ctrl_loss_tmo. */
@@ -52,14 +66,12 @@ static int reconnect(struct nvmf_regs *r)
 					.arg = r};
 	int attempts = 0;
 	int rc = nvmf_reconnect_run(&policy, &attempts);
-	char msg[600];
 	if (rc == 0)
-		snprintf(msg, sizeof(msg), "reconnected (controller %u, %d attempt%s)", r->fab->cntlid,
-			 attempts, attempts == 1 ? "" : "s");
+		nvmf_report(r->c, "reconnected (controller %u, %d attempt%s)", r->fab->cntlid, attempts,
+			    attempts == 1 ? "" : "s");
 	else
-		snprintf(msg, sizeof(msg), "reconnecting failed after %d attempt%s: %s", attempts,
-			 attempts == 1 ? "" : "s", unvme_errmsg());
-	r->ops->report(r->arg, msg);
+		nvmf_report(r->c, "reconnecting failed after %d attempt%s: %s", attempts,
+			    attempts == 1 ? "" : "s", unvme_errmsg());
 	return rc;
 }
 
@@ -166,6 +178,6 @@ void nvmf_regs_keep_alive_tick(void *arg)
 		nvmf_keep_alive(r->fab); /* a failure marks the association broken */
 	pthread_mutex_unlock(&r->lock);
 	struct unvme_ctrlr *c = r->c;
-	if (c->failed && !c->gave_up && !r->ops->closing(r->arg))
+	if (c->failed && !c->gave_up && !atomic_load(&r->closing))
 		ctrlr_recover_fatal(c);
 }

@@ -34,17 +34,13 @@ enum nvmf_assoc_state {
 	NVMF_ASSOC_DEAD,     /* reconnecting failed for ctrl_loss_tmo: registers read all ones */
 };
 
-/* The transport's half; every call but closing and report with regs.lock held. */
+/* The transport's half, called with regs.lock held. */
 struct nvmf_regs_ops {
 	/* A new association: admin connection, Connect, then nvmf_regs_live with CAP and VS.
 	 * 0, a negative errno or a positive NVMe status, with a message. */
 	int (*connect)(void *arg);
 	/* Ends the association's admin connection. */
 	void (*end)(void *arg);
-	/* Is the controller being closed (stop retrying)? */
-	bool (*closing)(void *arg);
-	/* A line for the library log (reconnected, gave up). */
-	void (*report)(void *arg, const char *msg);
 };
 
 struct nvmf_regs {
@@ -56,6 +52,7 @@ struct nvmf_regs {
 	uint64_t asq, acq;
 	struct nvmf_assoc *fab;
 	struct unvme_ctrlr *c;
+	_Atomic bool closing;     /* the controller is being closed: stop retrying */
 	uint32_t ctrl_loss_tmo_ms, reconnect_delay_ms;
 	const struct nvmf_regs_ops *ops;
 	void *arg;
@@ -73,6 +70,10 @@ uint32_t nvmf_regs_read32(struct nvmf_regs *r, uint32_t off);
 uint64_t nvmf_regs_read64(struct nvmf_regs *r, uint32_t off);
 void nvmf_regs_write32(struct nvmf_regs *r, uint32_t off, uint32_t val);
 void nvmf_regs_write64(struct nvmf_regs *r, uint32_t off, uint64_t val);
+
+/* A line about the association on stderr when the library log is on (unvme_set_log,
+ * UNVME_LOG), naming the controller's device id. */
+void nvmf_report(const struct unvme_ctrlr *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The keep-alive thread's tick (nvmf_keepalive.h, arg: the nvmf_regs): Keep Alive on a live
  * association, and the driver's recovery started when the association broke while nothing

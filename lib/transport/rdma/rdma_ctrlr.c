@@ -17,18 +17,6 @@
 #include "lib/driver/transport.h"
 #include "rdma_ctrlr.h"
 
-void rdma_report(const struct rdma_ctrlr *rc, const char *fmt, ...)
-{
-	if (!unvme_log_on())
-		return;
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "unvme: %s: %s\n", rc->c->devid, msg);
-}
-
 static void assoc_break(struct rdma_ctrlr *rc, const char *why)
 {
 	int live = NVMF_ASSOC_LIVE;
@@ -80,22 +68,9 @@ static void regs_end(void *arg)
 	assoc_end(arg);
 }
 
-static bool regs_closing(void *arg)
-{
-	struct rdma_ctrlr *rc = arg;
-	return atomic_load(&rc->closing);
-}
-
-static void regs_report(void *arg, const char *msg)
-{
-	rdma_report(arg, "%s", msg);
-}
-
 static const struct nvmf_regs_ops rdma_regs_ops = {
 	.connect = regs_connect,
 	.end = regs_end,
-	.closing = regs_closing,
-	.report = regs_report,
 };
 
 /* ---- registers: the fabrics layer's, over the association (nvmf_regs.h) ---- */
@@ -197,7 +172,7 @@ static int rdma_attach(struct unvme_ctrlr *c, const char *address)
 static void rdma_quiesce(struct unvme_ctrlr *c)
 {
 	struct rdma_ctrlr *rc = c->transport_ctx;
-	atomic_store(&rc->closing, true);
+	atomic_store(&rc->regs.closing, true);
 	nvmf_keepalive_stop(&rc->ka);
 }
 

@@ -23,6 +23,7 @@
 
 #include "unvme/spec.h"
 #include "lib/driver/tcp_params.h"
+#include "lib/fabrics/nvmf_cq.h"
 #include "lib/fabrics/nvmf_host.h"
 #include "lib/fabrics/nvmf_keepalive.h"
 #include "lib/fabrics/nvmf_regs.h"
@@ -72,8 +73,7 @@ struct rdma_queue {
 	struct nvme_cqe sync_cqe;
 
 	uint16_t sq_sent;         /* SQ entries up to here became capsules */
-	uint16_t cq_tail;
-	uint8_t cq_phase;
+	struct nvmf_cq cq;         /* where the next completion goes in the CQ ring */
 	uint64_t last_scan_ms;
 	char peer[sizeof(((struct tcp_params *)0)->host) + 24]; /* "host:port", then the connection's */
 };
@@ -97,7 +97,6 @@ struct rdma_ctrlr {
 	uint16_t admin_depth;
 	struct nvmf_assoc fab;
 	struct nvmf_keepalive ka;
-	_Atomic bool closing;
 
 	/* rdma_mr.c: the DMA chunks, sorted by address, in pd */
 	pthread_rwlock_t mr_lock;
@@ -133,6 +132,6 @@ void rdma_mr_fini(struct rdma_ctrlr *rc);
 
 /* rdma_ctrlr.c */
 void rdma_ctrlr_connection_lost(struct rdma_ctrlr *rc, struct rdma_queue *q);
-void rdma_report(const struct rdma_ctrlr *rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define rdma_report(rc, ...) nvmf_report((rc)->c, __VA_ARGS__)
 
 #endif

@@ -30,6 +30,7 @@
 #include "lib/common/clock.h"
 #include "lib/driver/ctrlr.h"
 #include "lib/driver/errmsg.h"
+#include "lib/fabrics/nvmf_cq.h"
 #include "lib/fabrics/rdma/cm_priv.h"
 #include "rdma_ctrlr.h"
 
@@ -67,8 +68,7 @@ void rdma_queue_reset(struct rdma_queue *q)
 	for (uint32_t i = 0; i < q->nreqs; i++)
 		q->reqs[i].posted = true; /* a tracker of the lost connection is none of this one's */
 	q->sq_sent = 0;
-	q->cq_tail = 0;
-	q->cq_phase = 1;
+	nvmf_cq_reset(&q->cq);
 	q->sync_active = false;
 	q->sync_done = false;
 	q->fail_done = false;
@@ -100,19 +100,7 @@ void rdma_queue_close(struct rdma_queue *q)
 static void post(struct rdma_queue *q, uint16_t cid, const struct nvme_cqe *cqe, uint16_t status)
 {
 	struct unvme_qpair *qp = q->qp;
-	volatile struct nvme_cqe *e = &qp->cq[q->cq_tail];
-	e->dw0 = cqe->dw0;
-	e->dw1 = cqe->dw1;
-	e->sqhd = cqe->sqhd;
-	e->sqid = q->qid;
-	e->cid = cid;
-	/* release: the poll reads the rest of the entry after it sees the phase */
-	atomic_store_explicit((_Atomic uint16_t *)&e->status, (uint16_t)((status & ~1u) | q->cq_phase),
-			      memory_order_release);
-	if (++q->cq_tail == qp->depth) {
-		q->cq_tail = 0;
-		q->cq_phase ^= 1u;
-	}
+	nvmf_cq_post(&q->cq, qp, q->qid, cid, cqe, status);
 	q->reqs[cid].posted = true;
 }
 

@@ -19,18 +19,6 @@
 #include "lib/driver/tcp_tls.h"
 #include "lib/driver/transport.h"
 
-void tcp_report(const struct tcp_ctrlr *tc, const char *fmt, ...)
-{
-	if (!unvme_log_on())
-		return;
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "unvme: %s: %s\n", tc->c->devid, msg);
-}
-
 static struct tcp_ctrlr *ctx_of(void *ctx)
 {
 	return ctx;
@@ -95,22 +83,9 @@ static void regs_end(void *arg)
 	assoc_end(arg);
 }
 
-static bool regs_closing(void *arg)
-{
-	struct tcp_ctrlr *tc = arg;
-	return atomic_load(&tc->closing);
-}
-
-static void regs_report(void *arg, const char *msg)
-{
-	tcp_report(arg, "%s", msg);
-}
-
 static const struct nvmf_regs_ops tcp_regs_ops = {
 	.connect = regs_connect,
 	.end = regs_end,
-	.closing = regs_closing,
-	.report = regs_report,
 };
 
 /* ---- registers: the fabrics layer's, over the association (nvmf_regs.h) ---- */
@@ -203,7 +178,7 @@ static int tcp_attach(struct unvme_ctrlr *c, const char *address)
 static void tcp_quiesce(struct unvme_ctrlr *c)
 {
 	struct tcp_ctrlr *tc = c->transport_ctx;
-	atomic_store(&tc->closing, true);
+	atomic_store(&tc->regs.closing, true);
 	tcp_keepalive_stop(tc);
 }
 

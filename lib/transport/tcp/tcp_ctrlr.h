@@ -37,7 +37,6 @@ struct tcp_ctrlr {
 	struct tcp_tls_ctx *tls;  /* TLS with a PSK on every connection (tls=1), else NULL */
 
 	struct nvmf_keepalive ka;  /* tcp_keepalive.c */
-	_Atomic bool closing;     /* the controller is being closed: stop retrying */
 };
 
 /* tcp_fabrics.c: the fabrics layer (lib/fabrics/nvmf_host.h) on connections. init fills
@@ -62,6 +61,6 @@ void tcp_ctrlr_break(struct tcp_ctrlr *tc);
  * (I/O). */
 void tcp_ctrlr_connection_lost(struct tcp_ctrlr *tc, struct tcp_queue *q);
 /* Prints a line about the association on stderr when the library log is on (unvme_set_log, UNVME_LOG). */
-void tcp_report(const struct tcp_ctrlr *tc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define tcp_report(tc, ...) nvmf_report((tc)->c, __VA_ARGS__)
 
 #endif

@@ -16,6 +16,7 @@
 #include "lib/driver/ctrlr.h"
 #include "lib/driver/dma.h"
 #include "lib/driver/errmsg.h"
+#include "lib/fabrics/nvmf_cq.h"
 #include "tcp_ctrlr.h"
 #include "tcp_queue.h"
 #include "lib/driver/tcp_tls.h"
@@ -79,8 +80,7 @@ void tcp_queue_reset(struct tcp_queue *q)
 		q->reqs[i].posted = true;
 		atomic_store_explicit(&q->reqs[i].h2c_busy, 0, memory_order_relaxed);
 	}
-	q->cq_tail = 0;
-	q->cq_phase = 1;
+	nvmf_cq_reset(&q->cq);
 	q->sync_active = false;
 	q->sync_done = false;
 	q->fail_done = false;
@@ -178,19 +178,7 @@ void tcp_queue_mark_dead(struct tcp_queue *q, const char *why)
 static void post(struct tcp_queue *q, uint16_t cid, const struct nvme_cqe *cqe, uint16_t status)
 {
 	struct unvme_qpair *qp = q->qp;
-	volatile struct nvme_cqe *e = &qp->cq[q->cq_tail];
-	e->dw0 = cqe->dw0;
-	e->dw1 = cqe->dw1;
-	e->sqhd = cqe->sqhd;
-	e->sqid = q->qid;
-	e->cid = cid;
-	/* release: the poll reads the rest of the entry after it sees the phase */
-	atomic_store_explicit((_Atomic uint16_t *)&e->status, (uint16_t)((status & ~1u) | q->cq_phase),
-			      memory_order_release);
-	if (++q->cq_tail == qp->depth) {
-		q->cq_tail = 0;
-		q->cq_phase ^= 1u;
-	}
+	nvmf_cq_post(&q->cq, qp, q->qid, cid, cqe, status);
 	q->reqs[cid].posted = true;
 }
 

@@ -28,6 +28,7 @@
 #include "unvme/spec.h"
 #include "unvme/spec/tcp.h"
 #include "tcp_conn.h"
+#include "lib/fabrics/nvmf_cq.h"
 #include "lib/fabrics/tcp/tcp_pdu.h"
 #include "lib/fabrics/tcp/tcp_stream.h"
 
@@ -97,8 +98,7 @@ struct tcp_queue {
 	bool rx_in_data;          /* C2HData's data is coming */
 	struct tcp_req *rx_req;
 	uint16_t rx_cid;
-	uint16_t cq_tail;         /* where the next completion goes in the CQ ring */
-	uint8_t cq_phase;
+	struct nvmf_cq cq;         /* where the next completion goes in the CQ ring */
 	uint64_t last_scan_ms;
 };
 

@@ -11,6 +11,7 @@
 
 #include "unvme/unvme.h"
 #include "lib/driver/errmsg.h"
+#include "lib/driver/tcp_params.h"
 #include "nvmf_host.h"
 
 uint32_t nvmf_io_incapsule(const struct nvmf_id_ctrl_fabrics *f)
@@ -171,4 +172,20 @@ bool nvmf_kv_long_key(const struct nvme_sqe *sqe)
 	default:
 		return false;
 	}
+}
+
+void nvmf_assoc_init(struct nvmf_assoc *a, const struct nvmf_queue_ops *ops, void *admin,
+		     const struct tcp_params *p, uint32_t timeout_ms)
+{
+	*a = (struct nvmf_assoc){
+		.ops = ops,
+		.admin = admin,
+		.hostnqn = p->hostnqn,
+		.subnqn = p->subnqn,
+		.hostid = p->hostid,
+		.dhchap_secret = p->dhchap_secret,
+		.dhchap_ctrl_secret = p->dhchap_ctrl_secret,
+		.kato_ms = p->kato_ms,
+		.timeout_ms = timeout_ms ? timeout_ms : 10000,
+	};
 }

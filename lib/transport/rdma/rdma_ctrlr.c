@@ -141,18 +141,7 @@ static int rdma_attach(struct unvme_ctrlr *c, const char *address)
 		rdma_free(rc);
 		return err;
 	}
-	uint32_t t = c->opts.admin_timeout_ms;
-	rc->fab = (struct nvmf_assoc){
-		.ops = &rdma_nvmf_ops,
-		.admin = &rc->admin,
-		.hostnqn = rc->p.hostnqn,
-		.subnqn = rc->p.subnqn,
-		.hostid = rc->p.hostid,
-		.dhchap_secret = rc->p.dhchap_secret,
-		.dhchap_ctrl_secret = rc->p.dhchap_ctrl_secret,
-		.kato_ms = rc->p.kato_ms,
-		.timeout_ms = t ? t : 10000,
-	};
+	nvmf_assoc_init(&rc->fab, &rdma_nvmf_ops, &rc->admin, &rc->p, c->opts.admin_timeout_ms);
 	rc->admin.locked = true;
 	rc->admin.timeout_ms = c->opts.admin_timeout_ms;
 	pthread_mutex_lock(&rc->regs.lock);

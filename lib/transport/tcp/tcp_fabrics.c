@@ -29,18 +29,7 @@ static const struct nvmf_queue_ops tcp_nvmf_ops = {
 
 void tcp_fabrics_init(struct tcp_ctrlr *tc)
 {
-	uint32_t t = tc->c->opts.admin_timeout_ms;
-	tc->fab = (struct nvmf_assoc){
-		.ops = &tcp_nvmf_ops,
-		.admin = &tc->admin,
-		.hostnqn = tc->p.hostnqn,
-		.subnqn = tc->p.subnqn,
-		.hostid = tc->p.hostid,
-		.dhchap_secret = tc->p.dhchap_secret,
-		.dhchap_ctrl_secret = tc->p.dhchap_ctrl_secret,
-		.kato_ms = tc->p.kato_ms,
-		.timeout_ms = t ? t : 10000,
-	};
+	nvmf_assoc_init(&tc->fab, &tcp_nvmf_ops, &tc->admin, &tc->p, tc->c->opts.admin_timeout_ms);
 }
 
 int tcp_fabrics_connect(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid, uint16_t sqsize,

@@ -7,7 +7,8 @@
  *   - the controller through the fabric (identify, features, logs, properties), block I/O of
  *     sizes across the in-capsule / keyed paths, compare, a device's status passed through,
  *     DMA memory registered once, a full queue, a split queue pair driven from two threads;
- *   - a host not on the allow-list and an unknown subsystem refused at Connect;
+ *   - a host not on the allow-list and an unknown subsystem refused at Connect; DH-HMAC-CHAP
+ *     (both ways, on every queue; a wrong key either way and a missing one refused);
  *   - keep alive holding an idle association;
  *   - through a relay between host and target (the fake's keys are the fabric's, so a relay
  *     can pass capsules on while the target moves data with the host's keys): a cut
@@ -29,6 +30,7 @@
 #include "unvme/spec/cmd.h"
 #include "unvme/spec/rdma.h"
 #include "unvme/spec/status.h"
+#include "lib/driver/dhchap.h"
 #include "lib/driver/tcp_params.h"
 #include "lib/driver/transport.h"
 #include "lib/fabrics/rdma/cm_priv.h"
@@ -46,7 +48,7 @@
 static struct unvme_target *tgt;
 static unsigned tgt_port;
 
-static int target_up(void)
+static int target_up_auth(const char *secret, const char *ctrl_secret, const char *dhgroup)
 {
 	char err[512];
 	struct tgt_config *cfg = tgt_config_new();
@@ -56,7 +58,7 @@ static int target_up(void)
 	if (rc == 0)
 		rc = tgt_config_add_ns(cfg, si, "emu://rdmahost?ns=mem:16M:512", 0, 0, err, sizeof(err));
 	if (rc == 0)
-		rc = tgt_config_add_host(cfg, si, HOST_OK, NULL, NULL, NULL, NULL, err, sizeof(err));
+		rc = tgt_config_add_host(cfg, si, HOST_OK, secret, ctrl_secret, NULL, dhgroup, err, sizeof(err));
 	if (rc == 0) {
 		rc = unvme_target_start(cfg, &tgt, err, sizeof(err));
 		cfg = NULL;
@@ -70,6 +72,11 @@ static int target_up(void)
 	return 0;
 }
 
+static int target_up(void)
+{
+	return target_up_auth(NULL, NULL, NULL);
+}
+
 static void target_down(void)
 {
 	unvme_target_stop(tgt);
@@ -79,7 +86,7 @@ static void target_down(void)
 static int open_at(unsigned port, const char *host, const char *query, const struct unvme_ctrlr_opts *o,
 		   struct unvme_ctrlr **c)
 {
-	char id[512];
+	char id[1800];
 	snprintf(id, sizeof(id), "nvme-rdma://" ADDR ":%u/" NQN "?hostnqn=%s%s%s", port, host,
 		 query ? "&" : "", query ? query : "");
 	*c = NULL;
@@ -565,6 +572,52 @@ static void test_allow_list_and_unknown_subsystem_refused(void)
 	CHECK_EQ(rv_fake_live_mrs(), 0u);
 }
 
+static char *new_key(void)
+{
+	struct dhchap_key k = {.len = 32};
+	dhchap_random(k.key, k.len);
+	char *s = malloc(256);
+	if (s)
+		dhchap_key_format(&k, s, 256);
+	return s;
+}
+
+/* DH-HMAC-CHAP over RDMA: the fabrics layer's, on every queue of the association. */
+static void test_dhchap(void)
+{
+	char *hk = new_key(), *ck = new_key(), *bad = new_key();
+	REQUIRE(hk && ck && bad);
+	REQUIRE(target_up_auth(hk, ck, "ffdhe2048") == 0);
+	char q[1200];
+	struct unvme_ctrlr *c;
+	snprintf(q, sizeof(q), "dhchap_secret=%s&dhchap_ctrl_secret=%s", hk, ck);
+	CHECK_EQ(open_at(tgt_port, HOST_OK, q, NULL, &c), 0);
+	if (c) {
+		/* the I/O queues authenticate too */
+		struct unvme_qpair *qp;
+		CHECK_EQ(unvme_qpair_create(c, NULL, &qp), 0);
+		uint8_t *b = unvme_dma_zalloc(4096, 4096);
+		CHECK_EQ(unvme_write_sync(unvme_ctrlr_ns(c, 1), qp, b, 0, 8), 0);
+		unvme_dma_free(b);
+		unvme_qpair_destroy(qp);
+		unvme_ctrlr_close(c);
+	}
+	snprintf(q, sizeof(q), "dhchap_secret=%s", bad);
+	CHECK(open_at(tgt_port, HOST_OK, q, NULL, &c) < 0);
+	CHECK(strstr(unvme_errmsg(), "refused the host") != NULL);
+	snprintf(q, sizeof(q), "dhchap_secret=%s&dhchap_ctrl_secret=%s", hk, bad);
+	CHECK(open_at(tgt_port, HOST_OK, q, NULL, &c) < 0);
+	CHECK(strstr(unvme_errmsg(), "did not prove") != NULL);
+	CHECK(open_at(tgt_port, HOST_OK, NULL, NULL, &c) < 0);
+	CHECK(strstr(unvme_errmsg(), "requires DH-HMAC-CHAP") != NULL);
+	target_down();
+	free(hk);
+	free(ck);
+	free(bad);
+	CHECK_EQ(rv_fake_live_eps(), 0u);
+	CHECK_EQ(rv_fake_live_mrs(), 0u);
+}
+
 static void test_keep_alive_holds_an_idle_association(void)
 {
 	REQUIRE(target_up() == 0);
@@ -734,6 +787,7 @@ TEST_MAIN(TEST(test_device_ids),
 	  TEST(test_deep_queue),
 	  TEST(test_split_queue),
 	  TEST(test_allow_list_and_unknown_subsystem_refused),
+	  TEST(test_dhchap),
 	  TEST(test_keep_alive_holds_an_idle_association),
 	  TEST(test_reconnect_after_a_lost_connection),
 	  TEST(test_a_response_for_a_command_not_in_flight),

@@ -314,6 +314,23 @@ def test_stalled_admin_command_is_aborted_at_its_timeout(quiet_env, hostile, cue
     assert ("stalled", ADM_GET_FEAT) in t.events
 
 
+ADM_FORMAT = 0x80
+
+
+def test_stalled_format_waits_for_the_format_timeout(unvme, quiet_env, hostile):
+    """Format NVM rewrites a whole namespace (minutes on a large drive): over NVMe/TCP it waits
+    UNVME_FORMAT_TIMEOUT_MS as on a PCIe controller (admin.c), not the admin timeout, and a
+    target that never answers ends it then with Command Aborted By Host."""
+    t = hostile(cue="stall", stall_opcode=ADM_FORMAT)
+    unvme.env = dict(quiet_env, UNVME_ADMIN_TIMEOUT_MS="300", UNVME_FORMAT_TIMEOUT_MS="2000")
+    t0 = time.monotonic()
+    r = clean(unvme.run("format", t.devid(query="kato=0"), "-n", "1", "--force"))
+    took = time.monotonic() - t0
+    assert r.rc != 0 and "Command Aborted By Host" in r.err, r
+    assert took >= 2.0, took  # never before its own limit (the admin timeout is 0.3 s)
+    assert ("stalled", ADM_FORMAT) in t.events
+
+
 def test_stalled_keep_alive_then_a_command(quiet_env, hostile):
     """The keep alive is the command that stalls; a Get Features sent after it waits with it
     and both end when the keep alive's timeout ends the connection: Command Aborted By Host."""

@@ -256,19 +256,22 @@ static void scan_timeouts(struct tcp_queue *q, uint64_t now)
 	q->last_scan_ms = now;
 	if (!q->timeout_ms || !q->qp)
 		return;
-	uint64_t limit = (uint64_t)q->timeout_ms + coarse_tick_ms();
 	for (uint32_t cid = 0; cid < q->nreqs; cid++) {
 		if (atomic_load_explicit(&q->qp->reqs[cid].state, memory_order_acquire) == REQ_FREE ||
 		    q->reqs[cid].posted)
 			continue;
+		uint8_t opc = q->qp->reqs[cid].opc;
 		/* an Asynchronous Event Request completes only on an event: no timeout */
-		if (q->qid == 0 && q->qp->reqs[cid].opc == NVME_ADM_ASYNC_EVENT)
+		if (q->qid == 0 && opc == NVME_ADM_ASYNC_EVENT)
 			continue;
-		if (now - q->reqs[cid].start_ms >= limit) {
+		/* on the admin queue, each command's own limit: Format NVM and Sanitize wait as
+		 * long as the driver's admin wait gives them (admin.c), not admin_timeout_ms */
+		uint32_t ms = q->qid == 0 ? unvme_admin_limit_ms(q->tc->c, opc) : q->timeout_ms;
+		if (now - q->reqs[cid].start_ms >= (uint64_t)ms + coarse_tick_ms()) {
 			q->timed_out = true; /* before the mark: the commands' status depends on it */
 			static __thread char why[96];
 			snprintf(why, sizeof(why), "command %u (opcode %#x) got no answer within %u ms", cid,
-				 q->qp->sq ? q->qp->reqs[cid].opc : 0, q->timeout_ms);
+				 q->qp->sq ? opc : 0, ms);
 			tcp_queue_mark_dead(q, why);
 			return;
 		}

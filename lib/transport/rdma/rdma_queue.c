@@ -182,14 +182,18 @@ static void scan_timeouts(struct rdma_queue *q, uint64_t now)
 		if (atomic_load_explicit(&q->qp->reqs[cid].state, memory_order_acquire) == REQ_FREE ||
 		    q->reqs[cid].posted)
 			continue;
+		uint8_t opc = q->qp->reqs[cid].opc;
 		/* an Asynchronous Event Request completes only on an event: no timeout */
-		if (q->qid == 0 && q->qp->reqs[cid].opc == NVME_ADM_ASYNC_EVENT)
+		if (q->qid == 0 && opc == NVME_ADM_ASYNC_EVENT)
 			continue;
-		if (now - q->reqs[cid].start_ms >= (uint64_t)q->timeout_ms + SLACK_MS) {
+		/* on the admin queue, each command's own limit: Format NVM and Sanitize wait as
+		 * long as the driver's admin wait gives them (admin.c), not admin_timeout_ms */
+		uint32_t ms = q->qid == 0 ? unvme_admin_limit_ms(q->rc->c, opc) : q->timeout_ms;
+		if (now - q->reqs[cid].start_ms >= (uint64_t)ms + SLACK_MS) {
 			q->timed_out = true;
 			char why[96];
 			snprintf(why, sizeof(why), "command %u (opcode %#x) got no answer within %u ms", cid,
-				 q->qp->reqs[cid].opc, q->timeout_ms);
+				 opc, ms);
 			rdma_queue_mark_dead(q, why);
 			return;
 		}

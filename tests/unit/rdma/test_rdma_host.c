@@ -12,7 +12,8 @@
  *   - keep alive holding an idle association;
  *   - through a relay between host and target (the fake's keys are the fabric's, so a relay
  *     can pass capsules on while the target moves data with the host's keys): a cut
- *     connection and the reconnect, and a target that lies (a CM reject, an accept with no
+ *     connection and the reconnect, a target gone for longer than ctrl_loss_tmo (the
+ *     controller stays failed), and a target that lies (a CM reject, an accept with no
  *     NVMe/RDMA private data or too small a queue, a response for a command not in flight or
  *     of the wrong length, a response that never comes).
  * Threaded (the target's pollers, the relay, keep alive): TSan runs it too.
@@ -688,6 +689,43 @@ static void test_reconnect_after_a_lost_connection(void)
 	CHECK_EQ(rv_fake_live_mrs(), 0u);
 }
 
+/* The target refuses every reconnect: after ctrl_loss_tmo the controller stays failed, its
+ * commands fail at once, and closing it leaves nothing behind. */
+static void test_reconnect_gives_up_after_ctrl_loss_tmo(void)
+{
+	REQUIRE(target_up() == 0);
+	unsigned port = px_start();
+	REQUIRE(port);
+	struct unvme_ctrlr *c;
+	REQUIRE(open_at(port, HOST_OK, "ctrl_loss_tmo=300&reconnect_delay=20", NULL, &c) == 0);
+	struct unvme_qpair *qp;
+	REQUIRE(unvme_qpair_create(c, NULL, &qp) == 0);
+	struct unvme_ns *ns = unvme_ctrlr_ns(c, 1);
+	uint8_t *b = unvme_dma_alloc(4096, 4096);
+	REQUIRE(b);
+	CHECK_EQ(unvme_read_sync(ns, qp, b, 0, 8), 0);
+	unsigned before = atomic_load(&px.accepted);
+	atomic_store(&px.reject, NVME_RDMA_CM_NO_RSC);
+	atomic_store(&px.cut, 1);
+	uint64_t t0 = test_now_ms(), end = t0 + GUARD_MS;
+	while (!unvme_ctrlr_is_failed(c) && test_now_ms() < end) {
+		CHECK(unvme_read_sync(ns, qp, b, 0, 8) != 0);
+		test_sleep_ms(10);
+	}
+	CHECK(unvme_ctrlr_is_failed(c));
+	/* it kept trying for ctrl_loss_tmo (reconnect_delay apart), not forever */
+	CHECK(test_now_ms() - t0 >= 300);
+	CHECK_EQ(atomic_load(&px.accepted), before);
+	CHECK(unvme_read_sync(ns, qp, b, 0, 8) != 0);
+	unvme_dma_free(b);
+	unvme_qpair_destroy(qp);
+	unvme_ctrlr_close(c);
+	px_stop();
+	target_down();
+	CHECK_EQ(rv_fake_live_eps(), 0u);
+	CHECK_EQ(rv_fake_live_mrs(), 0u);
+}
+
 /* One lie in an I/O response: the read it answers fails (never success with data that did
  * not come), the connection ends, the association comes back and the data is intact. */
 static void lie_case(int lie, uint32_t io_timeout_ms)
@@ -790,6 +828,7 @@ TEST_MAIN(TEST(test_device_ids),
 	  TEST(test_dhchap),
 	  TEST(test_keep_alive_holds_an_idle_association),
 	  TEST(test_reconnect_after_a_lost_connection),
+	  TEST(test_reconnect_gives_up_after_ctrl_loss_tmo),
 	  TEST(test_a_response_for_a_command_not_in_flight),
 	  TEST(test_a_response_naming_no_command_of_the_queue),
 	  TEST(test_a_response_of_the_wrong_length),

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The NVMe/RDMA host transport (nvme-rdma://HOST[:PORT]/NQN): the association behind the
- * register interface, as NVMe/TCP's (lib/transport/tcp/tcp_ctrlr.h says how CC.EN maps onto
+ * register interface, as NVMe/TCP's (lib/fabrics/nvmf_regs.h says how CC.EN maps onto
  * connecting and disconnecting), with each queue an RDMA connection (Reliable Connected queue
  * pair) made through lib/fabrics/rdma's verbs layer (rv) and run by its host queue engine
  * (nvrdma_hq: command capsules, in-capsule data, keyed SGLs, failure detection).
@@ -9,9 +9,10 @@
  * Pieces: rdma_queue.c (one queue: CM connect with the NVMe/RDMA private data, the SQ
  * doorbell turning ring entries into capsules, responses into the CQ ring, timeouts,
  * the synchronous exchange of fabrics commands), rdma_mr.c (the driver's DMA chunks
- * registered once with the device, looked up per command), rdma_ctrlr.c (registers,
- * association, reconnect, keep alive, the transport's hooks). Connect, properties, Keep
- * Alive, DH-HMAC-CHAP, the reconnect policy and the keep-alive thread are lib/fabrics'.
+ * registered once with the device, looked up per command), rdma_ctrlr.c (the association's
+ * admin connection, the transport's hooks, the registration). Connect, properties, Keep
+ * Alive, DH-HMAC-CHAP, the registers over the association, the reconnect policy, the
+ * keep-alive thread and the CQ ring writes are lib/fabrics'.
  */
 #ifndef UNVME_TRANSPORT_RDMA_CTRLR_H
 #define UNVME_TRANSPORT_RDMA_CTRLR_H

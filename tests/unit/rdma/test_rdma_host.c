@@ -37,6 +37,7 @@
 #include "lib/fabrics/rdma/cm_priv.h"
 #include "lib/fabrics/rdma/verbs_fake.h"
 #include "lib/target/target.h"
+#include "lib/transport/rdma/rdma_ctrlr.h"
 
 #define NQN "nqn.2024-01.io.unvme.test:rdma-host"
 #define HOST_OK "nqn.2014-08.io.unvme.test:rdma-host-ok"
@@ -375,6 +376,51 @@ static void test_device_ids(void)
 	CHECK(strstr(unvme_transport_schemes(), "nvme-rdma://") != NULL);
 }
 
+/* The DMA chunk table (rdma_mr.c): a buffer finds its chunk's region only when it lies wholly
+ * inside one, on the protection domain the region was registered in. */
+static void test_chunk_table(void)
+{
+	struct rv_listener *l;
+	REQUIRE(rv_fake.listen(&rv_fake, ADDR, "0", &l) == 0);
+	char port[8];
+	snprintf(port, sizeof(port), "%u", l->port);
+	struct rv_qp_caps caps = {.send_depth = 4, .recv_depth = 4, .max_sge = 1};
+	struct rv_ep *ep;
+	REQUIRE(rv_fake.ep_create(&rv_fake, ADDR, port, &caps, 1000, &ep) == 0);
+	static struct rdma_ctrlr rc;
+	memset(&rc, 0, sizeof(rc));
+	pthread_rwlock_init(&rc.mr_lock, NULL);
+	rc.pd = ep->pd;
+	static uint8_t mem[3][8192];
+	unsigned mrs = rv_fake_live_mrs();
+	/* out of address order, as chunks come */
+	CHECK_EQ(rdma_mr_map(&rc, mem[2], 0x30000, sizeof(mem[2])), 0);
+	CHECK_EQ(rdma_mr_map(&rc, mem[0], 0x10000, sizeof(mem[0])), 0);
+	CHECK_EQ(rdma_mr_map(&rc, mem[1], 0x20000, 4096), 0); /* half of mem[1] */
+	CHECK_EQ(rv_fake_live_mrs(), mrs + 3);
+	struct rv_mr *m0 = rdma_mr_find(&rc, ep->pd, mem[0], 8192);
+	REQUIRE(m0);
+	CHECK(m0->addr == mem[0] && m0->len == 8192);
+	CHECK(rdma_mr_find(&rc, ep->pd, mem[0] + 4096, 4096) == m0);
+	CHECK(rdma_mr_find(&rc, ep->pd, mem[0] + 8191, 1) == m0);
+	CHECK(rdma_mr_find(&rc, ep->pd, mem[0] + 4096, 4097) == NULL); /* past its end */
+	CHECK(rdma_mr_find(&rc, ep->pd, mem[1], 4096) != NULL);
+	CHECK(rdma_mr_find(&rc, ep->pd, mem[1] + 4096, 512) == NULL);   /* outside every chunk */
+	CHECK(rdma_mr_find(&rc, ep->pd, mem[1] + 2048, 4096) == NULL);  /* straddles the end */
+	CHECK(rdma_mr_find(&rc, ep->pd, mem[2] + 100, 8000) != NULL);
+	CHECK(rdma_mr_find(&rc, ep->pd, mem[0] + 8000, 300) == NULL);   /* spans two chunks */
+	struct rv_pd other = {.ops = &rv_fake};
+	CHECK(rdma_mr_find(&rc, &other, mem[0], 512) == NULL); /* another device's domain */
+	rdma_mr_unmap(&rc, 0x20000, 4096);
+	CHECK(rdma_mr_find(&rc, ep->pd, mem[1], 4096) == NULL);
+	CHECK_EQ(rv_fake_live_mrs(), mrs + 2);
+	rdma_mr_fini(&rc);
+	CHECK_EQ(rv_fake_live_mrs(), mrs);
+	pthread_rwlock_destroy(&rc.mr_lock);
+	rv_ep_destroy(ep);
+	rv_listen_close(l);
+}
+
 static void test_controller_admin_and_io(void)
 {
 	REQUIRE(target_up() == 0);
@@ -439,6 +485,32 @@ static void test_controller_admin_and_io(void)
 	target_down();
 	CHECK_EQ(rv_fake_live_eps(), 0u); /* every endpoint and region of the host let go */
 	CHECK_EQ(rv_fake_live_mrs(), 0u);
+}
+
+/* Every write's data by RDMA READ (incapsule=0), every size read back. */
+static void test_io_without_incapsule(void)
+{
+	REQUIRE(target_up() == 0);
+	struct unvme_ctrlr *c;
+	REQUIRE(open_at(tgt_port, HOST_OK, "incapsule=0", NULL, &c) == 0);
+	struct unvme_qpair *qp;
+	REQUIRE(unvme_qpair_create(c, NULL, &qp) == 0);
+	struct unvme_ns *ns = unvme_ctrlr_ns(c, 1);
+	uint8_t *w = unvme_dma_alloc(65536, 4096), *b = unvme_dma_alloc(65536, 4096);
+	REQUIRE(w && b);
+	const uint32_t sizes[] = {512, 4096, 8192, 65536};
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		fill(w, sizes[i], (unsigned)i + 11);
+		memset(b, 0, sizes[i]);
+		CHECK_EQ(unvme_write_sync(ns, qp, w, 1024, sizes[i] / 512), 0);
+		CHECK_EQ(unvme_read_sync(ns, qp, b, 1024, sizes[i] / 512), 0);
+		CHECK(memcmp(w, b, sizes[i]) == 0);
+	}
+	unvme_dma_free(w);
+	unvme_dma_free(b);
+	unvme_qpair_destroy(qp);
+	unvme_ctrlr_close(c);
+	target_down();
 }
 
 /* Many commands in flight at once on one queue: a full ring of reads and writes. */
@@ -821,7 +893,9 @@ __attribute__((constructor)) static void setup(void)
 }
 
 TEST_MAIN(TEST(test_device_ids),
+	  TEST(test_chunk_table),
 	  TEST(test_controller_admin_and_io),
+	  TEST(test_io_without_incapsule),
 	  TEST(test_deep_queue),
 	  TEST(test_split_queue),
 	  TEST(test_allow_list_and_unknown_subsystem_refused),

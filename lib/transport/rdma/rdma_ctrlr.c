@@ -132,8 +132,8 @@ static int rdma_attach(struct unvme_ctrlr *c, const char *address)
 		err = unvme_fail(-EINVAL, "%s: no subsystem NQN (nvme-rdma://HOST[:PORT]/NQN): the discovery "
 				 "service is reached through nvme-tcp:// here", address);
 	uint32_t adepth = c->opts.admin_queue_depth ? c->opts.admin_queue_depth : 32;
-	if (err == 0 && (adepth < 2 || adepth > 4096))
-		err = unvme_fail(-EINVAL, "%s: admin queue depth %u (2..4096)", address, adepth);
+	if (adepth > 4096)
+		adepth = 4096; /* as the driver's admin queue (AQA holds 12 bits) */
 	rc->admin_depth = (uint16_t)adepth;
 	if (err == 0)
 		err = rdma_queue_init(&rc->admin, rc, 0, rc->admin_depth);
@@ -197,7 +197,8 @@ static int rdma_qp_init(struct unvme_qpair *qp)
 	struct rdma_queue *q;
 	if (qp->qid == 0) {
 		q = &rc->admin;
-		if (qp->depth != rc->admin_depth)
+		/* its command ids must be the connection's (the last one is the transport's own) */
+		if (qp->depth > rc->admin_depth)
 			return unvme_fail(-EINVAL, "%s: admin queue of %u entries, the connection has %u",
 					  rc->c->devid, qp->depth, rc->admin_depth);
 		pthread_mutex_lock(&rc->regs.lock);

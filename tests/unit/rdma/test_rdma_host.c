@@ -487,12 +487,17 @@ static void test_controller_admin_and_io(void)
 	CHECK_EQ(rv_fake_live_mrs(), 0u);
 }
 
-/* Every write's data by RDMA READ (incapsule=0), every size read back. */
+/* Every write's data by RDMA READ (incapsule=0), every size read back; a small admin queue. */
 static void test_io_without_incapsule(void)
 {
 	REQUIRE(target_up() == 0);
+	struct unvme_ctrlr_opts o;
+	unvme_ctrlr_opts_default(&o);
+	o.admin_queue_depth = 8;
 	struct unvme_ctrlr *c;
-	REQUIRE(open_at(tgt_port, HOST_OK, "incapsule=0", NULL, &c) == 0);
+	REQUIRE(open_at(tgt_port, HOST_OK, "incapsule=0", &o, &c) == 0);
+	uint32_t v = 0;
+	CHECK_EQ(unvme_get_features(c, NVME_FEAT_NUM_QUEUES, 0, 0, &v), 0);
 	struct unvme_qpair *qp;
 	REQUIRE(unvme_qpair_create(c, NULL, &qp) == 0);
 	struct unvme_ns *ns = unvme_ctrlr_ns(c, 1);

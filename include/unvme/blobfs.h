@@ -94,6 +94,7 @@ UNVME_API const char *blobfs_strerror(int rc);
 
 /* ---- mkfs ---- */
 struct blobfs_mkfs_opts {
+	size_t size;                 /* UNVME_OPTS_INIT: sizeof this struct (0: version 1) */
 	uint32_t cluster_size;  /* allocation unit in bytes: power of two, 4 KiB..64 MiB, and a
 	                           multiple of the LBA size (0: 4 KiB, doubled on namespaces
 	                           over 1 TiB so that there are at most 2^28 clusters) */
@@ -113,6 +114,7 @@ UNVME_API int blobfs_mkfs(struct unvme_ns *ns, const struct blobfs_mkfs_opts *op
 
 /* ---- mount ---- */
 struct blobfs_opts {
+	size_t size;                 /* UNVME_OPTS_INIT: sizeof this struct (0: version 1) */
 	uint64_t cache_size;         /* bytes of the shared read/write cache (0: 256 MiB; at least 1 MiB) */
 	uint32_t cache_unit;         /* bytes per cache buffer: power of two, 4..256 KiB (0: 64 KiB) */
 	bool no_prefetch;            /* turn sequential readahead off ("prefetch control") */
@@ -237,6 +239,7 @@ UNVME_API int blobfs_fallocate(struct blobfs_file *f, uint32_t mode, uint64_t of
 
 /* Per-file cache controls; a field left 0 / false keeps the file system's setting. */
 struct blobfs_file_opts {
+	size_t size;                 /* UNVME_OPTS_INIT: sizeof this struct (0: version 1) */
 	int prefetch;                /* 1 on, -1 off, 0 the mount's */
 	uint32_t prefetch_threshold;
 	uint32_t prefetch_size;

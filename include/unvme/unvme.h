@@ -71,6 +71,19 @@ struct unvme_ctrlr;
 struct unvme_ns;
 struct unvme_qpair;
 
+/* Option structs (unvme_ctrlr_opts, unvme_qpair_opts, unvme_serve_opts and BlobFS's) start
+ * with their size, so that later versions can append fields without breaking programs built
+ * before them. Initialise one with UNVME_OPTS_INIT (or its *_opts_default function) and the
+ * library reads exactly the fields your header declares, with its defaults for any it added
+ * since:
+ *     struct unvme_qpair_opts o = UNVME_OPTS_INIT(struct unvme_qpair_opts);
+ *     o.depth = 64;
+ * A size of 0 (a zeroed struct, or designated initialisers without .size) reads the fields of
+ * the first version, which are every field these headers have today. A struct from a newer
+ * header whose extra fields are set is refused with -E2BIG: a setting is never dropped
+ * silently. */
+#define UNVME_OPTS_INIT(type) { .size = sizeof(type) }
+
 /* ---- version ---- */
 
 /* The library's version, "MAJOR.MINOR.PATCH" (the meson project version). */
@@ -119,6 +132,7 @@ UNVME_API uint64_t unvme_dma_mem_available(void);
 /* ---- controllers ---- */
 
 struct unvme_ctrlr_opts {
+	size_t size;                /* UNVME_OPTS_INIT: sizeof this struct (0: version 1) */
 	uint32_t num_io_queues;     /* requested I/O queue pairs (default 64; the device may grant fewer) */
 	uint32_t admin_queue_depth; /* default 32 */
 	uint32_t admin_timeout_ms;  /* default 10000 ($UNVME_ADMIN_TIMEOUT_MS) */
@@ -126,7 +140,12 @@ struct unvme_ctrlr_opts {
 	uint32_t io_timeout_ms;     /* default per-command I/O timeout (default 30000, or
 				       $UNVME_IO_TIMEOUT_MS; 0 = none) */
 };
+/* Fills opts with the defaults for the fields size bytes cover and sets opts->size. */
+UNVME_API void unvme_ctrlr_opts_init(struct unvme_ctrlr_opts *opts, size_t size);
+/* The defaults for a struct of this header's size (the macro). The function of that name, for
+ * bindings that call the library without this header, fills a first-version struct. */
 UNVME_API void unvme_ctrlr_opts_default(struct unvme_ctrlr_opts *opts);
+#define unvme_ctrlr_opts_default(opts) unvme_ctrlr_opts_init((opts), sizeof(*(opts)))
 
 /* Attach: resolves devid, runs the NVMe init sequence (disable, admin queue, enable, identify,
  * number of queues) and discovers the active namespaces. opts may be NULL. A device whose
@@ -271,6 +290,7 @@ UNVME_API int unvme_ctrlr_process_events(struct unvme_ctrlr *ctrlr);
  * a client with its own queues, and no client's exit takes the device away. The library
  * starts one on the first open (`unvme serve --detach`); `unvme serve` runs one by hand. */
 struct unvme_serve_opts {
+	size_t size;                /* UNVME_OPTS_INIT: sizeof this struct (0: version 1) */
 	uint32_t idle_ms;              /* end after this long with no client (0: only when told) */
 	const volatile int *stop;      /* end once *stop is non-zero (set by a signal handler) */
 	void (*ready)(void *arg, int pid); /* called once the device serves */
@@ -297,6 +317,7 @@ UNVME_API int unvme_serve_status(const char *devid, struct unvme_serve_status *s
 /* ---- I/O queue pairs (one thread each, no locks) ---- */
 
 struct unvme_qpair_opts {
+	size_t size;                /* UNVME_OPTS_INIT: sizeof this struct (0: version 1) */
 	uint32_t depth;      /* entries in the SQ and CQ (0: controller default); at most CAP.MQES+1.
 	                        One slot stays empty, so depth-1 commands can be outstanding. */
 	uint32_t timeout_ms; /* per-command timeout (0: controller default; UINT32_MAX: none) */

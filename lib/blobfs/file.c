@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bfs.h"
+#include "lib/common/opts.h"
 
 bool bfs_file_direct_read(const struct blobfs_file *f)
 {
@@ -636,7 +637,12 @@ int blobfs_file_set_opts(struct blobfs_file *f, const struct blobfs_file_opts *o
 	bfs_err_clear();
 	if (!f || !o)
 		return bfs_err(-EINVAL, "no file or options given");
-	f->o = *o;
+	struct blobfs_file_opts fo = {0};
+	int rc = opts_take(&fo, sizeof(fo), o, OPTS_SIZE_THROUGH(struct blobfs_file_opts, shadow));
+	if (rc)
+		return bfs_err(rc, "%s", opts_size_error(rc, o->size, sizeof(fo)));
+	f->o = fo;
+	o = &fo;
 	if (o->shadow > 0)
 		atomic_store(&f->in->shadowed, true);
 	return 0;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "bfs.h"
+#include "lib/common/opts.h"
 
 static _Atomic uint64_t mount_counter;
 
@@ -367,11 +368,16 @@ void bfs_simulate_crash(struct blobfs *fs)
 	fs_free(fs);
 }
 
-int blobfs_mount(struct unvme_ns *ns, const struct blobfs_opts *opts, struct blobfs **out)
+int blobfs_mount(struct unvme_ns *ns, const struct blobfs_opts *given, struct blobfs **out)
 {
 	bfs_err_clear();
 	if (!ns || !out)
 		return bfs_err(-EINVAL, "no namespace or file system pointer given");
+	struct blobfs_opts o = {0};
+	int orc = opts_take(&o, sizeof(o), given, OPTS_SIZE_THROUGH(struct blobfs_opts, shadow_all));
+	if (orc)
+		return bfs_err(orc, "mount: %s", opts_size_error(orc, given->size, sizeof(o)));
+	const struct blobfs_opts *opts = &o;
 	if (opts && opts->format_if_empty && !opts->read_only) {
 		struct bfs_qctx q;
 		int rc = bfs_standalone_qpair(ns, &q);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bfs.h"
+#include "lib/common/opts.h"
 
 static bool is_pow2(uint64_t v)
 {
@@ -210,7 +211,10 @@ int blobfs_mkfs(struct unvme_ns *ns, const struct blobfs_mkfs_opts *opts)
 	if (!ns)
 		return bfs_err(-EINVAL, "no namespace given");
 	struct blobfs_mkfs_opts def = {0};
-	const struct blobfs_mkfs_opts *o = opts ? opts : &def;
+	int orc = opts_take(&def, sizeof(def), opts, OPTS_SIZE_THROUGH(struct blobfs_mkfs_opts, discard));
+	if (orc)
+		return bfs_err(orc, "mkfs: %s", opts_size_error(orc, opts->size, sizeof(def)));
+	const struct blobfs_mkfs_opts *o = &def;
 	struct bfs_sb_disk sb;
 	int rc = make_geometry(ns, o, &sb);
 	if (rc)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/common/env.h"
+#include "lib/common/opts.h"
 #include "ctrlr.h"
 #include "errmsg.h"
 #include "mp.h"
@@ -43,13 +44,28 @@ uint32_t unvme_env_timeout_ms(const char *name, uint32_t def)
 	return (uint32_t)ms;
 }
 
-UNVME_API void unvme_ctrlr_opts_default(struct unvme_ctrlr_opts *opts)
+/* The first version's fields (opts.h: a size of 0 means these). */
+#define CTRLR_OPTS_V1 OPTS_SIZE_THROUGH(struct unvme_ctrlr_opts, io_timeout_ms)
+#define QPAIR_OPTS_V1 OPTS_SIZE_THROUGH(struct unvme_qpair_opts, split)
+
+UNVME_API void unvme_ctrlr_opts_init(struct unvme_ctrlr_opts *opts, size_t size)
 {
-	opts->num_io_queues = DEFAULT_IO_QUEUES;
-	opts->admin_queue_depth = DEFAULT_ADMIN_DEPTH;
-	opts->admin_timeout_ms = unvme_env_timeout_ms("UNVME_ADMIN_TIMEOUT_MS", DEFAULT_ADMIN_TIMEOUT_MS);
-	opts->io_queue_depth = DEFAULT_IO_DEPTH;
-	opts->io_timeout_ms = unvme_env_timeout_ms("UNVME_IO_TIMEOUT_MS", DEFAULT_IO_TIMEOUT_MS);
+	struct unvme_ctrlr_opts d = {
+		.size = size,
+		.num_io_queues = DEFAULT_IO_QUEUES,
+		.admin_queue_depth = DEFAULT_ADMIN_DEPTH,
+		.admin_timeout_ms = unvme_env_timeout_ms("UNVME_ADMIN_TIMEOUT_MS", DEFAULT_ADMIN_TIMEOUT_MS),
+		.io_queue_depth = DEFAULT_IO_DEPTH,
+		.io_timeout_ms = unvme_env_timeout_ms("UNVME_IO_TIMEOUT_MS", DEFAULT_IO_TIMEOUT_MS),
+	};
+	if (opts)
+		memcpy(opts, &d, size < sizeof(d) ? size : sizeof(d));
+}
+
+/* The header's macro of this name calls unvme_ctrlr_opts_init with the caller's size. */
+UNVME_API void (unvme_ctrlr_opts_default)(struct unvme_ctrlr_opts *opts)
+{
+	unvme_ctrlr_opts_init(opts, CTRLR_OPTS_V1);
 }
 
 /* Waits for CSTS.RDY to equal want within CAP.TO (500 ms units). */
@@ -344,10 +360,12 @@ UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts 
 	pthread_mutex_init(&c->admin_lock, NULL);
 	pthread_mutex_init(&c->qp_lock, NULL);
 	ctrlr_events_init(c);
-	if (opts)
-		c->opts = *opts;
-	else
-		unvme_ctrlr_opts_default(&c->opts);
+	unvme_ctrlr_opts_init(&c->opts, sizeof(c->opts));
+	int orc = opts_take(&c->opts, sizeof(c->opts), opts, CTRLR_OPTS_V1);
+	if (orc) {
+		ctrlr_free(c);
+		return unvme_fail(orc, "unvme_ctrlr_open: %s", opts_size_error(orc, opts->size, sizeof(*opts)));
+	}
 	c->devid = strdup(devid);
 	if (!c->devid) {
 		ctrlr_free(c);
@@ -660,6 +678,10 @@ UNVME_API int unvme_qpair_create(struct unvme_ctrlr *c, const struct unvme_qpair
 		return unvme_fail(-EINVAL, "unvme_qpair_create: controller and out are required");
 	/* A fatal status found before or while creating the queue is reset here, as a poll
 	 * would, and the queue created once more on the controller that came back. */
+	struct unvme_qpair_opts o = {0};
+	int orc = opts_take(&o, sizeof(o), opts, QPAIR_OPTS_V1);
+	if (orc)
+		return unvme_fail(orc, "unvme_qpair_create: %s", opts_size_error(orc, opts->size, sizeof(o)));
 	for (int attempt = 0;; attempt++) {
 		if (atomic_load(&c->removed))
 			return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
@@ -668,7 +690,7 @@ UNVME_API int unvme_qpair_create(struct unvme_ctrlr *c, const struct unvme_qpair
 		if (c->failed)
 			return unvme_fail(-EIO, "%s: controller has failed; reset it", c->devid);
 		uint32_t gen = atomic_load(&c->generation);
-		int rc = qpair_create_once(c, opts, out);
+		int rc = qpair_create_once(c, &o, out);
 		/* once more on a controller that was reset meanwhile (an admin command lost) */
 		if (rc == 0 || attempt == 1 || (!c->failed && atomic_load(&c->generation) == gen))
 			return rc;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "lib/common/clock.h"
+#include "lib/common/opts.h"
 #include "ctrlr.h"
 #include "devid.h"
 #include "errmsg.h"
@@ -68,12 +69,17 @@ static int resolve(const char *devid, const char *what, char *address, size_t le
 	return rc ? rc : mp_where(address, w);
 }
 
-UNVME_API int unvme_serve(const char *devid, const struct unvme_serve_opts *opts)
+UNVME_API int unvme_serve(const char *devid, const struct unvme_serve_opts *given)
 {
 	char address[4352];
 	struct mp_where w;
 	unvme_errmsg_clear();
-	int rc = resolve(devid, "serve", address, sizeof(address), &w);
+	struct unvme_serve_opts o = {0};
+	int rc = opts_take(&o, sizeof(o), given, OPTS_SIZE_THROUGH(struct unvme_serve_opts, log_to_run_dir));
+	if (rc)
+		return unvme_fail(rc, "serve: %s", opts_size_error(rc, given->size, sizeof(o)));
+	const struct unvme_serve_opts *opts = &o;
+	rc = resolve(devid, "serve", address, sizeof(address), &w);
 	if (rc)
 		return rc;
 	int fd = open(w.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -89,7 +95,7 @@ UNVME_API int unvme_serve(const char *devid, const struct unvme_serve_opts *opts
 	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)n, 0) < 0)
 		(void)0;
-	if (opts && opts->log_to_run_dir) {
+	if (opts->log_to_run_dir) {
 		/* a fresh log for every run of the device process (it says little: refusals,
 		 * failures, and with UNVME_LOG=1 every client's coming and going) */
 		int lfd = open(w.log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -107,7 +113,7 @@ UNVME_API int unvme_serve(const char *devid, const struct unvme_serve_opts *opts
 	}
 	snprintf(serving_address, sizeof(serving_address), "%s", address);
 	serving_fd = fd;
-	serving_idle_ms = opts ? opts->idle_ms : 0;
+	serving_idle_ms = opts->idle_ms;
 	pthread_mutex_unlock(&serving_lock);
 
 	struct unvme_ctrlr *c = NULL;
@@ -119,9 +125,9 @@ UNVME_API int unvme_serve(const char *devid, const struct unvme_serve_opts *opts
 		c = NULL;
 	}
 	if (rc == 0) {
-		if (opts && opts->ready)
+		if (opts->ready)
 			opts->ready(opts->arg, (int)getpid());
-		while (!mp_server_done(c) && !(opts && opts->stop && *opts->stop))
+		while (!mp_server_done(c) && !(opts->stop && *opts->stop))
 			sleep_us(STOP_POLL_MS * 1000u);
 		/* a normal shutdown: every session ends, the device's state says it was clean */
 		unvme_ctrlr_close(c);

@@ -41,13 +41,15 @@ libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
 
 
 class CtrlrOpts(ctypes.Structure):
-    _fields_ = [("num_io_queues", c_uint32), ("admin_queue_depth", c_uint32),
+    # option structs start with their size (unvme.h, UNVME_OPTS_INIT)
+    _fields_ = [("size", c_size_t), ("num_io_queues", c_uint32), ("admin_queue_depth", c_uint32),
                 ("admin_timeout_ms", c_uint32), ("io_queue_depth", c_uint32),
                 ("io_timeout_ms", c_uint32)]
 
 
 class QpairOpts(ctypes.Structure):
-    _fields_ = [("depth", c_uint32), ("timeout_ms", c_uint32), ("split", c_bool)]
+    _fields_ = [("size", c_size_t), ("depth", c_uint32), ("timeout_ms", c_uint32),
+                ("split", c_bool)]
 
 
 class Cqe(ctypes.Structure):
@@ -74,7 +76,7 @@ for _n, _r, _a in [
     ("kv_errmsg", c_char_p, []),
     ("unvme_dma_zalloc", c_void_p, [c_size_t, c_size_t]),
     ("unvme_dma_free", None, [c_void_p]),
-    ("unvme_ctrlr_opts_default", None, [P(CtrlrOpts)]),
+    ("unvme_ctrlr_opts_init", None, [P(CtrlrOpts), c_size_t]),
     ("unvme_ctrlr_open", c_int, [c_char_p, P(CtrlrOpts), P(c_void_p)]),
     ("unvme_ctrlr_close", None, [c_void_p]),
     ("unvme_ctrlr_reset", c_int, [c_void_p]),

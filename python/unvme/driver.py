@@ -24,7 +24,7 @@ class Controller:
 
     def __init__(self, devid, num_io_queues=None, io_queue_depth=None, io_timeout_ms=None):
         opts = _lib.CtrlrOpts()
-        lib.unvme_ctrlr_opts_default(ctypes.byref(opts))
+        lib.unvme_ctrlr_opts_init(ctypes.byref(opts), ctypes.sizeof(opts))
         if num_io_queues is not None:
             opts.num_io_queues = num_io_queues
         if io_queue_depth is not None:
@@ -190,7 +190,7 @@ class QueuePair:
     reaps completions and calls callback(status) for each (0, or an NVMe status)."""
 
     def __init__(self, ctrlr, depth=0, timeout_ms=0):
-        opts = _lib.QpairOpts(depth, timeout_ms, False)
+        opts = _lib.QpairOpts(ctypes.sizeof(_lib.QpairOpts), depth, timeout_ms, False)
         h = ctypes.c_void_p()
         check("qpair create", lib.unvme_qpair_create(ctrlr._handle(), ctypes.byref(opts),
                                                      ctypes.byref(h)))

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Controllers: the transfer limit from any MDTS a device may report (a large one must not
- * overflow), and one controller per device per process (a second open shares the first,
- * the last close detaches).
+ * overflow), one controller per device per process (a second open shares the first, the
+ * last close detaches), and sized option structs.
  */
 #include <errno.h>
 #include <string.h>
@@ -59,7 +59,11 @@ static void test_one_controller_per_device(void)
 	CHECK_EQ(buf[0], 0xa5);
 	unvme_qpair_destroy(qb);
 	unvme_ctrlr_close(b);
-	/* the last close detached it: a new open is a new device (fresh memory) */
+	/* the last close detached it: a new open is a new device (fresh memory). A named device
+	 * that a device process ran (docs/multi-process.md) outlives its last client by its idle
+	 * period: told to end now (-ESRCH: this process ran it itself) */
+	int stop = unvme_serve_stop(uri, 0);
+	CHECK(stop == 0 || stop == -ESRCH);
 	REQUIRE(unvme_ctrlr_open(uri, NULL, &a) == 0);
 	REQUIRE(unvme_qpair_create(a, NULL, &qa) == 0);
 	CHECK_EQ(unvme_read_sync(unvme_ctrlr_ns(a, 1), qa, buf, 5, 1), 0);
@@ -71,4 +75,60 @@ static void test_one_controller_per_device(void)
 	unsetenv("UNVME_DEVICES");
 }
 
-TEST_MAIN(TEST(test_max_xfer_from_any_mdts), TEST(test_one_controller_per_device))
+/* Option structs start with their size (unvme.h, lib/common/opts.h): 0 reads the first
+ * version, a larger struct from a newer header is served when its extra bytes are zero and
+ * refused with -E2BIG when one of them is set, a size below the first version's is -EINVAL. */
+struct newer_qpair_opts {
+	struct unvme_qpair_opts v1;
+	uint64_t field_of_a_later_version;
+};
+
+static void test_option_sizes(void)
+{
+	struct unvme_ctrlr_opts co;
+	memset(&co, 0x5a, sizeof(co));
+	unvme_ctrlr_opts_default(&co); /* the macro: this header's size */
+	CHECK_EQ(co.size, sizeof(co));
+	CHECK_EQ(co.io_queue_depth, 256);
+	co.io_queue_depth = 64;
+	struct unvme_ctrlr *c = NULL;
+	REQUIRE(unvme_ctrlr_open("emu://opts?ns=mem:1M:512", &co, &c) == 0);
+	struct unvme_qpair *qp;
+	REQUIRE(unvme_qpair_create(c, NULL, &qp) == 0); /* depth 0: the controller's default */
+	CHECK_EQ(qp->depth, 64);
+	unvme_qpair_destroy(qp);
+
+	struct unvme_qpair_opts q0 = { .depth = 8 }; /* size 0: the first version */
+	REQUIRE(unvme_qpair_create(c, &q0, &qp) == 0);
+	CHECK_EQ(qp->depth, 8);
+	unvme_qpair_destroy(qp);
+	struct unvme_qpair_opts q1 = UNVME_OPTS_INIT(struct unvme_qpair_opts);
+	q1.depth = 16;
+	REQUIRE(unvme_qpair_create(c, &q1, &qp) == 0);
+	CHECK_EQ(qp->depth, 16);
+	unvme_qpair_destroy(qp);
+
+	struct newer_qpair_opts n = { .v1 = { .size = sizeof(n), .depth = 32 } };
+	REQUIRE(unvme_qpair_create(c, &n.v1, &qp) == 0); /* the later field left zero */
+	CHECK_EQ(qp->depth, 32);
+	unvme_qpair_destroy(qp);
+	n.field_of_a_later_version = 1;
+	qp = NULL;
+	CHECK_EQ(unvme_qpair_create(c, &n.v1, &qp), -E2BIG);
+	CHECK(qp == NULL);
+	CHECK(strstr(unvme_errmsg(), "newer header") != NULL);
+	struct unvme_qpair_opts tiny = { .size = 4, .depth = 8 };
+	CHECK_EQ(unvme_qpair_create(c, &tiny, &qp), -EINVAL);
+	CHECK(strstr(unvme_errmsg(), "UNVME_OPTS_INIT") != NULL);
+	unvme_ctrlr_close(c);
+
+	/* a newer header's controller options with a later field set */
+	struct { struct unvme_ctrlr_opts o; uint64_t later; } big = { co, 7 };
+	big.o.size = sizeof(big);
+	c = NULL;
+	CHECK_EQ(unvme_ctrlr_open("emu://opts?ns=mem:1M:512", &big.o, &c), -E2BIG);
+	CHECK(c == NULL);
+}
+
+TEST_MAIN(TEST(test_max_xfer_from_any_mdts), TEST(test_one_controller_per_device),
+	  TEST(test_option_sizes))

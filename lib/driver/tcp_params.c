@@ -57,13 +57,18 @@ static bool pct_decode(const char *src, size_t len, char *out, size_t outlen)
 	return true;
 }
 
+/* "nvme-tcp" or "nvme-rdma": the scheme whose id is parsed, for messages (one parse per
+ * thread at a time). */
+static __thread const char *opt_word = "nvme-tcp";
+static __thread bool opt_rdma;
+
 static int parse_uint(const char *key, const char *val, uint32_t max, uint32_t *out)
 {
 	char *end;
 	errno = 0;
 	unsigned long v = strtoul(val, &end, 10);
 	if (!*val || *end || errno || v > max)
-		return unvme_fail(-EINVAL, "nvme-tcp option %s=%s: expected a number 0..%u", key, val, max);
+		return unvme_fail(-EINVAL, "%s option %s=%s: expected a number 0..%u", opt_word, key, val, max);
 	*out = (uint32_t)v;
 	return 0;
 }
@@ -75,7 +80,7 @@ static int parse_bool(const char *key, const char *val, bool *out)
 	else if (!strcmp(val, "0") || !strcmp(val, "off") || !strcmp(val, "false") || !strcmp(val, "no"))
 		*out = false;
 	else
-		return unvme_fail(-EINVAL, "nvme-tcp option %s=%s: expected 0 or 1", key, val);
+		return unvme_fail(-EINVAL, "%s option %s=%s: expected 0 or 1", opt_word, key, val);
 	return 0;
 }
 
@@ -95,15 +100,21 @@ static int set_option(struct tcp_params *p, const char *key, const char *val)
 {
 	uint32_t v = 0;
 	int rc = 0;
+	if (opt_rdma && (!strcmp(key, "tls") || !strcmp(key, "tls_key") || !strcmp(key, "tls_identity")))
+		return unvme_fail(-EINVAL, "%s option %s: NVMe/RDMA has no TLS (TLS is NVMe/TCP's; "
+				  "an RDMA fabric is secured below NVMe, e.g. by IPsec for RoCEv2)", opt_word, key);
+	if (opt_rdma && (!strcmp(key, "hdgst") || !strcmp(key, "ddgst")))
+		return unvme_fail(-EINVAL, "%s option %s: NVMe/RDMA has no digests (the RDMA transport "
+				  "checks its own CRCs)", opt_word, key);
 	if (!strcmp(key, "hostnqn")) {
 		if (!tcp_nqn_valid(val))
-			return unvme_fail(-EINVAL, "nvme-tcp option hostnqn: '%s' is not a valid NQN "
-					  "(1..223 printable characters)", val);
+			return unvme_fail(-EINVAL, "%s option hostnqn: '%s' is not a valid NQN "
+					  "(1..223 printable characters)", opt_word, val);
 		snprintf(p->hostnqn, sizeof(p->hostnqn), "%s", val);
 	} else if (!strcmp(key, "hostid")) {
 		if (parse_hostid(val, p->hostid))
-			return unvme_fail(-EINVAL, "nvme-tcp option hostid=%s: expected a UUID "
-					  "(xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", val);
+			return unvme_fail(-EINVAL, "%s option hostid=%s: expected a UUID "
+					  "(xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", opt_word, val);
 	} else if (!strcmp(key, "hdgst")) {
 		rc = parse_bool(key, val, &p->hdgst);
 	} else if (!strcmp(key, "ddgst")) {
@@ -127,7 +138,7 @@ static int set_option(struct tcp_params *p, const char *key, const char *val)
 	} else if (!strcmp(key, "tls_key")) {
 		char why[160];
 		if (tcp_psk_parse(val, &p->tls_key, why, sizeof(why)))
-			return unvme_fail(-EINVAL, "nvme-tcp option tls_key: %s", why);
+			return unvme_fail(-EINVAL, "%s option tls_key: %s", opt_word, why);
 		p->tls = true; /* a key given is TLS asked for */
 		p->tls_key_given = true;
 	} else if (!strcmp(key, "tls_identity")) {
@@ -136,12 +147,16 @@ static int set_option(struct tcp_params *p, const char *key, const char *val)
 	} else if (!strcmp(key, "dhchap_secret") || !strcmp(key, "dhchap_ctrl_secret")) {
 		char *dst = key[7] == 's' ? p->dhchap_secret : p->dhchap_ctrl_secret;
 		if (strlen(val) >= sizeof(p->dhchap_secret))
-			return unvme_fail(-EINVAL, "nvme-tcp option %s: secret too long", key);
+			return unvme_fail(-EINVAL, "%s option %s: secret too long", opt_word, key);
 		memcpy(dst, val, strlen(val) + 1);
+	} else if (opt_rdma) {
+		return unvme_fail(-EINVAL, "%s option '%s' is unknown (known: hostnqn, hostid, "
+				  "kato, ctrl_loss_tmo, reconnect_delay, connect_timeout, incapsule, "
+				  "dhchap_secret, dhchap_ctrl_secret)", opt_word, key);
 	} else {
-		return unvme_fail(-EINVAL, "nvme-tcp option '%s' is unknown (known: hostnqn, hostid, "
+		return unvme_fail(-EINVAL, "%s option '%s' is unknown (known: hostnqn, hostid, "
 				  "hdgst, ddgst, kato, ctrl_loss_tmo, reconnect_delay, connect_timeout, "
-				  "incapsule, dhchap_secret, dhchap_ctrl_secret, tls, tls_key, tls_identity)", key);
+				  "incapsule, dhchap_secret, dhchap_ctrl_secret, tls, tls_key, tls_identity)", opt_word, key);
 	}
 	return rc;
 }
@@ -153,11 +168,11 @@ static int parse_query(struct tcp_params *p, const char *q)
 		size_t len = end ? (size_t)(end - q) : strlen(q);
 		const char *eq = memchr(q, '=', len);
 		if (!eq)
-			return unvme_fail(-EINVAL, "nvme-tcp option '%.*s' has no value (key=value)", (int)len, q);
+			return unvme_fail(-EINVAL, "%s option '%.*s' has no value (key=value)", opt_word, (int)len, q);
 		char key[64], val[600];
 		if (!pct_decode(q, (size_t)(eq - q), key, sizeof(key)) ||
 		    !pct_decode(eq + 1, len - (size_t)(eq - q) - 1, val, sizeof(val)))
-			return unvme_fail(-EINVAL, "nvme-tcp option '%.*s': bad percent-escape or too long",
+			return unvme_fail(-EINVAL, "%s option '%.*s': bad percent-escape or too long", opt_word,
 					  (int)len, q);
 		int rc = set_option(p, key, val);
 		if (rc)
@@ -166,6 +181,8 @@ static int parse_query(struct tcp_params *p, const char *q)
 	}
 	return 0;
 }
+
+static int parse_address(const char *address, const char *scheme, struct tcp_params *p);
 
 /* Host and port from "HOST[:PORT]" or "[V6][:PORT]". */
 static int parse_authority(struct tcp_params *p, const char *s, size_t len, const char *addr)
@@ -195,7 +212,7 @@ static int parse_authority(struct tcp_params *p, const char *s, size_t len, cons
 			port = colon + 1;
 	}
 	if (!p->host[0])
-		return unvme_fail(-EINVAL, "%s: no host (nvme-tcp://HOST:PORT/NQN)", addr);
+		return unvme_fail(-EINVAL, "%s: no host (%s://HOST:PORT/NQN)", addr, opt_word);
 	if (port) {
 		size_t plen = len - (size_t)(port - s);
 		if (plen == 0 || plen >= sizeof(p->port))
@@ -213,15 +230,36 @@ static int parse_authority(struct tcp_params *p, const char *s, size_t len, cons
 
 int tcp_params_parse(const char *address, struct tcp_params *p)
 {
+	return fabrics_params_parse(address, TCP_SCHEME, p);
+}
+
+int fabrics_params_parse(const char *address, const char *scheme, struct tcp_params *p)
+{
 	memset(p, 0, sizeof(*p));
-	if (!unvme_addr_is_tcp(address))
-		return unvme_fail(-EINVAL, "%s: not an nvme-tcp:// address", address);
+	char word[16];
+	size_t wlen = strcspn(scheme, ":");
+	if (wlen >= sizeof(word))
+		wlen = sizeof(word) - 1;
+	memcpy(word, scheme, wlen);
+	word[wlen] = '\0';
+	opt_word = word;
+	opt_rdma = strcmp(scheme, TCP_SCHEME) != 0;
+	int rc = parse_address(address, scheme, p);
+	opt_word = "nvme-tcp";
+	opt_rdma = false;
+	return rc;
+}
+
+static int parse_address(const char *address, const char *scheme, struct tcp_params *p)
+{
+	if (strncmp(address, scheme, strlen(scheme)) != 0)
+		return unvme_fail(-EINVAL, "%s: not an %s address", address, scheme);
 	p->kato_ms = DEFAULT_KATO_MS;
 	p->ctrl_loss_tmo_ms = DEFAULT_LOSS_TMO_MS;
 	p->reconnect_delay_ms = DEFAULT_RECONNECT_MS;
 	p->connect_timeout_ms = DEFAULT_CONNECT_MS;
 	p->incapsule = -1;
-	const char *s = address + strlen(TCP_SCHEME);
+	const char *s = address + strlen(scheme);
 	size_t auth_len = strcspn(s, "/?");
 	int rc = parse_authority(p, s, auth_len, address);
 	if (rc)

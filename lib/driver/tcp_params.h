@@ -45,6 +45,10 @@ bool unvme_addr_is_tcp(const char *addr);
 
 /* Parses a resolved address. Returns 0, or -EINVAL with a message naming the part in error. */
 int tcp_params_parse(const char *address, struct tcp_params *p);
+/* The same for another fabrics scheme with this syntax ("nvme-rdma://"): the keys that make
+ * sense without NVMe/TCP's PDUs (no tls*, hdgst, ddgst: refused with a message), messages
+ * naming that scheme. */
+int fabrics_params_parse(const char *address, const char *scheme, struct tcp_params *p);
 
 /* The host NQN and host id when the address does not give them: $UNVME_HOSTNQN and
  * $UNVME_HOSTID, /etc/nvme/hostnqn and /etc/nvme/hostid (nvme-cli's files), else a

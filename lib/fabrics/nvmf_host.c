@@ -11,6 +11,7 @@
 
 #include "unvme/unvme.h"
 #include "lib/driver/errmsg.h"
+#include "lib/driver/tcp_params.h"
 #include "nvmf_host.h"
 
 uint32_t nvmf_io_incapsule(const struct nvmf_id_ctrl_fabrics *f)
@@ -132,4 +133,59 @@ int nvmf_keep_alive(struct nvmf_assoc *a)
 	/* an admin command like the others: the admin timeout, so that a stalled controller is
 	 * found by whichever command waited longest, at that command's timeout */
 	return a->ops->exec(a->admin, &cmd, NULL, 0, false, NULL, a->timeout_ms);
+}
+
+bool nvmf_data_to_ctrl(uint16_t qid, const struct nvme_sqe *sqe)
+{
+	if (sqe->opc == NVME_FABRICS_OPC) {
+		uint8_t t = ((const struct nvmf_cmd *)sqe)->fctype;
+		return t == NVMF_FCTYPE_CONNECT || t == NVMF_FCTYPE_AUTH_SEND;
+	}
+	if (qid != 0) {
+		switch (sqe->opc) {
+		case NVME_KVV_STORE:
+			return true;
+		case NVME_KVV_RETRIEVE:
+		case NVME_KVV_ITER_READ:
+		case NVME_KVV_DELETE:
+		case NVME_KVV_EXIST:
+		case NVME_KVV_ITER_REQ:
+			return false;
+		default:
+			break;
+		}
+	}
+	return (sqe->opc & 0x3u) == 0x1u;
+}
+
+/* Samsung KV vendor commands with a key over 16 bytes carry the key's PRP in CDW12-13. Over
+ * a fabric the key travels in the capsule and CDW12-15 become an SGL descriptor of it
+ * (docs/nvme-tcp.md, "KV commands over NVMe/TCP"). */
+bool nvmf_kv_long_key(const struct nvme_sqe *sqe)
+{
+	switch (sqe->opc) {
+	case NVME_KVV_STORE:
+	case NVME_KVV_RETRIEVE:
+	case NVME_KVV_DELETE:
+	case NVME_KVV_EXIST:
+		return (sqe->cdw11 & 0xffu) + 1u > NVME_KVV_INLINE_KEY;
+	default:
+		return false;
+	}
+}
+
+void nvmf_assoc_init(struct nvmf_assoc *a, const struct nvmf_queue_ops *ops, void *admin,
+		     const struct tcp_params *p, uint32_t timeout_ms)
+{
+	*a = (struct nvmf_assoc){
+		.ops = ops,
+		.admin = admin,
+		.hostnqn = p->hostnqn,
+		.subnqn = p->subnqn,
+		.hostid = p->hostid,
+		.dhchap_secret = p->dhchap_secret,
+		.dhchap_ctrl_secret = p->dhchap_ctrl_secret,
+		.kato_ms = p->kato_ms,
+		.timeout_ms = timeout_ms ? timeout_ms : 10000,
+	};
 }

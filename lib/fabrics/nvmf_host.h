@@ -40,6 +40,13 @@ struct nvmf_assoc {
 	uint16_t next_tid;              /* authentication transaction ids */
 };
 
+struct tcp_params;
+/* The association a device id describes (lib/driver/tcp_params.h: host and subsystem NQNs,
+ * host id, DH-HMAC-CHAP secrets, KATO), on a transport's queues; commands time out after
+ * timeout_ms (0: 10 s). p must outlive a. */
+void nvmf_assoc_init(struct nvmf_assoc *a, const struct nvmf_queue_ops *ops, void *admin,
+		     const struct tcp_params *p, uint32_t timeout_ms);
+
 /* Connect of queue qid (depth sqsize + 1) on queue, to controller cntlid (NVMF_CNTLID_DYNAMIC
  * for the admin queue), then DH-HMAC-CHAP when the controller asks for it. 0, or a negative
  * errno / positive NVMe status with a message naming the peer. *cntlid_out (may be NULL)
@@ -57,5 +64,14 @@ int nvmf_keep_alive(struct nvmf_assoc *a);
 /* In-capsule data bytes an I/O queue takes, from Identify Controller's fabrics fields (IOCCSZ
  * counts 16-byte units of the whole capsule; data at an offset, ICDOFF, is not used). */
 uint32_t nvmf_io_incapsule(const struct nvmf_id_ctrl_fabrics *f);
+
+/* Which way the data of a command sent on queue qid flows: true host to controller. By the
+ * opcode (bits 1:0, NVMe Base 2.0 figure "Opcodes for Admin Commands"), the fabrics type, and
+ * the Samsung KV vendor opcodes, which do not follow the convention (as the target reads
+ * them, lib/target/tgt_exec.c). Every fabrics transport's. */
+bool nvmf_data_to_ctrl(uint16_t qid, const struct nvme_sqe *sqe);
+/* A Samsung KV vendor command whose key (over 16 bytes) is named by a PRP in CDW12-13: over a
+ * fabric the key must travel in the capsule (docs/nvme-tcp.md, "KV commands over NVMe/TCP"). */
+bool nvmf_kv_long_key(const struct nvme_sqe *sqe);
 
 #endif

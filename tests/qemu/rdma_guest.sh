@@ -13,6 +13,9 @@
 #   (2) Linux's host (nvme-cli, nvme-rdma) against our target's RDMA listener: discovery,
 #       connect, fio with verification, ext4 made and filled, disconnect, reconnect, files
 #       read back; a host not on the allow-list refused (Connect Invalid Host, logged).
+#   (3) our host (nvme-rdma:// device ids, lib/transport/rdma) against our target and against
+#       Linux's nvmet-rdma: id-ctrl, a write read back and compared, unvme perf with
+#       verification; against ours, a host not on the allow-list refused.
 . /src/tests/qemu/tcp_lib.sh
 . /src/tests/qemu/rdma_lib.sh
 RKN=nqn.2024-01.io.linux:nvmet-rdma
@@ -87,6 +90,37 @@ else
 	fail rdma-linux-ours-host-not-allowed-refused "exit $rc"; tail -n 5 $W/rtgt.log | sed 's/^/    /'
 	nvme disconnect -n $RTN > /dev/null 2>&1
 fi
+# ---- (3) our host (nvme-rdma://) against our target and against nvmet-rdma ----
+ourhost_rw() { # TAG DEVID: id-ctrl names the subsystem, a write read back, perf verified
+	tag=$1 d=$2 nqn=${2#*://*/}
+	nqn=${nqn%%\?*}
+	tout $tag-id-ctrl "$nqn" $UNVME id-ctrl "$d"
+	head -c 65536 /dev/urandom > $W/rpat
+	t $tag-write $UNVME write "$d" -s 64 -d $W/rpat
+	rm -f $W/rback
+	t $tag-read $UNVME read "$d" -s 64 -z 65536 -d $W/rback
+	if cmp -s $W/rpat $W/rback; then pass $tag-read-back-equal; else fail $tag-read-back-equal; fi
+	t $tag-perf-verify $UNVME perf "$d" -w randrw -V -q 16 -t 2
+}
+ourhost_rw rdma-ourhost-ours "nvme-rdma://$RDMA_ADDR:4421/$RTN?hostnqn=$RHN"
+# a host not on the allow-list: refused at Connect, the message says so, the target logs it
+tout rdma-ourhost-ours-host-not-allowed-refused "does not allow host" \
+	$UNVME id-ctrl "nvme-rdma://$RDMA_ADDR:4421/$RTN?hostnqn=nqn.2014-08.io.unvme:stranger-ours"
+if grep -q "stranger-ours.*Connect Invalid Host" $W/rtgt.log; then
+	pass rdma-ourhost-ours-refusal-logged
+else
+	fail rdma-ourhost-ours-refusal-logged; tail -n 5 $W/rtgt.log | sed 's/^/    /'
+fi
+# TLS and digests are NVMe/TCP's: refused before anything is sent
+tout rdma-ourhost-tls-refused "NVMe/RDMA has no TLS" $UNVME id-ctrl "nvme-rdma://$RDMA_ADDR:4421/$RTN?tls=1"
+truncate -s 64M /tmp/rnvmet2.img
+if rdma_nvmet_export $RKN /tmp/rnvmet2.img 4420; then
+	pass rdma-nvmet-configured-for-ourhost
+	ourhost_rw rdma-ourhost-nvmet "nvme-rdma://$RDMA_ADDR/$RKN?hostnqn=$RHN"
+else
+	fail rdma-nvmet-configured-for-ourhost "configfs setup of nvmet-rdma failed"
+fi
+rdma_nvmet_remove $RKN
 kill $(jobs -p) 2> /dev/null
 wait 2> /dev/null
 grep -i "error\|failed" $W/rtgt.log | grep -v stranger | tail -n 5 | sed 's/^/    target: /'

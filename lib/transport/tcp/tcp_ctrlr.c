@@ -19,18 +19,6 @@
 #include "lib/driver/tcp_tls.h"
 #include "lib/driver/transport.h"
 
-void tcp_report(const struct tcp_ctrlr *tc, const char *fmt, ...)
-{
-	if (!unvme_log_on())
-		return;
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "unvme: %s: %s\n", tc->c->devid, msg);
-}
-
 static struct tcp_ctrlr *ctx_of(void *ctx)
 {
 	return ctx;
@@ -38,8 +26,8 @@ static struct tcp_ctrlr *ctx_of(void *ctx)
 
 void tcp_ctrlr_break(struct tcp_ctrlr *tc)
 {
-	int live = ASSOC_LIVE;
-	if (atomic_compare_exchange_strong(&tc->assoc, &live, ASSOC_BROKEN))
+	int live = NVMF_ASSOC_LIVE;
+	if (atomic_compare_exchange_strong(&tc->regs.assoc, &live, NVMF_ASSOC_BROKEN))
 		tcp_conn_shutdown(&tc->admin.conn); /* anyone on it sees the end at once */
 	tc->c->failed = 1;
 }
@@ -48,14 +36,14 @@ void tcp_ctrlr_connection_lost(struct tcp_ctrlr *tc, struct tcp_queue *q)
 {
 	if (q != &tc->admin)
 		return; /* the queue's owner sees it in its next poll */
-	int live = ASSOC_LIVE;
-	if (atomic_compare_exchange_strong(&tc->assoc, &live, ASSOC_BROKEN)) {
+	int live = NVMF_ASSOC_LIVE;
+	if (atomic_compare_exchange_strong(&tc->regs.assoc, &live, NVMF_ASSOC_BROKEN)) {
 		tc->c->failed = 1;
 		tcp_report(tc, "admin connection lost: %s", q->dead_why ? q->dead_why : "?");
 	}
 }
 
-/* A new association: admin connection, Connect (controller id FFFFh), CAP and VS. tc->lock
+/* A new association: admin connection, Connect (controller id FFFFh), CAP and VS. tc->regs.lock
  * held. */
 static int assoc_connect(struct tcp_ctrlr *tc)
 {
@@ -74,11 +62,7 @@ static int assoc_connect(struct tcp_ctrlr *tc)
 		tcp_queue_close_conn(q);
 		return rc;
 	}
-	tc->cap = cap;
-	tc->vs = (uint32_t)vs;
-	tc->cc = 0;
-	atomic_store(&tc->assoc, ASSOC_LIVE);
-	tc->ever_live = true;
+	nvmf_regs_live(&tc->regs, cap, (uint32_t)vs);
 	return 0;
 }
 
@@ -86,134 +70,44 @@ static void assoc_end(struct tcp_ctrlr *tc)
 {
 	tcp_conn_shutdown(&tc->admin.conn);
 	tcp_queue_close_conn(&tc->admin);
-	atomic_store(&tc->assoc, ASSOC_DOWN);
+	atomic_store(&tc->regs.assoc, NVMF_ASSOC_DOWN);
 }
 
-/* Reconnects after a loss, trying for ctrl_loss_tmo. */
-static int assoc_reconnect(struct tcp_ctrlr *tc)
+static int regs_connect(void *arg)
 {
-	uint64_t until = mono_ms_coarse() + tc->p.ctrl_loss_tmo_ms;
-	int attempts = 0;
-	for (;;) {
-		attempts++;
-		int rc = assoc_connect(tc);
-		if (rc == 0) {
-			if (attempts > 1 || tc->ever_live)
-				tcp_report(tc, "reconnected (controller %u, %d attempt%s)", tc->fab.cntlid, attempts,
-					   attempts == 1 ? "" : "s");
-			return 0;
-		}
-		/* a refusal (NVMe status: unknown subsystem, host not allowed, authentication)
-		 * will not change by waiting */
-		if (rc > 0 || rc == -EACCES || atomic_load(&tc->closing) || mono_ms_coarse() >= until) {
-			char why[512];
-			snprintf(why, sizeof(why), "%s", unvme_errmsg());
-			tcp_report(tc, "reconnecting failed after %d attempt%s: %s", attempts,
-				   attempts == 1 ? "" : "s", why);
-			return unvme_fail(rc < 0 ? rc : -EIO, "%s", why);
-		}
-		sleep_us((uint64_t)(tc->p.reconnect_delay_ms ? tc->p.reconnect_delay_ms : 100) * 1000);
-	}
+	return assoc_connect(arg);
 }
 
-/* ---- registers ---- */
+static void regs_end(void *arg)
+{
+	assoc_end(arg);
+}
+
+static const struct nvmf_regs_ops tcp_regs_ops = {
+	.connect = regs_connect,
+	.end = regs_end,
+};
+
+/* ---- registers: the fabrics layer's, over the association (nvmf_regs.h) ---- */
 
 static uint32_t tcp_read32(void *ctx, uint32_t off)
 {
-	struct tcp_ctrlr *tc = ctx_of(ctx);
-	pthread_mutex_lock(&tc->lock);
-	uint32_t v = 0;
-	int st = atomic_load(&tc->assoc);
-	if (off == NVME_REG_AQA) {
-		v = tc->aqa;
-	} else if (st == ASSOC_LIVE) {
-		uint64_t val = 0;
-		if (nvmf_prop_get(&tc->fab, off, false, &val) == 0) {
-			v = (uint32_t)val;
-			if (off == NVME_REG_CC)
-				tc->cc = v;
-		} else {
-			st = atomic_load(&tc->assoc);
-		}
-	}
-	if (st == ASSOC_BROKEN)
-		v = off == NVME_REG_CSTS ? NVME_CSTS_CFS : off == NVME_REG_CC ? tc->cc : off == NVME_REG_VS ? tc->vs : 0;
-	else if (st == ASSOC_DOWN)
-		v = off == NVME_REG_CC ? tc->cc : off == NVME_REG_VS ? tc->vs : off == NVME_REG_AQA ? tc->aqa : 0;
-	else if (st == ASSOC_DEAD)
-		v = 0xffffffffu;
-	pthread_mutex_unlock(&tc->lock);
-	return v;
+	return nvmf_regs_read32(&ctx_of(ctx)->regs, off);
 }
 
 static uint64_t tcp_read64(void *ctx, uint32_t off)
 {
-	struct tcp_ctrlr *tc = ctx_of(ctx);
-	if (off == NVME_REG_CAP)
-		return atomic_load(&tc->assoc) == ASSOC_DEAD ? UINT64_MAX : tc->cap;
-	if (off == NVME_REG_ASQ)
-		return tc->asq;
-	if (off == NVME_REG_ACQ)
-		return tc->acq;
-	pthread_mutex_lock(&tc->lock);
-	uint64_t v = 0;
-	if (atomic_load(&tc->assoc) == ASSOC_LIVE)
-		nvmf_prop_get(&tc->fab, off, true, &v);
-	pthread_mutex_unlock(&tc->lock);
-	return v;
-}
-
-static void write_cc(struct tcp_ctrlr *tc, uint32_t val)
-{
-	int st = atomic_load(&tc->assoc);
-	bool enable = val & NVME_CC_EN;
-	if (!enable) {
-		if (st == ASSOC_LIVE && (tc->cc & NVME_CC_EN))
-			nvmf_prop_set(&tc->fab, NVME_REG_CC, false, val); /* best effort: it ends anyway */
-		if (st == ASSOC_LIVE || st == ASSOC_BROKEN)
-			assoc_end(tc);
-		tc->cc = val;
-		return;
-	}
-	if (st != ASSOC_LIVE) {
-		int rc = tc->ever_live ? assoc_reconnect(tc) : assoc_connect(tc);
-		if (rc) {
-			atomic_store(&tc->assoc, ASSOC_DEAD);
-			return;
-		}
-	}
-	if (nvmf_prop_set(&tc->fab, NVME_REG_CC, false, val) == 0)
-		tc->cc = val;
+	return nvmf_regs_read64(&ctx_of(ctx)->regs, off);
 }
 
 static void tcp_write32(void *ctx, uint32_t off, uint32_t val)
 {
-	struct tcp_ctrlr *tc = ctx_of(ctx);
-	pthread_mutex_lock(&tc->lock);
-	if (off == NVME_REG_AQA)
-		tc->aqa = val; /* the admin queue is the connection: nothing to tell the controller */
-	else if (off == NVME_REG_CC)
-		write_cc(tc, val);
-	else if (atomic_load(&tc->assoc) == ASSOC_LIVE)
-		nvmf_prop_set(&tc->fab, off, false, val);
-	pthread_mutex_unlock(&tc->lock);
+	nvmf_regs_write32(&ctx_of(ctx)->regs, off, val);
 }
 
 static void tcp_write64(void *ctx, uint32_t off, uint64_t val)
 {
-	struct tcp_ctrlr *tc = ctx_of(ctx);
-	if (off == NVME_REG_ASQ) {
-		tc->asq = val;
-		return;
-	}
-	if (off == NVME_REG_ACQ) {
-		tc->acq = val;
-		return;
-	}
-	pthread_mutex_lock(&tc->lock);
-	if (atomic_load(&tc->assoc) == ASSOC_LIVE)
-		nvmf_prop_set(&tc->fab, off, true, val);
-	pthread_mutex_unlock(&tc->lock);
+	nvmf_regs_write64(&ctx_of(ctx)->regs, off, val);
 }
 
 /* The data goes through the socket: nothing to map. */
@@ -237,9 +131,8 @@ static void tcp_free(struct tcp_ctrlr *tc)
 {
 	tcp_queue_fini(&tc->admin);
 	tcp_tls_ctx_free(tc->tls);
-	pthread_mutex_destroy(&tc->lock);
-	pthread_mutex_destroy(&tc->ka_mu);
-	pthread_cond_destroy(&tc->ka_cv);
+	nvmf_regs_fini(&tc->regs);
+	nvmf_keepalive_destroy(&tc->ka);
 	free(tc);
 }
 
@@ -249,10 +142,10 @@ static int tcp_attach(struct unvme_ctrlr *c, const char *address)
 	if (!tc)
 		return -ENOMEM;
 	tc->c = c;
-	pthread_mutex_init(&tc->lock, NULL);
-	pthread_mutex_init(&tc->ka_mu, NULL);
-	pthread_cond_init(&tc->ka_cv, NULL);
+	nvmf_keepalive_init(&tc->ka);
 	int rc = tcp_params_parse(address, &tc->p);
+	nvmf_regs_init(&tc->regs, c, &tc->fab, tc->p.ctrl_loss_tmo_ms, tc->p.reconnect_delay_ms,
+		       &tcp_regs_ops, tc);
 	if (rc == 0 && tc->p.tls) {
 		/* one identity for every connection of the controller (host NQN, subsystem NQN) */
 		char err[256];
@@ -270,9 +163,9 @@ static int tcp_attach(struct unvme_ctrlr *c, const char *address)
 	tcp_fabrics_init(tc);
 	tc->admin.locked = true;
 	tc->admin.timeout_ms = c->opts.admin_timeout_ms;
-	pthread_mutex_lock(&tc->lock);
+	pthread_mutex_lock(&tc->regs.lock);
 	rc = assoc_connect(tc);
-	pthread_mutex_unlock(&tc->lock);
+	pthread_mutex_unlock(&tc->regs.lock);
 	if (rc) {
 		tcp_free(tc);
 		return rc < 0 ? rc : -ECONNREFUSED; /* refused with an NVMe status: the message says which */
@@ -285,7 +178,7 @@ static int tcp_attach(struct unvme_ctrlr *c, const char *address)
 static void tcp_quiesce(struct unvme_ctrlr *c)
 {
 	struct tcp_ctrlr *tc = c->transport_ctx;
-	atomic_store(&tc->closing, true);
+	atomic_store(&tc->regs.closing, true);
 	tcp_keepalive_stop(tc);
 }
 
@@ -293,9 +186,9 @@ static void tcp_detach(struct unvme_ctrlr *c)
 {
 	struct tcp_ctrlr *tc = c->transport_ctx;
 	tcp_quiesce(c);
-	pthread_mutex_lock(&tc->lock);
+	pthread_mutex_lock(&tc->regs.lock);
 	assoc_end(tc);
-	pthread_mutex_unlock(&tc->lock);
+	pthread_mutex_unlock(&tc->regs.lock);
 	if (c->admin)
 		c->admin->bus = NULL; /* its transport queue was tc's: freed with it */
 	tcp_free(tc);
@@ -310,9 +203,9 @@ static void tcp_qp_doorbell(void *bus, uint32_t off, uint32_t val)
 	if (off != q->sq_db)
 		return; /* a CQ head doorbell: the controller does not need to know */
 	if (q->locked) {
-		pthread_mutex_lock(&q->tc->lock);
+		pthread_mutex_lock(&q->tc->regs.lock);
 		tcp_queue_doorbell(q, (uint16_t)val);
-		pthread_mutex_unlock(&q->tc->lock);
+		pthread_mutex_unlock(&q->tc->regs.lock);
 		return;
 	}
 	tcp_queue_doorbell(q, (uint16_t)val);
@@ -343,13 +236,13 @@ static int tcp_qp_init(struct unvme_qpair *qp)
 	int rc;
 	if (qp->qid == 0) {
 		q = &tc->admin;
-		pthread_mutex_lock(&tc->lock);
+		pthread_mutex_lock(&tc->regs.lock);
 		rc = resize_reqs(q, qp->depth - 1u);
 		if (rc == 0) {
 			q->qp = qp;
 			tcp_queue_reset(q);
 		}
-		pthread_mutex_unlock(&tc->lock);
+		pthread_mutex_unlock(&tc->regs.lock);
 	} else {
 		q = malloc(sizeof(*q));
 		rc = q ? tcp_queue_init(q, tc, qp->qid, qp->depth - 1u) : -ENOMEM;
@@ -374,9 +267,9 @@ static void tcp_qp_fini(struct unvme_qpair *qp)
 	if (!q)
 		return;
 	if (qp->qid == 0) {
-		pthread_mutex_lock(&q->tc->lock);
+		pthread_mutex_lock(&q->tc->regs.lock);
 		q->qp = NULL;
-		pthread_mutex_unlock(&q->tc->lock);
+		pthread_mutex_unlock(&q->tc->regs.lock);
 		return;
 	}
 	tcp_queue_fini(q);
@@ -389,9 +282,9 @@ static void tcp_qp_reset(struct unvme_qpair *qp)
 	struct tcp_queue *q = qp->bus;
 	if (qp->qid == 0) {
 		/* the admin connection is the association's: CC writes open and close it */
-		pthread_mutex_lock(&q->tc->lock);
+		pthread_mutex_lock(&q->tc->regs.lock);
 		tcp_queue_reset(q);
-		pthread_mutex_unlock(&q->tc->lock);
+		pthread_mutex_unlock(&q->tc->regs.lock);
 		return;
 	}
 	tcp_queue_close_conn(q);
@@ -405,7 +298,7 @@ static int tcp_qp_connect(struct unvme_qpair *qp)
 	tcp_queue_close_conn(q);
 	tcp_queue_reset(q);
 	q->timeout_ms = qp->timeout_ms;
-	if (atomic_load(&tc->assoc) != ASSOC_LIVE)
+	if (atomic_load(&tc->regs.assoc) != NVMF_ASSOC_LIVE)
 		return unvme_fail(-EIO, "%s: queue %u: no association with the controller", tc->c->devid,
 				  qp->qid);
 	return tcp_fabrics_connect(tc, q, qp->qid, (uint16_t)(qp->depth - 1u), tc->fab.cntlid, NULL);
@@ -428,9 +321,9 @@ static void tcp_qp_pump(struct unvme_qpair *qp)
 {
 	struct tcp_queue *q = qp->bus;
 	if (q->locked) {
-		pthread_mutex_lock(&q->tc->lock);
+		pthread_mutex_lock(&q->tc->regs.lock);
 		tcp_queue_pump(q);
-		pthread_mutex_unlock(&q->tc->lock);
+		pthread_mutex_unlock(&q->tc->regs.lock);
 		return; /* the admin path holds locks recovery needs: keep alive or I/O recovers */
 	}
 	/* A reset by another thread: this queue's connection belongs to the old association. */

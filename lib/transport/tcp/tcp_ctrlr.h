@@ -3,17 +3,10 @@
  * The NVMe/TCP transport's controller: the association (admin connection + controller id),
  * the controller's registers as properties, keep alive and reconnection.
  *
- * An association is what NVMe over Fabrics has instead of a powered, enabled controller. The
- * driver's register-level bring-up (ctrlr.c) maps onto it:
- *   - writing CC.EN = 0 (disable, reset, shutdown's end) ends the association: the admin
- *     connection is closed and registers read as a disabled controller's;
- *   - writing CC.EN = 1 when there is no association makes one: connect, Connect with
- *     controller id FFFFh, authenticate, then Property Set CC; after a loss this retries for
- *     ctrl_loss_tmo;
- *   - a connection that fails makes CSTS read CFS set (a fatal status), so the driver's
- *     recovery (recovery.c) resets the controller, which is exactly a reconnect, and every
- *     queue pair's owner connects its queue again.
- * AQA, ASQ and ACQ mean nothing over a fabric: writes are kept for reads, not sent.
+ * An association is what NVMe over Fabrics has instead of a powered, enabled controller; the
+ * fabrics layer maps the driver's register-level bring-up onto it (lib/fabrics/nvmf_regs.h:
+ * CC.EN = 0 ends it, CC.EN = 1 makes one, a failed connection reads as CFS so the driver's
+ * recovery reconnects); this transport gives it the admin connection (regs_connect, regs_end).
  */
 #ifndef UNVME_DRIVER_TCP_CTRLR_H
 #define UNVME_DRIVER_TCP_CTRLR_H
@@ -25,41 +18,25 @@
 
 #include "lib/driver/tcp_params.h"
 #include "lib/fabrics/nvmf_host.h"
+#include "lib/fabrics/nvmf_keepalive.h"
+#include "lib/fabrics/nvmf_regs.h"
 #include "tcp_queue.h"
 
 struct tcp_tls_ctx;
 
 struct unvme_ctrlr;
 
-enum tcp_assoc {
-	ASSOC_DOWN = 0, /* none (before the first, after a disable): reads as a disabled controller */
-	ASSOC_LIVE,     /* connected */
-	ASSOC_BROKEN,   /* a connection failed: CSTS reads CFS until the driver resets */
-	ASSOC_DEAD,     /* reconnecting failed for ctrl_loss_tmo: registers read all ones */
-};
-
 struct tcp_ctrlr {
 	struct unvme_ctrlr *c;
 	struct tcp_params p;
-	pthread_mutex_t lock;     /* the admin connection and the cached registers */
+	/* the registers over the association (lib/fabrics/nvmf_regs.h); its lock covers the
+	 * admin connection too */
+	struct nvmf_regs regs;
 	struct tcp_queue admin;
-	_Atomic int assoc;        /* enum tcp_assoc */
 	struct nvmf_assoc fab;    /* the fabrics layer's view: who connects, the controller id */
-	bool ever_live;           /* a CC.EN = 1 after this is a reconnect: retry it */
-	uint64_t cap;
-	uint32_t vs;
-	uint32_t cc;
-	uint32_t aqa;
-	uint64_t asq, acq;
 	struct tcp_tls_ctx *tls;  /* TLS with a PSK on every connection (tls=1), else NULL */
 
-	/* keep alive */
-	pthread_t ka_thread;
-	bool ka_running;
-	pthread_mutex_t ka_mu;
-	pthread_cond_t ka_cv;
-	bool ka_stop;
-	_Atomic bool closing;     /* the controller is being closed: stop retrying */
+	struct nvmf_keepalive ka;  /* tcp_keepalive.c */
 };
 
 /* tcp_fabrics.c: the fabrics layer (lib/fabrics/nvmf_host.h) on connections. init fills
@@ -84,6 +61,6 @@ void tcp_ctrlr_break(struct tcp_ctrlr *tc);
  * (I/O). */
 void tcp_ctrlr_connection_lost(struct tcp_ctrlr *tc, struct tcp_queue *q);
 /* Prints a line about the association on stderr when the library log is on (unvme_set_log, UNVME_LOG). */
-void tcp_report(const struct tcp_ctrlr *tc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define tcp_report(tc, ...) nvmf_report((tc)->c, __VA_ARGS__)
 
 #endif

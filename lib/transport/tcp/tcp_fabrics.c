@@ -2,7 +2,7 @@
 /*
  * The fabrics layer (lib/fabrics/nvmf_host.h) on NVMe/TCP connections: its queue is a
  * tcp_queue, its commands run synchronously on the connection (tcp_queue_exec; on the admin
- * connection the caller holds tc->lock), and a queue is connected once its socket is open and
+ * connection the caller holds tc->regs.lock), and a queue is connected once its socket is open and
  * its in-capsule size known.
  */
 #include <errno.h>
@@ -29,18 +29,7 @@ static const struct nvmf_queue_ops tcp_nvmf_ops = {
 
 void tcp_fabrics_init(struct tcp_ctrlr *tc)
 {
-	uint32_t t = tc->c->opts.admin_timeout_ms;
-	tc->fab = (struct nvmf_assoc){
-		.ops = &tcp_nvmf_ops,
-		.admin = &tc->admin,
-		.hostnqn = tc->p.hostnqn,
-		.subnqn = tc->p.subnqn,
-		.hostid = tc->p.hostid,
-		.dhchap_secret = tc->p.dhchap_secret,
-		.dhchap_ctrl_secret = tc->p.dhchap_ctrl_secret,
-		.kato_ms = tc->p.kato_ms,
-		.timeout_ms = t ? t : 10000,
-	};
+	nvmf_assoc_init(&tc->fab, &tcp_nvmf_ops, &tc->admin, &tc->p, tc->c->opts.admin_timeout_ms);
 }
 
 int tcp_fabrics_connect(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid, uint16_t sqsize,

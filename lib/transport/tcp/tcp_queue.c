@@ -16,6 +16,7 @@
 #include "lib/driver/ctrlr.h"
 #include "lib/driver/dma.h"
 #include "lib/driver/errmsg.h"
+#include "lib/fabrics/nvmf_cq.h"
 #include "tcp_ctrlr.h"
 #include "tcp_queue.h"
 #include "lib/driver/tcp_tls.h"
@@ -79,8 +80,7 @@ void tcp_queue_reset(struct tcp_queue *q)
 		q->reqs[i].posted = true;
 		atomic_store_explicit(&q->reqs[i].h2c_busy, 0, memory_order_relaxed);
 	}
-	q->cq_tail = 0;
-	q->cq_phase = 1;
+	nvmf_cq_reset(&q->cq);
 	q->sync_active = false;
 	q->sync_done = false;
 	q->fail_done = false;
@@ -92,29 +92,6 @@ struct tcp_req *tcp_queue_req(struct tcp_queue *q, uint16_t cid)
 	if (cid == TCP_SYNC_CID)
 		return &q->sync;
 	return cid < q->nreqs ? &q->reqs[cid] : NULL;
-}
-
-bool tcp_data_to_ctrl(uint16_t qid, const struct nvme_sqe *sqe)
-{
-	if (sqe->opc == NVME_FABRICS_OPC) {
-		uint8_t t = ((const struct nvmf_cmd *)sqe)->fctype;
-		return t == NVMF_FCTYPE_CONNECT || t == NVMF_FCTYPE_AUTH_SEND;
-	}
-	if (qid != 0) {
-		switch (sqe->opc) {
-		case NVME_KVV_STORE:
-			return true;
-		case NVME_KVV_RETRIEVE:
-		case NVME_KVV_ITER_READ:
-		case NVME_KVV_DELETE:
-		case NVME_KVV_EXIST:
-		case NVME_KVV_ITER_REQ:
-			return false;
-		default:
-			break;
-		}
-	}
-	return (sqe->opc & 0x3u) == 0x1u;
 }
 
 uint16_t tcp_req_status(const struct tcp_req *r, uint16_t status)
@@ -130,22 +107,6 @@ uint16_t tcp_req_status(const struct tcp_req *r, uint16_t status)
 	if (!all)
 		return NVME_CQE_STATUS(NVME_SCT_GENERIC, NVME_SC_DATA_TRANSFER_ERROR) | NVME_CQE_DNR_BIT;
 	return status;
-}
-
-/* Samsung KV vendor commands with a key over 16 bytes carry the key's PRP in CDW12-13. Over
- * a fabric the key travels in the capsule and CDW12-15 become an SGL descriptor of it
- * (docs/nvme-tcp.md, "KV commands over NVMe/TCP"). */
-static bool long_kv_key(const struct nvme_sqe *sqe)
-{
-	switch (sqe->opc) {
-	case NVME_KVV_STORE:
-	case NVME_KVV_RETRIEVE:
-	case NVME_KVV_DELETE:
-	case NVME_KVV_EXIST:
-		return (sqe->cdw11 & 0xffu) + 1u > NVME_KVV_INLINE_KEY;
-	default:
-		return false;
-	}
 }
 
 static void set_sgl(uint64_t *at, uint64_t addr, uint32_t len, uint8_t type)
@@ -170,7 +131,7 @@ static int prepare(struct tcp_queue *q, struct tcp_req *r, struct nvme_sqe *sqe,
 	atomic_store_explicit(&r->h2c_busy, 0, memory_order_relaxed);
 	r->start_ms = mono_ms_coarse();
 	uint32_t room = q->icd_max;
-	if (long_kv_key(sqe)) {
+	if (nvmf_kv_long_key(sqe)) {
 		uint64_t iova = (uint64_t)sqe->cdw12 | (uint64_t)sqe->cdw13 << 32;
 		size_t contig = 0;
 		const uint8_t *key = dma_iova_to_va(iova, &contig);
@@ -194,7 +155,7 @@ static int prepare(struct tcp_queue *q, struct tcp_req *r, struct nvme_sqe *sqe,
 
 int tcp_queue_map(struct tcp_queue *q, uint16_t cid, struct nvme_sqe *sqe, void *buf, size_t len)
 {
-	return prepare(q, &q->reqs[cid], sqe, buf, len, tcp_data_to_ctrl(q->qid, sqe));
+	return prepare(q, &q->reqs[cid], sqe, buf, len, nvmf_data_to_ctrl(q->qid, sqe));
 }
 
 void tcp_queue_doorbell(struct tcp_queue *q, uint16_t tail)
@@ -217,19 +178,7 @@ void tcp_queue_mark_dead(struct tcp_queue *q, const char *why)
 static void post(struct tcp_queue *q, uint16_t cid, const struct nvme_cqe *cqe, uint16_t status)
 {
 	struct unvme_qpair *qp = q->qp;
-	volatile struct nvme_cqe *e = &qp->cq[q->cq_tail];
-	e->dw0 = cqe->dw0;
-	e->dw1 = cqe->dw1;
-	e->sqhd = cqe->sqhd;
-	e->sqid = q->qid;
-	e->cid = cid;
-	/* release: the poll reads the rest of the entry after it sees the phase */
-	atomic_store_explicit((_Atomic uint16_t *)&e->status, (uint16_t)((status & ~1u) | q->cq_phase),
-			      memory_order_release);
-	if (++q->cq_tail == qp->depth) {
-		q->cq_tail = 0;
-		q->cq_phase ^= 1u;
-	}
+	nvmf_cq_post(&q->cq, qp, q->qid, cid, cqe, status);
 	q->reqs[cid].posted = true;
 }
 

@@ -28,6 +28,7 @@
 #include "unvme/spec.h"
 #include "unvme/spec/tcp.h"
 #include "tcp_conn.h"
+#include "lib/fabrics/nvmf_cq.h"
 #include "lib/fabrics/tcp/tcp_pdu.h"
 #include "lib/fabrics/tcp/tcp_stream.h"
 
@@ -69,7 +70,7 @@ struct tcp_queue {
 	uint32_t sq_db;           /* the SQ doorbell offset the generic code rings */
 	uint32_t icd_max;         /* in-capsule data bytes the controller takes */
 	uint32_t timeout_ms;
-	bool locked;              /* the admin queue: callers hold tc->lock */
+	bool locked;              /* the admin queue: callers hold tc->regs.lock */
 	_Atomic bool dead;        /* failed: the socket is shut down, nothing moves */
 	const char *dead_why;
 	bool fail_done;           /* the commands in flight were completed with an error */
@@ -97,8 +98,7 @@ struct tcp_queue {
 	bool rx_in_data;          /* C2HData's data is coming */
 	struct tcp_req *rx_req;
 	uint16_t rx_cid;
-	uint16_t cq_tail;         /* where the next completion goes in the CQ ring */
-	uint8_t cq_phase;
+	struct nvmf_cq cq;         /* where the next completion goes in the CQ ring */
 	uint64_t last_scan_ms;
 };
 
@@ -143,11 +143,6 @@ int tcp_rx_pump(struct tcp_queue *q);
 void tcp_rx_reset(struct tcp_queue *q);
 /* Delivers a completion for cid (ring or sync). */
 void tcp_queue_complete(struct tcp_queue *q, uint16_t cid, const struct nvme_cqe *cqe);
-/* Which way the data of a command sent on queue qid flows: true host to controller. By the
- * opcode (bits 1:0, NVMe Base 2.0 figure "Opcodes for Admin Commands"), the fabrics type, and
- * the Samsung KV vendor opcodes, which do not follow the convention (as the target reads
- * them, lib/target/tgt_exec.c). */
-bool tcp_data_to_ctrl(uint16_t qid, const struct nvme_sqe *sqe);
 /* The status a command completes with, given the one its response carries: a command
  * succeeds only when exactly its data moved in its direction (every byte of a read arrived
  * as C2HData, every byte of a write went in the capsule or was asked for by R2T and sent).

@@ -47,6 +47,8 @@ static void test_rank_order_and_kinds(void)
 	CHECK(emu && emu->kind == UNVME_TRANSPORT_REGISTERS);
 	if (transport_enabled("tcp"))
 		CHECK_EQ(unvme_transport_by_name("tcp")->kind, UNVME_TRANSPORT_FABRICS);
+	if (transport_enabled("rdma"))
+		CHECK_EQ(unvme_transport_by_name("rdma")->kind, UNVME_TRANSPORT_FABRICS);
 	if (transport_enabled("vfio"))
 		CHECK_EQ(unvme_transport_by_name("vfio")->kind, UNVME_TRANSPORT_REGISTERS);
 	if (transport_enabled("uring-file"))
@@ -64,7 +66,9 @@ static void test_scheme_list(void)
 				 want[0] ? ", " : "", *s);
 	CHECK_STREQ(unvme_transport_schemes(), want);
 	if (transport_enabled("tcp") && transport_enabled("uring-file"))
-		CHECK_STREQ(unvme_transport_schemes(), "emu://, nvme-tcp://, file://, ftl://, hostkv://");
+		CHECK_STREQ(unvme_transport_schemes(),
+			    transport_enabled("rdma") ? "emu://, nvme-tcp://, nvme-rdma://, file://, ftl://, hostkv://"
+						      : "emu://, nvme-tcp://, file://, ftl://, hostkv://");
 	char out[64];
 	CHECK_EQ(unvme_devid_resolve("nvme://x", out, sizeof(out)), -EINVAL);
 	CHECK(strstr(unvme_errmsg(), want) != NULL);

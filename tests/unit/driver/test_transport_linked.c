@@ -16,7 +16,7 @@
 int main(void)
 {
 	static const struct { const char *transport, *scheme; } schemes[] = {
-		{"emu", "emu://"}, {"tcp", "nvme-tcp://"}, {"uring-file", "file://"},
+		{"emu", "emu://"}, {"tcp", "nvme-tcp://"}, {"rdma", "nvme-rdma://"}, {"uring-file", "file://"},
 		{"ftl", "ftl://"}, {"hostkv", "hostkv://"},
 	};
 	int failed = 0;

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The fabrics reconnect policy (nvmf_reconnect.h). */
+#include <errno.h>
+#include <stdio.h>
+
+#include "lib/common/clock.h"
+#include "lib/driver/errmsg.h"
+#include "unvme/unvme.h"
+#include "nvmf_reconnect.h"
+
+int nvmf_reconnect_run(const struct nvmf_reconnect *r, int *attempts)
+{
+	uint64_t until = mono_ms_coarse() + r->ctrl_loss_tmo_ms;
+	*attempts = 0;
+	for (;;) {
+		++*attempts;
+		int rc = r->attempt(r->arg);
+		if (rc == 0)
+			return 0;
+		if (rc > 0 || rc == -EACCES || r->closing(r->arg) || mono_ms_coarse() >= until) {
+			char why[512];
+			snprintf(why, sizeof(why), "%s", unvme_errmsg());
+			return unvme_fail(rc < 0 ? rc : -EIO, "%s", why);
+		}
+		sleep_us((uint64_t)(r->reconnect_delay_ms ? r->reconnect_delay_ms : 100) * 1000);
+	}
+}

@@ -106,6 +106,19 @@ def unvme(env, tmp_path):
     return Unvme(env, tmp_path)
 
 
+ARCHIVE_LIBS = ["-ljson-c", "-lssl", "-lcrypto", "-luring", "-lz", "-lpthread", "-lm"]
+
+
+def archive_libs(archive):
+    """What a program linked with libunvme.a needs after it: the libraries every build uses,
+    and rdma-core's when the archive holds the NVMe/RDMA transport (-Dtransport_rdma=auto,
+    on when rdma-core's headers are there)."""
+    r = subprocess.run(["nm", "-u", str(archive)], capture_output=True, text=True, check=True)
+    needs = {line.split()[-1] for line in r.stdout.splitlines() if line.strip()}
+    rdma = any(n.startswith(("ibv_", "rdma_")) for n in needs)
+    return ARCHIVE_LIBS + (["-lrdmacm", "-libverbs"] if rdma else [])
+
+
 def block_pattern(lba, lba_size, seed=0):
     """Distinct, position-dependent content for one logical block."""
     head = f"blk{lba:012d}s{seed:04d}".encode()

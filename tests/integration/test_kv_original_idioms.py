@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, build_dir
+from conftest import REPO, archive_libs, build_dir
 
 SRC = Path(__file__).resolve().parent / "kv_idiom" / "kv_idiom.c"
 # kv_perf's idiom: the driver-level calls of kvnvme.h and the timing macros of kv_trace.h
@@ -39,7 +39,7 @@ def compile_sample(src, exe):
     if lib.suffix == ".so":
         cmd += ["-L", str(lib.parent), f"-Wl,-rpath,{lib.parent}", "-lunvme"]
     else:
-        cmd += [str(lib), "-ljson-c", "-lssl", "-lcrypto", "-luring", "-lz"]
+        cmd += [str(lib), *archive_libs(lib)]
     cmd += ["-lpthread", "-lm"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, f"the sample idiom does not compile against our headers:\n{r.stderr}"

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, build_dir
+from conftest import REPO, archive_libs, build_dir
 
 SRC = Path(__file__).resolve().parent / "static_link" / "own_symbols.c"
-LIBS = ["-ljson-c", "-lssl", "-lcrypto", "-luring", "-lz", "-lpthread", "-lm"]
 
 
 def archive():
@@ -41,7 +40,7 @@ def link(tmp_path, src):
         pytest.skip("no C compiler")
     exe = tmp_path / src.stem
     r = subprocess.run([cc, "-std=c17", "-Wall", "-Werror", "-D_GNU_SOURCE", "-I", str(REPO / "include"),
-                        str(src), str(archive()), *LIBS, "-o", str(exe)],
+                        str(src), str(archive()), *archive_libs(archive()), "-o", str(exe)],
                        capture_output=True, text=True)
     assert r.returncode == 0, f"static link failed:\n{r.stderr}"
     return exe

@@ -111,7 +111,10 @@ if ! grep -q '^UNVME-DONE' "$LOG"; then
 	tail -n 30 "$LOG" >&2
 	exit 1
 fi
-log "$npass passed, $nfail failed in ${elapsed}s"
+nknown=$(grep -c '^UNVME-TEST KNOWN' "$LOG")
+log "$npass passed, $nfail failed, $nknown known defects in ${elapsed}s"
+# a known defect is tracked in an issue: printed every run, not counted as a failure
+grep '^UNVME-TEST KNOWN' "$LOG" >&2 || true
 if [ "$nfail" -gt 0 ]; then
 	grep '^UNVME-TEST FAIL' "$LOG" >&2
 	exit 1

@@ -43,7 +43,8 @@ BUILD_REL=${BUILD_ABS#"$ROOT"/}
 # from the stage).
 mkdir -p "$BUILD_ABS/qemu"
 # rdma-core's libraries when the archive holds the NVMe/RDMA transport (-Dtransport_rdma)
-RDMA_LIBS=$(nm -u "$BUILD_ABS/libunvme.a" | grep -q ' ibv_' && echo "-lrdmacm -libverbs")
+# (grep reads all of nm's output: with -q it would stop early and pipefail see nm's SIGPIPE)
+RDMA_LIBS=$(nm -u "$BUILD_ABS/libunvme.a" | grep ' ibv_' > /dev/null && echo "-lrdmacm -libverbs")
 cc -O2 -g -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$ROOT/include" \
 	"$ROOT/tests/qemu/vfio_guest_test.c" "$BUILD_ABS/libunvme.a" -ljson-c -lssl -lcrypto -luring -lz -lpthread -lm $RDMA_LIBS \
 	-o "$BUILD_ABS/qemu/vfio_guest_test" || { log "building the guest test program failed"; exit 1; }

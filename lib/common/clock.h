@@ -30,6 +30,24 @@ static inline uint64_t mono_ms_coarse(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* What a timeout measured with mono_ms_coarse must add so that it never ends early: the
+ * coarse clock's tick rounded up to whole ms (two readings a timeout apart may be up to a tick
+ * less apart in truth), plus the 1 ms that truncating a reading to ms loses (a CI run saw
+ * 1499.7 ms pass for 1500). Read once. */
+static inline uint32_t mono_coarse_slack_ms(void)
+{
+	static uint32_t slack; /* __atomic builtins: C and C++ includers alike */
+	uint32_t t = __atomic_load_n(&slack, __ATOMIC_RELAXED);
+	if (!t) {
+		struct timespec res = {0, 4000000};
+		clock_getres(CLOCK_MONOTONIC_COARSE, &res);
+		t = (uint32_t)(((uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec + 999999u) /
+			       1000000u) + 1;
+		__atomic_store_n(&slack, t, __ATOMIC_RELAXED);
+	}
+	return t;
+}
+
 /* CPU time in nanoseconds (user + system) of the calling thread, and of the whole process
  * (every thread, an emulated device's engine threads included): what "CPU per I/O" figures are
  * made of. A system call each (~100 ns): for the ends of a run, not per I/O. */

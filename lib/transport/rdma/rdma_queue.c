@@ -35,7 +35,6 @@
 #include "rdma_ctrlr.h"
 
 #define SCAN_INTERVAL_MS 10u
-#define SLACK_MS 2u /* a command never times out early on the coarse clock's truncation */
 
 int rdma_queue_init(struct rdma_queue *q, struct rdma_ctrlr *rc, uint16_t qid, uint16_t depth)
 {
@@ -189,7 +188,7 @@ static void scan_timeouts(struct rdma_queue *q, uint64_t now)
 		/* on the admin queue, each command's own limit: Format NVM and Sanitize wait as
 		 * long as the driver's admin wait gives them (admin.c), not admin_timeout_ms */
 		uint32_t ms = q->qid == 0 ? unvme_admin_limit_ms(q->rc->c, opc) : q->timeout_ms;
-		if (now - q->reqs[cid].start_ms >= (uint64_t)ms + SLACK_MS) {
+		if (now - q->reqs[cid].start_ms >= (uint64_t)ms + mono_coarse_slack_ms()) {
 			q->timed_out = true;
 			char why[96];
 			snprintf(why, sizeof(why), "command %u (opcode %#x) got no answer within %u ms", cid,
@@ -305,7 +304,7 @@ static int rdma_exec(void *queue, struct nvme_sqe *cmd, void *buf, size_t len, b
 				  cmd->opc == NVME_FABRICS_OPC ? "fabrics" : "admin",
 				  q->hq.why ? q->hq.why : strerror(-rc));
 	}
-	uint64_t deadline = mono_ms_coarse() + (timeout_ms ? timeout_ms : 10000) + SLACK_MS;
+	uint64_t deadline = mono_ms_coarse() + (timeout_ms ? timeout_ms : 10000) + mono_coarse_slack_ms();
 	while (!q->sync_done && !atomic_load(&q->dead)) {
 		take_in(q);
 		if (q->sync_done || atomic_load(&q->dead))

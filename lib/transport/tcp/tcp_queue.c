@@ -234,23 +234,6 @@ static bool unanswered(const struct tcp_queue *q)
 	return false;
 }
 
-/* The coarse clock's tick in ms, rounded up, plus the 1 ms that truncating a reading to whole
- * ms loses: two readings a timeout apart may be up to that much less apart in truth, and a
- * command must never time out before its timeout (a CI run saw 1499.7 ms for 1500). */
-static uint32_t coarse_tick_ms(void)
-{
-	static _Atomic uint32_t tick;
-	uint32_t t = atomic_load_explicit(&tick, memory_order_relaxed);
-	if (!t) {
-		struct timespec res = {0, 4000000};
-		clock_getres(CLOCK_MONOTONIC_COARSE, &res);
-		t = (uint32_t)(((uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec + 999999u) / 1000000u);
-		t += 1;
-		atomic_store_explicit(&tick, t, memory_order_relaxed);
-	}
-	return t;
-}
-
 static void scan_timeouts(struct tcp_queue *q, uint64_t now)
 {
 	q->last_scan_ms = now;
@@ -267,7 +250,7 @@ static void scan_timeouts(struct tcp_queue *q, uint64_t now)
 		/* on the admin queue, each command's own limit: Format NVM and Sanitize wait as
 		 * long as the driver's admin wait gives them (admin.c), not admin_timeout_ms */
 		uint32_t ms = q->qid == 0 ? unvme_admin_limit_ms(q->tc->c, opc) : q->timeout_ms;
-		if (now - q->reqs[cid].start_ms >= (uint64_t)ms + coarse_tick_ms()) {
+		if (now - q->reqs[cid].start_ms >= (uint64_t)ms + mono_coarse_slack_ms()) {
 			q->timed_out = true; /* before the mark: the commands' status depends on it */
 			static __thread char why[96];
 			snprintf(why, sizeof(why), "command %u (opcode %#x) got no answer within %u ms", cid,
@@ -355,7 +338,7 @@ int tcp_queue_exec(struct tcp_queue *q, struct nvme_sqe *cmd, void *data, uint32
 	if (atomic_load(&q->dead) || q->conn.fd < 0)
 		return unvme_fail(-ENOTCONN, "%s: not connected%s%s", q->conn.peer,
 				  q->dead_why ? ": " : "", q->dead_why ? q->dead_why : "");
-	uint64_t deadline = mono_ms_coarse() + (timeout_ms ? timeout_ms : 10000) + coarse_tick_ms();
+	uint64_t deadline = mono_ms_coarse() + (timeout_ms ? timeout_ms : 10000) + mono_coarse_slack_ms();
 	cmd->cid = TCP_SYNC_CID;
 	/* the direction of fabrics commands is not in their opcode: the caller says it */
 	int rc = prepare(q, &q->sync, cmd, data, len, to_ctrl);

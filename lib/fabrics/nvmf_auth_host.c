@@ -12,8 +12,8 @@
 #include "unvme/spec/auth.h"
 #include "unvme/spec/fabrics.h"
 #include "unvme/unvme.h"
-#include "lib/driver/dhchap.h"
 #include "lib/driver/errmsg.h"
+#include "dhchap.h"
 #include "nvmf_host.h"
 
 #define AUTH_BUF 4096

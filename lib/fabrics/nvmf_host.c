@@ -11,8 +11,8 @@
 
 #include "unvme/unvme.h"
 #include "lib/driver/errmsg.h"
-#include "lib/driver/tcp_params.h"
 #include "nvmf_host.h"
+#include "nvmf_params.h"
 
 uint32_t nvmf_io_incapsule(const struct nvmf_id_ctrl_fabrics *f)
 {
@@ -175,7 +175,7 @@ bool nvmf_kv_long_key(const struct nvme_sqe *sqe)
 }
 
 void nvmf_assoc_init(struct nvmf_assoc *a, const struct nvmf_queue_ops *ops, void *admin,
-		     const struct tcp_params *p, uint32_t timeout_ms)
+		     const struct nvmf_params *p, uint32_t timeout_ms)
 {
 	*a = (struct nvmf_assoc){
 		.ops = ops,

@@ -40,12 +40,12 @@ struct nvmf_assoc {
 	uint16_t next_tid;              /* authentication transaction ids */
 };
 
-struct tcp_params;
-/* The association a device id describes (lib/driver/tcp_params.h: host and subsystem NQNs,
+struct nvmf_params;
+/* The association a device id describes (nvmf_params.h: host and subsystem NQNs,
  * host id, DH-HMAC-CHAP secrets, KATO), on a transport's queues; commands time out after
  * timeout_ms (0: 10 s). p must outlive a. */
 void nvmf_assoc_init(struct nvmf_assoc *a, const struct nvmf_queue_ops *ops, void *admin,
-		     const struct tcp_params *p, uint32_t timeout_ms);
+		     const struct nvmf_params *p, uint32_t timeout_ms);
 
 /* Connect of queue qid (depth sqsize + 1) on queue, to controller cntlid (NVMF_CNTLID_DYNAMIC
  * for the admin queue), then DH-HMAC-CHAP when the controller asks for it. 0, or a negative

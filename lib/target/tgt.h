@@ -27,8 +27,8 @@
 #include "unvme/unvme.h"
 #include "unvme/spec/fabrics.h"
 #include "unvme/spec/tcp.h"
-#include "lib/driver/dhchap.h"
-#include "lib/driver/tcp_psk.h"
+#include "lib/fabrics/dhchap.h"
+#include "lib/fabrics/tcp/tcp_psk.h"
 #include "lib/fabrics/tcp/tcp_stream.h"
 #include "target.h"
 

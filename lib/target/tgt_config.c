@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/driver/tcp_params.h"
+#include "lib/fabrics/nvmf_params.h"
 #include "tgt.h"
 
 int tgt_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
@@ -189,7 +189,7 @@ int tgt_config_add_listen(struct tgt_config *cfg, const char *spec, char *err, s
 
 int tgt_config_add_subsys(struct tgt_config *cfg, const char *nqn, char *err, size_t errlen)
 {
-	if (!tcp_nqn_valid(nqn))
+	if (!nvmf_nqn_valid(nqn))
 		return tgt_fail(err, errlen, -EINVAL, "subsystem NQN '%s' is not valid (1..223 printable "
 			    "characters)", nqn);
 	if (!strcmp(nqn, NVMF_DISCOVERY_NQN))
@@ -234,7 +234,7 @@ int tgt_config_add_host(struct tgt_config *cfg, int subsys, const char *nqn, con
 			size_t errlen)
 {
 	struct tgt_subsys_cfg *s = &cfg->subsys[subsys];
-	if (!tcp_nqn_valid(nqn))
+	if (!nvmf_nqn_valid(nqn))
 		return tgt_fail(err, errlen, -EINVAL, "subsystem '%s': host NQN '%s' is not valid", s->nqn, nqn);
 	struct tgt_host h = {0};
 	snprintf(h.nqn, sizeof(h.nqn), "%s", nqn);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * TLS on the target (NVMe TCP Transport 1.1 section 3.6, lib/driver/tcp_tls.h): with "tls" on,
+ * TLS on the target (NVMe TCP Transport 1.1 section 3.6, lib/fabrics/tcp/tcp_tls.h): with "tls" on,
  * every connection starts with a TLS 1.3 handshake with a pre-shared key, before ICReq, on
  * every listener (the discovery subsystem too); a host that speaks in the clear is refused.
  *
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/driver/tcp_tls.h"
+#include "lib/fabrics/tcp/tcp_tls.h"
 #include "tgt.h"
 
 void tgt_config_set_tls(struct tgt_config *cfg, int on)

@@ -44,7 +44,7 @@
 #include "unvme/spec/kv.h"
 #include "unvme/spec/zns.h"
 #include "lib/common/clock.h"
-#include "lib/driver/dhchap.h"
+#include "lib/fabrics/dhchap.h"
 #include "lib/fabrics/tcp/tcp_pdu.h"
 #include "lib/target/tgt.h"
 #include "lib/util/crc.h"

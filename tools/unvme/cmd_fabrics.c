@@ -321,7 +321,7 @@ int cmd_discover(struct cli_args *a)
 
 /* An NQN from the log put in a device id's path: anything but the unreserved characters
  * and ':' percent-encoded, so that no '?', '&' or '%' of the controller's text becomes an
- * option of the id (tcp_params.c decodes it). */
+ * option of the id (lib/fabrics/nvmf_params.c decodes it). */
 static void pct_encode(const char *in, char *out, size_t len)
 {
 	size_t o = 0;

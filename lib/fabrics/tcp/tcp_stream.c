@@ -10,7 +10,7 @@
 
 #include "lib/util/crc.h"
 #include "tcp_stream.h"
-#include "lib/driver/tcp_tls.h"
+#include "tcp_tls.h"
 
 #define TX_IOV_MAX 64
 #define RX_DIRECT_MIN 4096u /* data this large with nothing staged is received in place */

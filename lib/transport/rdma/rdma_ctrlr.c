@@ -102,6 +102,24 @@ static int rdma_matches(const char *address)
 	return strncmp(address, RDMA_SCHEME, strlen(RDMA_SCHEME)) == 0;
 }
 
+/* NVMe/TCP's keys in an nvme-rdma:// id: refused, saying why; any other key is unknown. */
+static int rdma_option(void *arg, const char *word, const char *key, const char *val)
+{
+	if (!strcmp(key, "tls") || !strcmp(key, "tls_key") || !strcmp(key, "tls_identity"))
+		return unvme_fail(-EINVAL, "%s option %s: NVMe/RDMA has no TLS (TLS is NVMe/TCP's; "
+				  "an RDMA fabric is secured below NVMe, e.g. by IPsec for RoCEv2)", word, key);
+	if (!strcmp(key, "hdgst") || !strcmp(key, "ddgst"))
+		return unvme_fail(-EINVAL, "%s option %s: NVMe/RDMA has no digests (the RDMA transport "
+				  "checks its own CRCs)", word, key);
+	return 1;
+}
+
+int rdma_params_parse(const char *address, struct nvmf_params *p)
+{
+	const struct nvmf_params_keys keys = {.option = rdma_option};
+	return nvmf_params_parse(address, RDMA_SCHEME, &keys, p);
+}
+
 static void rdma_free(struct rdma_ctrlr *rc)
 {
 	rdma_queue_fini(&rc->admin);
@@ -125,7 +143,7 @@ static int rdma_attach(struct unvme_ctrlr *c, const char *address)
 	rc->verbs = verbs;
 	pthread_rwlock_init(&rc->mr_lock, NULL);
 	nvmf_keepalive_init(&rc->ka);
-	int err = fabrics_params_parse(address, RDMA_SCHEME, &rc->p);
+	int err = rdma_params_parse(address, &rc->p);
 	nvmf_regs_init(&rc->regs, c, &rc->fab, rc->p.ctrl_loss_tmo_ms, rc->p.reconnect_delay_ms,
 		       &rdma_regs_ops, rc);
 	if (err == 0 && rc->p.discovery)

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "unvme/spec.h"
-#include "lib/driver/tcp_params.h"
+#include "lib/fabrics/nvmf_params.h"
 #include "lib/fabrics/nvmf_cq.h"
 #include "lib/fabrics/nvmf_host.h"
 #include "lib/fabrics/nvmf_keepalive.h"
@@ -76,7 +76,7 @@ struct rdma_queue {
 	uint16_t sq_sent;         /* SQ entries up to here became capsules */
 	struct nvmf_cq cq;         /* where the next completion goes in the CQ ring */
 	uint64_t last_scan_ms;
-	char peer[sizeof(((struct tcp_params *)0)->host) + 24]; /* "host:port", then the connection's */
+	char peer[sizeof(((struct nvmf_params *)0)->host) + 24]; /* "host:port", then the connection's */
 };
 
 /* A driver DMA chunk registered with the device. */
@@ -89,7 +89,7 @@ struct rdma_chunk_mr {
 
 struct rdma_ctrlr {
 	struct unvme_ctrlr *c;
-	struct tcp_params p;      /* the device id (fabrics_params_parse) */
+	struct nvmf_params p;      /* the device id (rdma_params_parse) */
 	const struct rv_ops *verbs;
 	/* the registers over the association (lib/fabrics/nvmf_regs.h); its lock covers the
 	 * admin queue too */
@@ -132,6 +132,9 @@ struct rv_mr *rdma_mr_find(struct rdma_ctrlr *rc, struct rv_pd *pd, const void *
 void rdma_mr_fini(struct rdma_ctrlr *rc);
 
 /* rdma_ctrlr.c */
+/* Parses an nvme-rdma:// device id: the fabrics keys every scheme has (nvmf_params.h), and
+ * NVMe/TCP's own (tls*, hdgst, ddgst) refused with a message saying why. */
+int rdma_params_parse(const char *address, struct nvmf_params *p);
 void rdma_ctrlr_connection_lost(struct rdma_ctrlr *rc, struct rdma_queue *q);
 #define rdma_report(rc, ...) nvmf_report((rc)->c, __VA_ARGS__)
 

@@ -20,7 +20,7 @@
 #include "lib/driver/errmsg.h"
 #include "tcp_conn.h"
 #include "lib/fabrics/tcp/tcp_pdu.h"
-#include "lib/driver/tcp_tls.h"
+#include "lib/fabrics/tcp/tcp_tls.h"
 
 #define HOST_MAXR2T 0 /* 0's based: one R2T outstanding per command */
 
@@ -221,12 +221,12 @@ int tcp_conn_open(struct tcp_conn *c, const struct tcp_params *p, struct tcp_tls
 {
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
-	snprintf(c->peer, sizeof(c->peer), "%s:%s", p->host, p->port);
+	snprintf(c->peer, sizeof(c->peer), "%s:%s", p->nvmf.host, p->nvmf.port);
 	uint64_t deadline = mono_ms_coarse() + timeout_ms;
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_ADDRCONFIG | AI_NUMERICSERV};
 	struct addrinfo *res = NULL;
-	int g = getaddrinfo(p->host, p->port, &hints, &res);
+	int g = getaddrinfo(p->nvmf.host, p->nvmf.port, &hints, &res);
 	if (g)
 		return unvme_fail(-EHOSTUNREACH, "%s: cannot resolve the host: %s", c->peer, gai_strerror(g));
 	int rc = -ECONNREFUSED;

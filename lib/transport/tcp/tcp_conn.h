@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/driver/tcp_params.h"
+#include "tcp_params.h"
 
 struct tcp_tls;
 struct tcp_tls_ctx;
@@ -26,7 +26,7 @@ struct tcp_conn {
 	char peer[300];     /* "host:port" for messages */
 };
 
-/* Connects to p->host:p->port, runs the TLS handshake when tls is not NULL, sends ICReq and
+/* Connects to p->nvmf.host:p->nvmf.port, runs the TLS handshake when tls is not NULL, sends ICReq and
  * checks ICResp. 0, or a negative errno with a message (unreachable, refused, timed out, TLS
  * refused, or a bad ICResp). */
 int tcp_conn_open(struct tcp_conn *c, const struct tcp_params *p, struct tcp_tls_ctx *tls,

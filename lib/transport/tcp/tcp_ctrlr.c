@@ -16,7 +16,7 @@
 #include "lib/driver/ctrlr.h"
 #include "lib/driver/errmsg.h"
 #include "tcp_ctrlr.h"
-#include "lib/driver/tcp_tls.h"
+#include "lib/fabrics/tcp/tcp_tls.h"
 #include "lib/driver/transport.h"
 
 static struct tcp_ctrlr *ctx_of(void *ctx)
@@ -144,13 +144,13 @@ static int tcp_attach(struct unvme_ctrlr *c, const char *address)
 	tc->c = c;
 	nvmf_keepalive_init(&tc->ka);
 	int rc = tcp_params_parse(address, &tc->p);
-	nvmf_regs_init(&tc->regs, c, &tc->fab, tc->p.ctrl_loss_tmo_ms, tc->p.reconnect_delay_ms,
+	nvmf_regs_init(&tc->regs, c, &tc->fab, tc->p.nvmf.ctrl_loss_tmo_ms, tc->p.nvmf.reconnect_delay_ms,
 		       &tcp_regs_ops, tc);
 	if (rc == 0 && tc->p.tls) {
 		/* one identity for every connection of the controller (host NQN, subsystem NQN) */
 		char err[256];
-		rc = tcp_tls_ctx_client(&tc->tls, &tc->p.tls_key, tc->p.tls_identity, tc->p.hostnqn,
-					tc->p.subnqn, err, sizeof(err));
+		rc = tcp_tls_ctx_client(&tc->tls, &tc->p.tls_key, tc->p.tls_identity, tc->p.nvmf.hostnqn,
+					tc->p.nvmf.subnqn, err, sizeof(err));
 		if (rc)
 			unvme_fail(rc, "%s: %s", address, err);
 	}

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "lib/driver/tcp_params.h"
+#include "tcp_params.h"
 #include "lib/fabrics/nvmf_host.h"
 #include "lib/fabrics/nvmf_keepalive.h"
 #include "lib/fabrics/nvmf_regs.h"

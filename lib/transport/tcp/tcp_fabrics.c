@@ -29,7 +29,7 @@ static const struct nvmf_queue_ops tcp_nvmf_ops = {
 
 void tcp_fabrics_init(struct tcp_ctrlr *tc)
 {
-	nvmf_assoc_init(&tc->fab, &tcp_nvmf_ops, &tc->admin, &tc->p, tc->c->opts.admin_timeout_ms);
+	nvmf_assoc_init(&tc->fab, &tcp_nvmf_ops, &tc->admin, &tc->p.nvmf, tc->c->opts.admin_timeout_ms);
 }
 
 int tcp_fabrics_connect(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid, uint16_t sqsize,
@@ -42,8 +42,8 @@ int tcp_fabrics_connect(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid,
 	q->dead_why = NULL;
 	q->icd_max = qid == 0 ? NVME_TCP_ADMIN_CCSZ
 			      : nvmf_io_incapsule((const void *)tc->c->id.nvmeof);
-	if (tc->p.incapsule >= 0 && (uint32_t)tc->p.incapsule < q->icd_max)
-		q->icd_max = (uint32_t)tc->p.incapsule;
+	if (tc->p.nvmf.incapsule >= 0 && (uint32_t)tc->p.nvmf.incapsule < q->icd_max)
+		q->icd_max = (uint32_t)tc->p.nvmf.incapsule;
 	rc = nvmf_connect(&tc->fab, q, qid, sqsize, cntlid, cntlid_out);
 	if (rc)
 		tcp_queue_close_conn(q);

@@ -9,9 +9,9 @@
 
 void tcp_keepalive_start(struct tcp_ctrlr *tc)
 {
-	if (nvmf_keepalive_start(&tc->ka, tc->p.kato_ms, nvmf_regs_keep_alive_tick, &tc->regs))
+	if (nvmf_keepalive_start(&tc->ka, tc->p.nvmf.kato_ms, nvmf_regs_keep_alive_tick, &tc->regs))
 		tcp_report(tc, "cannot start the keep-alive thread: the controller may end the "
-			   "association after %u ms without commands", tc->p.kato_ms);
+			   "association after %u ms without commands", tc->p.nvmf.kato_ms);
 }
 
 void tcp_keepalive_stop(struct tcp_ctrlr *tc)

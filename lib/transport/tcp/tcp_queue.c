@@ -19,7 +19,7 @@
 #include "lib/fabrics/nvmf_cq.h"
 #include "tcp_ctrlr.h"
 #include "tcp_queue.h"
-#include "lib/driver/tcp_tls.h"
+#include "lib/fabrics/tcp/tcp_tls.h"
 
 #define SCAN_INTERVAL_MS 10
 
@@ -47,7 +47,7 @@ int tcp_queue_init(struct tcp_queue *q, struct tcp_ctrlr *tc, uint16_t qid, uint
 int tcp_queue_open_conn(struct tcp_queue *q)
 {
 	tcp_queue_close_conn(q);
-	int rc = tcp_conn_open(&q->conn, &q->tc->p, q->tc->tls, q->tc->p.connect_timeout_ms);
+	int rc = tcp_conn_open(&q->conn, &q->tc->p, q->tc->tls, q->tc->p.nvmf.connect_timeout_ms);
 	q->rx.tls = q->tx.tls = q->conn.tls;
 	return rc;
 }

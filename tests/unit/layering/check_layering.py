@@ -24,6 +24,10 @@ LAYERS = [
     ('lib/spec/', 'spec-print'),
     ('lib/driver/', 'driver'),
     # lib/transport/<name>/: 'transport/<name>', by layer_of below
+    # the fabrics layer: what every fabrics transport and the target share ('fabrics'), and
+    # the pieces of one transport's wire that its host transport and the target share
+    ('lib/fabrics/tcp/', 'fabrics/tcp'),
+    ('lib/fabrics/rdma/', 'fabrics/rdma'),
     ('lib/fabrics/', 'fabrics'),
     ('lib/target/', 'target'),
     ('lib/hosttgt/', 'hosttgt'),
@@ -44,7 +48,10 @@ HW = {'hw', 'hw-slot'}
 # What each layer may include besides itself, NEUTRAL and the public header set ('public'),
 # which every layer above hw may use. A transport ('transport', for every lib/transport/<name>/
 # that has no line of its own) sees the driver core and the fabrics layer, never another
-# transport.
+# transport; a fabrics transport sees its own wire's pieces of the fabrics layer too. The
+# fabrics layer sees no transport: its transport-neutral part ('fabrics') not even a
+# transport's wire pieces (so it can take no transport's struct), those pieces the neutral
+# part at most.
 ALLOWED = {
     'util': {'public'},
     'spec-print': {'public'},
@@ -52,9 +59,13 @@ ALLOWED = {
     'hw-slot': {'hw'},
     'driver': {'public', 'util'},          # never a transport, never the device
     'transport': {'public', 'util', 'driver', 'fabrics'},
+    'transport/tcp': {'public', 'util', 'driver', 'fabrics', 'fabrics/tcp'},
+    'transport/rdma': {'public', 'util', 'driver', 'fabrics', 'fabrics/rdma'},
     'transport/emu': {'public', 'util', 'driver', 'hw-slot'},  # the only includer of the device
-    'fabrics': {'public', 'util', 'driver'},  # no transport's internals
-    'target': {'public', 'util', 'driver', 'fabrics'},
+    'fabrics': {'public', 'util', 'driver'},  # no transport's internals, no transport's wire
+    'fabrics/tcp': {'public', 'util', 'fabrics'},
+    'fabrics/rdma': {'public', 'util', 'fabrics'},
+    'target': {'public', 'util', 'driver', 'fabrics', 'fabrics/tcp', 'fabrics/rdma'},
     # the host targets: device models (the one header of the device) over the engines, with
     # transports that see the driver only through its transport interface (ALLOWED_HEADERS)
     'hosttgt': {'public', 'util', 'hw-slot', 'ftl', 'hostkv', 'zoned'},

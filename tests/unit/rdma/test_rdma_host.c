@@ -31,13 +31,13 @@
 #include "unvme/spec/cmd.h"
 #include "unvme/spec/rdma.h"
 #include "unvme/spec/status.h"
-#include "lib/driver/dhchap.h"
-#include "lib/driver/tcp_params.h"
+#include "lib/fabrics/dhchap.h"
 #include "lib/driver/transport.h"
 #include "lib/fabrics/rdma/cm_priv.h"
 #include "lib/fabrics/rdma/verbs_fake.h"
 #include "lib/target/target.h"
 #include "lib/transport/rdma/rdma_ctrlr.h"
+#include "lib/transport/tcp/tcp_params.h"
 
 #define NQN "nqn.2024-01.io.unvme.test:rdma-host"
 #define HOST_OK "nqn.2014-08.io.unvme.test:rdma-host-ok"
@@ -332,14 +332,13 @@ static void px_stop(void)
 
 static void test_device_ids(void)
 {
-	struct tcp_params p;
-	CHECK_EQ(fabrics_params_parse("nvme-rdma://10.0.0.1/" NQN, "nvme-rdma://", &p), 0);
+	struct nvmf_params p;
+	CHECK_EQ(rdma_params_parse("nvme-rdma://10.0.0.1/" NQN, &p), 0);
 	CHECK_STREQ(p.port, "4420");
 	CHECK_STREQ(p.host, "10.0.0.1");
 	CHECK_STREQ(p.subnqn, NQN);
-	CHECK_EQ(fabrics_params_parse("nvme-rdma://[fe80::1]:4421/" NQN "?hostnqn=" HOST_OK
-				      "&kato=700&ctrl_loss_tmo=900&reconnect_delay=50&incapsule=0",
-				      "nvme-rdma://", &p), 0);
+	CHECK_EQ(rdma_params_parse("nvme-rdma://[fe80::1]:4421/" NQN "?hostnqn=" HOST_OK
+				   "&kato=700&ctrl_loss_tmo=900&reconnect_delay=50&incapsule=0", &p), 0);
 	CHECK_STREQ(p.host, "fe80::1");
 	CHECK_STREQ(p.port, "4421");
 	CHECK_STREQ(p.hostnqn, HOST_OK);
@@ -370,7 +369,8 @@ static void test_device_ids(void)
 		}
 	}
 	/* nvme-tcp:// messages still name nvme-tcp, and keep TLS */
-	CHECK_EQ(tcp_params_parse("nvme-tcp://h/" NQN "?bogus=1", &p), -EINVAL);
+	struct tcp_params tp;
+	CHECK_EQ(tcp_params_parse("nvme-tcp://h/" NQN "?bogus=1", &tp), -EINVAL);
 	CHECK(strstr(unvme_errmsg(), "nvme-tcp option 'bogus' is unknown") != NULL);
 	/* the scheme is listed */
 	CHECK(strstr(unvme_transport_schemes(), "nvme-rdma://") != NULL);

@@ -21,7 +21,7 @@
 
 #include "unvme/unvme.h"
 #include "unvme/spec/tcp.h"
-#include "lib/driver/dhchap.h"
+#include "lib/fabrics/dhchap.h"
 #include "tcp_env.h"
 #include "test_util.h"
 

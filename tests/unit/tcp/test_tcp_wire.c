@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "unvme/unvme.h"
-#include "lib/driver/dhchap.h"
-#include "lib/driver/tcp_params.h"
+#include "lib/fabrics/dhchap.h"
+#include "lib/transport/tcp/tcp_params.h"
 #include "lib/fabrics/tcp/tcp_pdu.h"
 #include "lib/util/crc.h"
 #include "test_util.h"
@@ -168,27 +168,27 @@ static void test_device_ids(void)
 	setenv("UNVME_HOSTNQN", "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-4333-8444-555555555555", 1);
 	setenv("UNVME_HOSTID", "11111111-2222-4333-8444-555555555555", 1);
 	CHECK_EQ(tcp_params_parse("nvme-tcp://10.0.0.1:4421/nqn.2024-01.io.test:a", &p), 0);
-	CHECK_STREQ(p.host, "10.0.0.1");
-	CHECK_STREQ(p.port, "4421");
-	CHECK_STREQ(p.subnqn, "nqn.2024-01.io.test:a");
-	CHECK_STREQ(p.hostnqn, "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-4333-8444-555555555555");
-	CHECK_EQ(p.hostid[0], 0x11);
-	CHECK_EQ(p.hostid[15], 0x55);
-	CHECK(!p.discovery);
+	CHECK_STREQ(p.nvmf.host, "10.0.0.1");
+	CHECK_STREQ(p.nvmf.port, "4421");
+	CHECK_STREQ(p.nvmf.subnqn, "nqn.2024-01.io.test:a");
+	CHECK_STREQ(p.nvmf.hostnqn, "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-4333-8444-555555555555");
+	CHECK_EQ(p.nvmf.hostid[0], 0x11);
+	CHECK_EQ(p.nvmf.hostid[15], 0x55);
+	CHECK(!p.nvmf.discovery);
 	CHECK_EQ(tcp_params_parse("nvme-tcp://[::1]/nqn.x?hdgst=1&ddgst=on&kato=0&incapsule=0", &p), 0);
-	CHECK_STREQ(p.host, "::1");
-	CHECK_STREQ(p.port, "4420");
+	CHECK_STREQ(p.nvmf.host, "::1");
+	CHECK_STREQ(p.nvmf.port, "4420");
 	CHECK(p.hdgst && p.ddgst);
-	CHECK_EQ(p.kato_ms, 0);
-	CHECK_EQ(p.incapsule, 0);
+	CHECK_EQ(p.nvmf.kato_ms, 0);
+	CHECK_EQ(p.nvmf.incapsule, 0);
 	/* no NQN: the discovery subsystem, on the discovery port, without keep alive */
 	CHECK_EQ(tcp_params_parse("nvme-tcp://example.org", &p), 0);
-	CHECK(p.discovery);
-	CHECK_STREQ(p.subnqn, NVMF_DISCOVERY_NQN);
-	CHECK_STREQ(p.port, "8009");
+	CHECK(p.nvmf.discovery);
+	CHECK_STREQ(p.nvmf.subnqn, NVMF_DISCOVERY_NQN);
+	CHECK_STREQ(p.nvmf.port, "8009");
 	CHECK_EQ(tcp_params_parse("nvme-tcp://h/n?dhchap_secret=DHHC-1:00:abc%3D:&hostnqn=nqn.h", &p), 0);
-	CHECK_STREQ(p.dhchap_secret, "DHHC-1:00:abc=:");
-	CHECK_STREQ(p.hostnqn, "nqn.h");
+	CHECK_STREQ(p.nvmf.dhchap_secret, "DHHC-1:00:abc=:");
+	CHECK_STREQ(p.nvmf.hostnqn, "nqn.h");
 	/* errors name what was wrong */
 	CHECK_EQ(tcp_params_parse("nvme-tcp://:4420/n", &p), -EINVAL);
 	CHECK_EQ(tcp_params_parse("nvme-tcp://h:70000/n", &p), -EINVAL);

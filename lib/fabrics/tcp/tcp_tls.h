@@ -22,8 +22,8 @@
  * A peer that speaks NVMe/TCP in the clear where TLS is required (its first byte is a PDU
  * type, not a TLS record type) is refused with a message saying so.
  */
-#ifndef UNVME_DRIVER_TCP_TLS_H
-#define UNVME_DRIVER_TCP_TLS_H
+#ifndef UNVME_FABRICS_TCP_TLS_H
+#define UNVME_FABRICS_TCP_TLS_H
 
 #include <stdbool.h>
 #include <stddef.h>

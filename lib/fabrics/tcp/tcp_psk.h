@@ -17,8 +17,8 @@
  *   - the TLS PSK = HKDF-Expand-Label(HKDF-Extract(0, retained), "nvme-tls-psk", context, key
  *     length) with the suite's hash: context the identity (version 0), "HH <digest>" (1).
  */
-#ifndef UNVME_DRIVER_TCP_PSK_H
-#define UNVME_DRIVER_TCP_PSK_H
+#ifndef UNVME_FABRICS_TCP_PSK_H
+#define UNVME_FABRICS_TCP_PSK_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "key_interchange.h"
+#include "lib/fabrics/key_interchange.h"
 #include "tcp_psk.h"
 
 #define PREFIX "NVMeTLSkey-1"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * nvme-tcp:// device ids (see tcp_params.h) and the host's identity.
+ * NVMe over Fabrics device ids, the part every scheme shares (see nvmf_params.h), and the
+ * host's identity.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -8,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/driver/errmsg.h"
 #include "lib/util/crc.h"
-#include "errmsg.h"
-#include "tcp_params.h"
+#include "nvmf_params.h"
 
 #define DEFAULT_PORT "4420"
 #define DEFAULT_DISC_PORT "8009"
@@ -19,12 +20,7 @@
 #define DEFAULT_RECONNECT_MS 100
 #define DEFAULT_CONNECT_MS 3000
 
-bool unvme_addr_is_tcp(const char *addr)
-{
-	return strncmp(addr, TCP_SCHEME, strlen(TCP_SCHEME)) == 0;
-}
-
-bool tcp_nqn_valid(const char *nqn)
+bool nvmf_nqn_valid(const char *nqn)
 {
 	size_t n = strlen(nqn);
 	if (n == 0 || n > NVMF_NQN_MAX)
@@ -57,30 +53,26 @@ static bool pct_decode(const char *src, size_t len, char *out, size_t outlen)
 	return true;
 }
 
-/* "nvme-tcp" or "nvme-rdma": the scheme whose id is parsed, for messages (one parse per
- * thread at a time). */
-static __thread const char *opt_word = "nvme-tcp";
-static __thread bool opt_rdma;
-
-static int parse_uint(const char *key, const char *val, uint32_t max, uint32_t *out)
+int nvmf_params_uint(const char *word, const char *key, const char *val, uint32_t max,
+		     uint32_t *out)
 {
 	char *end;
 	errno = 0;
 	unsigned long v = strtoul(val, &end, 10);
 	if (!*val || *end || errno || v > max)
-		return unvme_fail(-EINVAL, "%s option %s=%s: expected a number 0..%u", opt_word, key, val, max);
+		return unvme_fail(-EINVAL, "%s option %s=%s: expected a number 0..%u", word, key, val, max);
 	*out = (uint32_t)v;
 	return 0;
 }
 
-static int parse_bool(const char *key, const char *val, bool *out)
+int nvmf_params_bool(const char *word, const char *key, const char *val, bool *out)
 {
 	if (!strcmp(val, "1") || !strcmp(val, "on") || !strcmp(val, "true") || !strcmp(val, "yes"))
 		*out = true;
 	else if (!strcmp(val, "0") || !strcmp(val, "off") || !strcmp(val, "false") || !strcmp(val, "no"))
 		*out = false;
 	else
-		return unvme_fail(-EINVAL, "%s option %s=%s: expected 0 or 1", opt_word, key, val);
+		return unvme_fail(-EINVAL, "%s option %s=%s: expected 0 or 1", word, key, val);
 	return 0;
 }
 
@@ -96,85 +88,64 @@ static int parse_hostid(const char *val, uint8_t id[16])
 	return 0;
 }
 
-static int set_option(struct tcp_params *p, const char *key, const char *val)
+/* word, here and below: "nvme-tcp" or "nvme-rdma", the scheme whose id is parsed, for messages. */
+static int set_option(struct nvmf_params *p, const char *word, const struct nvmf_params_keys *keys,
+		      const char *key, const char *val)
 {
 	uint32_t v = 0;
 	int rc = 0;
-	if (opt_rdma && (!strcmp(key, "tls") || !strcmp(key, "tls_key") || !strcmp(key, "tls_identity")))
-		return unvme_fail(-EINVAL, "%s option %s: NVMe/RDMA has no TLS (TLS is NVMe/TCP's; "
-				  "an RDMA fabric is secured below NVMe, e.g. by IPsec for RoCEv2)", opt_word, key);
-	if (opt_rdma && (!strcmp(key, "hdgst") || !strcmp(key, "ddgst")))
-		return unvme_fail(-EINVAL, "%s option %s: NVMe/RDMA has no digests (the RDMA transport "
-				  "checks its own CRCs)", opt_word, key);
 	if (!strcmp(key, "hostnqn")) {
-		if (!tcp_nqn_valid(val))
+		if (!nvmf_nqn_valid(val))
 			return unvme_fail(-EINVAL, "%s option hostnqn: '%s' is not a valid NQN "
-					  "(1..223 printable characters)", opt_word, val);
+					  "(1..223 printable characters)", word, val);
 		snprintf(p->hostnqn, sizeof(p->hostnqn), "%s", val);
 	} else if (!strcmp(key, "hostid")) {
 		if (parse_hostid(val, p->hostid))
 			return unvme_fail(-EINVAL, "%s option hostid=%s: expected a UUID "
-					  "(xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", opt_word, val);
-	} else if (!strcmp(key, "hdgst")) {
-		rc = parse_bool(key, val, &p->hdgst);
-	} else if (!strcmp(key, "ddgst")) {
-		rc = parse_bool(key, val, &p->ddgst);
+					  "(xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)", word, val);
 	} else if (!strcmp(key, "kato")) {
-		rc = parse_uint(key, val, 3600000, &p->kato_ms);
+		rc = nvmf_params_uint(word, key, val, 3600000, &p->kato_ms);
 	} else if (!strcmp(key, "ctrl_loss_tmo")) {
-		rc = parse_uint(key, val, 3600000, &v);
+		rc = nvmf_params_uint(word, key, val, 3600000, &v);
 		p->ctrl_loss_tmo_ms = v;
 	} else if (!strcmp(key, "reconnect_delay")) {
-		rc = parse_uint(key, val, 600000, &p->reconnect_delay_ms);
+		rc = nvmf_params_uint(word, key, val, 600000, &p->reconnect_delay_ms);
 	} else if (!strcmp(key, "connect_timeout")) {
-		rc = parse_uint(key, val, 600000, &p->connect_timeout_ms);
+		rc = nvmf_params_uint(word, key, val, 600000, &p->connect_timeout_ms);
 		if (rc == 0 && p->connect_timeout_ms == 0)
 			p->connect_timeout_ms = 1;
 	} else if (!strcmp(key, "incapsule")) {
-		rc = parse_uint(key, val, 1u << 24, &v);
+		rc = nvmf_params_uint(word, key, val, 1u << 24, &v);
 		p->incapsule = (int32_t)v;
-	} else if (!strcmp(key, "tls")) {
-		rc = parse_bool(key, val, &p->tls);
-	} else if (!strcmp(key, "tls_key")) {
-		char why[160];
-		if (tcp_psk_parse(val, &p->tls_key, why, sizeof(why)))
-			return unvme_fail(-EINVAL, "%s option tls_key: %s", opt_word, why);
-		p->tls = true; /* a key given is TLS asked for */
-		p->tls_key_given = true;
-	} else if (!strcmp(key, "tls_identity")) {
-		rc = parse_uint(key, val, 1, &v);
-		p->tls_identity = (int)v;
 	} else if (!strcmp(key, "dhchap_secret") || !strcmp(key, "dhchap_ctrl_secret")) {
 		char *dst = key[7] == 's' ? p->dhchap_secret : p->dhchap_ctrl_secret;
 		if (strlen(val) >= sizeof(p->dhchap_secret))
-			return unvme_fail(-EINVAL, "%s option %s: secret too long", opt_word, key);
+			return unvme_fail(-EINVAL, "%s option %s: secret too long", word, key);
 		memcpy(dst, val, strlen(val) + 1);
-	} else if (opt_rdma) {
-		return unvme_fail(-EINVAL, "%s option '%s' is unknown (known: hostnqn, hostid, "
-				  "kato, ctrl_loss_tmo, reconnect_delay, connect_timeout, incapsule, "
-				  "dhchap_secret, dhchap_ctrl_secret)", opt_word, key);
 	} else {
-		return unvme_fail(-EINVAL, "%s option '%s' is unknown (known: hostnqn, hostid, "
-				  "hdgst, ddgst, kato, ctrl_loss_tmo, reconnect_delay, connect_timeout, "
-				  "incapsule, dhchap_secret, dhchap_ctrl_secret, tls, tls_key, tls_identity)", opt_word, key);
+		rc = keys ? keys->option(keys->arg, word, key, val) : 1;
+		if (rc == 1)
+			return unvme_fail(-EINVAL, "%s option '%s' is unknown (known: %s)", word, key,
+					  keys && keys->known ? keys->known : NVMF_PARAMS_KEYS);
 	}
 	return rc;
 }
 
-static int parse_query(struct tcp_params *p, const char *q)
+static int parse_query(struct nvmf_params *p, const char *word, const struct nvmf_params_keys *keys,
+		       const char *q)
 {
 	while (*q) {
 		const char *end = strchr(q, '&');
 		size_t len = end ? (size_t)(end - q) : strlen(q);
 		const char *eq = memchr(q, '=', len);
 		if (!eq)
-			return unvme_fail(-EINVAL, "%s option '%.*s' has no value (key=value)", opt_word, (int)len, q);
+			return unvme_fail(-EINVAL, "%s option '%.*s' has no value (key=value)", word, (int)len, q);
 		char key[64], val[600];
 		if (!pct_decode(q, (size_t)(eq - q), key, sizeof(key)) ||
 		    !pct_decode(eq + 1, len - (size_t)(eq - q) - 1, val, sizeof(val)))
-			return unvme_fail(-EINVAL, "%s option '%.*s': bad percent-escape or too long", opt_word,
+			return unvme_fail(-EINVAL, "%s option '%.*s': bad percent-escape or too long", word,
 					  (int)len, q);
-		int rc = set_option(p, key, val);
+		int rc = set_option(p, word, keys, key, val);
 		if (rc)
 			return rc;
 		q = end ? end + 1 : q + len;
@@ -182,10 +153,9 @@ static int parse_query(struct tcp_params *p, const char *q)
 	return 0;
 }
 
-static int parse_address(const char *address, const char *scheme, struct tcp_params *p);
-
 /* Host and port from "HOST[:PORT]" or "[V6][:PORT]". */
-static int parse_authority(struct tcp_params *p, const char *s, size_t len, const char *addr)
+static int parse_authority(struct nvmf_params *p, const char *word, const char *s, size_t len,
+			   const char *addr)
 {
 	const char *port = NULL;
 	size_t hlen;
@@ -212,7 +182,7 @@ static int parse_authority(struct tcp_params *p, const char *s, size_t len, cons
 			port = colon + 1;
 	}
 	if (!p->host[0])
-		return unvme_fail(-EINVAL, "%s: no host (%s://HOST:PORT/NQN)", addr, opt_word);
+		return unvme_fail(-EINVAL, "%s: no host (%s://HOST:PORT/NQN)", addr, word);
 	if (port) {
 		size_t plen = len - (size_t)(port - s);
 		if (plen == 0 || plen >= sizeof(p->port))
@@ -228,29 +198,8 @@ static int parse_authority(struct tcp_params *p, const char *s, size_t len, cons
 	return 0;
 }
 
-int tcp_params_parse(const char *address, struct tcp_params *p)
-{
-	return fabrics_params_parse(address, TCP_SCHEME, p);
-}
-
-int fabrics_params_parse(const char *address, const char *scheme, struct tcp_params *p)
-{
-	memset(p, 0, sizeof(*p));
-	char word[16];
-	size_t wlen = strcspn(scheme, ":");
-	if (wlen >= sizeof(word))
-		wlen = sizeof(word) - 1;
-	memcpy(word, scheme, wlen);
-	word[wlen] = '\0';
-	opt_word = word;
-	opt_rdma = strcmp(scheme, TCP_SCHEME) != 0;
-	int rc = parse_address(address, scheme, p);
-	opt_word = "nvme-tcp";
-	opt_rdma = false;
-	return rc;
-}
-
-static int parse_address(const char *address, const char *scheme, struct tcp_params *p)
+static int parse_address(const char *address, const char *scheme, const char *word,
+			 const struct nvmf_params_keys *keys, struct nvmf_params *p)
 {
 	if (strncmp(address, scheme, strlen(scheme)) != 0)
 		return unvme_fail(-EINVAL, "%s: not an %s address", address, scheme);
@@ -261,7 +210,7 @@ static int parse_address(const char *address, const char *scheme, struct tcp_par
 	p->incapsule = -1;
 	const char *s = address + strlen(scheme);
 	size_t auth_len = strcspn(s, "/?");
-	int rc = parse_authority(p, s, auth_len, address);
+	int rc = parse_authority(p, word, s, auth_len, address);
 	if (rc)
 		return rc;
 	s += auth_len;
@@ -274,13 +223,13 @@ static int parse_address(const char *address, const char *scheme, struct tcp_par
 	}
 	if (!p->subnqn[0])
 		snprintf(p->subnqn, sizeof(p->subnqn), "%s", NVMF_DISCOVERY_NQN);
-	if (!tcp_nqn_valid(p->subnqn))
+	if (!nvmf_nqn_valid(p->subnqn))
 		return unvme_fail(-EINVAL, "%s: '%s' is not a valid NQN (1..223 printable characters)",
 				  address, p->subnqn);
 	p->discovery = strcmp(p->subnqn, NVMF_DISCOVERY_NQN) == 0;
 	if (!p->port[0])
 		snprintf(p->port, sizeof(p->port), "%s", p->discovery ? DEFAULT_DISC_PORT : DEFAULT_PORT);
-	tcp_default_hostnqn(p->hostnqn, p->hostid);
+	nvmf_default_hostnqn(p->hostnqn, p->hostid);
 	const char *env = getenv("UNVME_DHCHAP_SECRET");
 	if (env && *env)
 		snprintf(p->dhchap_secret, sizeof(p->dhchap_secret), "%s", env);
@@ -288,19 +237,23 @@ static int parse_address(const char *address, const char *scheme, struct tcp_par
 	if (env && *env)
 		snprintf(p->dhchap_ctrl_secret, sizeof(p->dhchap_ctrl_secret), "%s", env);
 	if (*s == '?')
-		rc = parse_query(p, s + 1);
-	if (rc == 0 && p->tls && !p->tls_key_given) {
-		char why[160];
-		env = getenv("UNVME_TLS_KEY");
-		if (!env || !*env)
-			rc = unvme_fail(-EINVAL, "%s: tls=1 needs a PSK: tls_key=NVMeTLSkey-1:... in the device id, "
-					"or $UNVME_TLS_KEY (nvme gen-tls-key makes one)", address);
-		else if (tcp_psk_parse(env, &p->tls_key, why, sizeof(why)))
-			rc = unvme_fail(-EINVAL, "$UNVME_TLS_KEY: %s", why);
-	}
+		rc = parse_query(p, word, keys, s + 1);
 	if (rc == 0 && p->discovery)
 		p->kato_ms = 0; /* a discovery controller lives for one log page: no keep alive */
 	return rc;
+}
+
+int nvmf_params_parse(const char *address, const char *scheme, const struct nvmf_params_keys *keys,
+		      struct nvmf_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	char word[16];
+	size_t wlen = strcspn(scheme, ":");
+	if (wlen >= sizeof(word))
+		wlen = sizeof(word) - 1;
+	memcpy(word, scheme, wlen);
+	word[wlen] = '\0';
+	return parse_address(address, scheme, word, keys, p);
 }
 
 static bool read_line(const char *path, char *out, size_t len)
@@ -333,15 +286,15 @@ static void uuid_str(const uint8_t id[16], char out[37])
 		 id[12], id[13], id[14], id[15]);
 }
 
-void tcp_default_hostnqn(char out[NVMF_NQN_FIELD], uint8_t hostid[16])
+void nvmf_default_hostnqn(char out[NVMF_NQN_FIELD], uint8_t hostid[16])
 {
 	char line[NVMF_NQN_FIELD];
 	const char *env = getenv("UNVME_HOSTNQN");
 	bool have_nqn = false;
-	if (env && tcp_nqn_valid(env)) {
+	if (env && nvmf_nqn_valid(env)) {
 		snprintf(out, NVMF_NQN_FIELD, "%s", env);
 		have_nqn = true;
-	} else if (read_line("/etc/nvme/hostnqn", line, sizeof(line)) && tcp_nqn_valid(line)) {
+	} else if (read_line("/etc/nvme/hostnqn", line, sizeof(line)) && nvmf_nqn_valid(line)) {
 		snprintf(out, NVMF_NQN_FIELD, "%s", line);
 		have_nqn = true;
 	}

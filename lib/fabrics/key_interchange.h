@@ -9,8 +9,8 @@
  * XX is two decimal digits whose meaning is the format's (a hash). What follows the last ':'
  * must be nothing.
  */
-#ifndef UNVME_DRIVER_KEY_INTERCHANGE_H
-#define UNVME_DRIVER_KEY_INTERCHANGE_H
+#ifndef UNVME_FABRICS_KEY_INTERCHANGE_H
+#define UNVME_FABRICS_KEY_INTERCHANGE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -11,8 +11,8 @@
  * role "HostHost" (NQN1 = host, NQN2 = subsystem) or "Controller" (the other way round), and
  * Ca the challenge, or HMAC-H(H(g^xy mod p), C) when a DH group is in use.
  */
-#ifndef UNVME_DRIVER_DHCHAP_H
-#define UNVME_DRIVER_DHCHAP_H
+#ifndef UNVME_FABRICS_DHCHAP_H
+#define UNVME_FABRICS_DHCHAP_H
 
 #include <stdbool.h>
 #include <stddef.h>

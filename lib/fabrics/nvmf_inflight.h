@@ -28,13 +28,13 @@ struct nvmf_track {
 /* Whether a command the driver has in flight on qp got no completion here yet. */
 bool nvmf_unanswered(const struct unvme_qpair *qp, const void *reqs, size_t stride, uint32_t nreqs);
 
-/* The first such command that passed its limit at now (coarse ms, the clock's slack added),
- * or -1. On the admin queue (qid 0) each command's own limit (unvme_admin_limit_ms: Format NVM
- * and Sanitize wait as long as the driver's admin wait gives them), never one for an
- * Asynchronous Event Request, which completes only on an event; on an I/O queue io_ms.
- * *limit_ms and *opc get the command's limit and opcode. */
-int nvmf_overdue(const struct unvme_qpair *qp, const struct unvme_ctrlr *c, uint16_t qid,
-		 const void *reqs, size_t stride, uint32_t nreqs, uint32_t io_ms, uint64_t now,
-		 uint32_t *limit_ms, uint8_t *opc);
+/* Whether such a command passed its limit at now (coarse ms, the clock's slack added): then
+ * why says which ("command 3 (opcode 0x2) got no answer within 30000 ms"). On the admin queue
+ * (qid 0) each command's own limit (unvme_admin_limit_ms: Format NVM and Sanitize wait as
+ * long as the driver's admin wait gives them), never one for an Asynchronous Event Request,
+ * which completes only on an event; on an I/O queue io_ms. */
+bool nvmf_overdue(const struct unvme_qpair *qp, const struct unvme_ctrlr *c, uint16_t qid,
+		  const void *reqs, size_t stride, uint32_t nreqs, uint32_t io_ms, uint64_t now,
+		  char *why, size_t whylen);
 
 #endif

@@ -173,15 +173,11 @@ static void scan_timeouts(struct rdma_queue *q, uint64_t now)
 	q->last_scan_ms = now;
 	if (!q->timeout_ms || !q->qp)
 		return;
-	uint32_t ms;
-	uint8_t opc;
-	int cid = nvmf_overdue(q->qp, q->rc->c, q->qid, NVMF_TRACKS(q->reqs), q->nreqs, q->timeout_ms,
-			       now, &ms, &opc);
-	if (cid < 0)
-		return;
-	q->timed_out = true;
 	char why[96];
-	snprintf(why, sizeof(why), "command %d (opcode %#x) got no answer within %u ms", cid, opc, ms);
+	if (!nvmf_overdue(q->qp, q->rc->c, q->qid, NVMF_TRACKS(q->reqs), q->nreqs, q->timeout_ms, now,
+			  why, sizeof(why)))
+		return;
+	q->timed_out = true; /* before the mark: the commands' status depends on it */
 	rdma_queue_mark_dead(q, why);
 }
 

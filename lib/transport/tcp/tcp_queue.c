@@ -235,16 +235,11 @@ static void scan_timeouts(struct tcp_queue *q, uint64_t now)
 	q->last_scan_ms = now;
 	if (!q->timeout_ms || !q->qp)
 		return;
-	uint32_t ms;
-	uint8_t opc;
-	int cid = nvmf_overdue(q->qp, q->tc->c, q->qid, NVMF_TRACKS(q->reqs), q->nreqs, q->timeout_ms,
-			       now, &ms, &opc);
-	if (cid < 0)
+	static __thread char why[96];
+	if (!nvmf_overdue(q->qp, q->tc->c, q->qid, NVMF_TRACKS(q->reqs), q->nreqs, q->timeout_ms, now,
+			  why, sizeof(why)))
 		return;
 	q->timed_out = true; /* before the mark: the commands' status depends on it */
-	static __thread char why[96];
-	snprintf(why, sizeof(why), "command %d (opcode %#x) got no answer within %u ms", cid,
-		 q->qp->sq ? opc : 0, ms);
 	tcp_queue_mark_dead(q, why);
 }
 

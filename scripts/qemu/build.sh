@@ -8,7 +8,8 @@
 #                                            rdma_rxe (soft-RoCE; its ICRC needs the crc32
 #                                            shash, which the guest cannot modprobe: loaded
 #                                            first), rdma_ucm, ib_uverbs, dummy,
-#                                            nvme-rdma, nvmet-rdma; with their dependency
+#                                            nvme-rdma, nvmet-rdma; loop for the fabrics
+#                                            benchmark's local rows; with their dependency
 #                                            closure) and /init
 #   $CACHE/stage-<key>/                      guest userland shared read-only over 9p: fio,
 #                                            nvme-cli, mkfs.ext4 and rdma (iproute2) with the
@@ -70,7 +71,7 @@ if [ ! -e "$INITRD" ]; then
 	cp /bin/busybox "$T/bin/busybox"
 	: > "$T/modules.list"
 	for m in virtio_pci 9pnet_virtio 9p nvme vfio-pci vfio_iommu_type1 ext4 nvme-tcp nvmet nvmet-tcp \
-		dummy crc32_generic rdma_rxe ib_uverbs rdma_ucm nvme-rdma nvmet-rdma; do
+		dummy crc32_generic rdma_rxe ib_uverbs rdma_ucm nvme-rdma nvmet-rdma loop; do
 		modprobe -d "$KDIR/root" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
 	done | awk '!seen[$0]++' | while read -r ko; do
 		rel=${ko#"$KDIR/root"}

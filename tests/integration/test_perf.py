@@ -2,6 +2,7 @@
 """unvme perf: smoke runs (never asserting speed), JSON shape, verify mode, and the errors it
 must name before starting."""
 import os
+import re
 
 import pytest
 
@@ -81,6 +82,35 @@ def test_verify_write_then_read(unvme):
     r = unvme.run("perf", dev, "-w", "read", "-b", "4k", "-q", "8", "-t", "1", "--verify")
     assert r.rc == 1, r
     assert "failed verification" in r.err and "LBA 9" in r.err
+    # a pattern is no stamp: told apart from a stamp in the wrong place, with the way out
+    # (a sequential run may pass block 9 more than once)
+    m = re.search(r"(\d+) blocks failed verification.*; (\d+) of them hold no stamp", r.err)
+    assert m and m.group(1) == m.group(2) and "--fill" in r.err, r.err
+
+
+def test_verify_tells_misplaced_stamps_from_foreign_data(unvme, tmp_path):
+    dev = unvme.file_dev("vm2", size="2M", lba=512)
+    unvme.ok("perf", dev, "-w", "write", "-b", "4k", "-q", "8", "-t", "1", "--verify")
+    # block 10's stamped data copied over block 9: data in the wrong place, not foreign
+    unvme.ok("read", dev, "-s", 10, "-d", tmp_path / "b10")
+    unvme.ok("write", dev, "-s", 9, "-d", tmp_path / "b10")
+    r = unvme.run("perf", dev, "-w", "read", "-b", "4k", "-q", "8", "-t", "1", "--verify",
+                  "-o", "json")
+    assert r.rc == 1, r
+    j = r.json()
+    assert j["total"]["verify_errors"] >= 1 and j["total"]["verify_foreign"] == 0, j
+    assert "0 of them hold no stamp" in r.err and "--fill" not in r.err
+
+
+def test_verify_after_other_data_needs_fill(unvme):
+    # a namespace that held other data: --verify refuses it until --fill wrote zeroes over it
+    dev = unvme.file_dev("vf", size="1M", lba=512)
+    unvme.ok("write", dev, "-s", 0, "-c", 2047, "--pattern", "0x5a")
+    r = unvme.run("perf", dev, "-w", "randread", "-b", "4k", "-q", "4", "-t", "1", "--verify")
+    assert r.rc == 1 and "--fill" in r.err, r
+    j = unvme.ok("perf", dev, "--fill", "-w", "randrw", "-b", "4k", "-q", "4", "-t", "1",
+                 "--verify", "-o", "json").json()
+    assert j["total"]["verify_errors"] == 0 and j["total"]["ios"] > 0
 
 
 def test_verify_in_one_process_on_memory(unvme):

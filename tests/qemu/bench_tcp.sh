@@ -20,16 +20,7 @@ tcp_lo_up
 dd if=/dev/zero of=$IMG bs=1M count=256 2>/dev/null # real pages, not holes
 
 bad=0
-. /src/tests/qemu/bench_lib.sh # fio_run, point
-perf_run() { # DEVID RW QD -> "iops avg p50 p99" from `unvme perf -o json` (its "total")
-	UNVME_QUIET=1 $UNVME perf "$1" -w $2 -b 4096 -q $3 -t $T -o json 2>/dev/null | awk '
-		/"total"/ { t = 1 }
-		t && /"iops"/ { gsub(/[",]/, ""); i = $2 }
-		t && /"avg"/ { gsub(/[",]/, ""); a = $2 }
-		t && /"p50"/ { gsub(/[",]/, ""); p = $2 }
-		t && /"p99"/ { gsub(/[",]/, ""); q = $2 }
-		END { printf "%.0f %.1f %.1f %.1f\n", i, a, p, q }'
-}
+. /src/tests/qemu/bench_lib.sh # fio_run, perf_run, point
 sweep() { # TARGET-LABEL BLOCKDEV DEVID: Linux's host, then ours, on one target
 	for rw in randread randwrite; do
 		for qd in 1 32; do

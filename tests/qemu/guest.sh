@@ -63,8 +63,7 @@ fi
 
 if [ "${UNVME_MODE:-test}" = bench ]; then
 	sh /src/tests/qemu/bench.sh; rc=$?
-	sh /src/tests/qemu/bench_tcp.sh || rc=1
-	sh /src/tests/qemu/bench_rdma.sh || rc=1
+	sh /src/tests/qemu/bench_fabrics.sh || rc=1
 	exit $rc
 fi
 

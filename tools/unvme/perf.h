@@ -45,6 +45,7 @@ struct perf_stats {
 	uint64_t ios;           /* completed without error while measuring */
 	uint64_t errors;        /* completed with an error status while measuring */
 	uint64_t verify_errors; /* blocks whose stamp did not match (--verify reads) */
+	uint64_t foreign;       /* of those, blocks with no stamp at all: data perf never wrote */
 	int first_status;       /* the first error status seen, library form */
 	uint64_t first_bad_lba; /* the first block that failed verification */
 	uint64_t seq_next;      /* next unit for sequential workloads */

@@ -23,7 +23,7 @@ struct perf_row {
 	char label[320];
 	uint32_t nsid;       /* 0 for the total */
 	uint64_t blocks, blocks_written; /* the namespace's size and NUSE at the start */
-	uint64_t ios, errors, verify_errors;
+	uint64_t ios, errors, verify_errors, foreign;
 	int first_status;
 	uint64_t first_bad_lba;
 	double iops;
@@ -54,6 +54,7 @@ static void add_stats(const struct perf_config *cfg, const struct perf_thread *t
 	if (st->verify_errors && !r->verify_errors)
 		r->first_bad_lba = st->first_bad_lba;
 	r->verify_errors += st->verify_errors;
+	r->foreign += st->foreign;
 	if (secs > 0)
 		r->iops += (double)st->ios / secs;
 	lat_hist_merge(&r->hist, &st->hist);
@@ -79,6 +80,8 @@ static json_object *row_json(const struct perf_config *cfg, const struct perf_ro
 	if (cfg->verify)
 		json_object_object_add(o, "verify_errors",
 				       json_object_new_int64((int64_t)r->verify_errors));
+	if (cfg->verify)
+		json_object_object_add(o, "verify_foreign", json_object_new_int64((int64_t)r->foreign));
 	json_object_object_add(o, "iops", json_object_new_double(r->iops));
 	json_object_object_add(o, "mib_per_s", json_object_new_double(r->mib_s));
 	json_object *lat = json_object_new_object();
@@ -203,6 +206,7 @@ int perf_report(const struct perf_config *cfg, struct perf_thread *threads)
 			total->first_status = r->first_status;
 		total->errors += r->errors;
 		total->verify_errors += r->verify_errors;
+		total->foreign += r->foreign;
 		total->iops += r->iops;
 		lat_hist_merge(&total->hist, &r->hist);
 	}
@@ -367,8 +371,12 @@ int perf_report(const struct perf_config *cfg, struct perf_thread *threads)
 		for (unsigned k = 0; k < cfg->ntargets; k++)
 			if (rows[k].verify_errors)
 				cli_fail("perf", EXIT_NVME, "%s: %llu blocks failed verification, the first at "
-					 "LBA %llu", rows[k].label, (unsigned long long)rows[k].verify_errors,
-					 (unsigned long long)rows[k].first_bad_lba);
+					 "LBA %llu; %llu of them hold no stamp of perf's at all%s",
+					 rows[k].label, (unsigned long long)rows[k].verify_errors,
+					 (unsigned long long)rows[k].first_bad_lba,
+					 (unsigned long long)rows[k].foreign,
+					 rows[k].foreign ? " (data written before the run? --verify accepts only "
+							   "zeroes and its own stamps: --fill or a format first)" : "");
 		if (rc == EXIT_OK)
 			rc = EXIT_NVME;
 	}

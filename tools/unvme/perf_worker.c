@@ -78,6 +78,11 @@ static void check_blocks(const uint8_t *buf, const struct perf_target *tg, uint6
 			if (!st->verify_errors)
 				st->first_bad_lba = slba + i;
 			st->verify_errors++;
+			/* no stamp at all: the namespace held other data before the run (a block
+			 * written by anything but perf), or the data was lost; a stamp of another
+			 * block or namespace is data moved to the wrong place */
+			if (hdr[0] != PERF_STAMP_MAGIC)
+				st->foreign++;
 		}
 	}
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# NVMe/RDMA in the QEMU guest (make bench-qemu; alone: scripts/qemu/run.sh --only bench_rdma)
+# NVMe/RDMA in the QEMU guest (make bench-qemu, through bench_fabrics.sh; alone: scripts/qemu/run.sh
+# --only bench_rdma, or --only bench_fabrics for the seed's table with NVMe/TCP's rows)
 # over soft-RoCE (rdma_rxe on dummy0), one memory file (tmpfs) behind everything, the fabrics
 # seed's question again: what does remote cost against local?
 #   - local: Linux's host on the file through a loop device (fio, libaio, O_DIRECT) and ours
@@ -50,6 +51,8 @@ if LOOP=$(losetup -f) && losetup $LOOP $IMG; then
 	echo none > /sys/block/$(basename $LOOP)/queue/scheduler 2>/dev/null
 	sweep local $LOOP "emu://rlocal?ns=file:256M:4096:$IMG"
 	losetup -d $LOOP
+	# the file namespace's device process outlives perf for a while: ended, the file is free
+	$UNVME serve "emu://rlocal?ns=file:256M:4096:$IMG" --stop > /dev/null 2>&1
 else
 	echo "UNVME-TEST FAIL bench-rdma-local: losetup failed"; bad=1
 fi
@@ -75,13 +78,14 @@ awk '{ k = $3 " qd " $4; v[$1 "/" $2 "/" k] = $5; keys[k] = 1 }
 		printf "BENCH %-16s target (Linux host): ours/nvmet %.2fx   host: ours/Linux %.2fx on nvmet, %.2fx on ours, %.2fx local\n",
 			k, kt ? lt / kt : 0, kt ? uh / kt : 0, lt ? uo / lt : 0, ll ? ul / ll : 0 } }' $W/rows | sort
 # The seed's table: per host, local against remote over each fabric (Linux's target on both
-# fabrics, the same file behind it): QD 1 average latency and QD 32 IOPS, reads and writes.
+# fabrics, the same file behind it): QD 1 median latency (a TCG guest's averages are its
+# stalls) and QD 32 IOPS, reads and writes.
 if [ -s /tmp/bench-tcp/rows ]; then
 	echo "BENCH the seed's table: local against NVMe/TCP (loopback) and NVMe/RDMA (soft-RoCE), Linux's target remote, 4 KiB"
-	echo "BENCH host   I/O         QD1 avg us: local     TCP    RDMA   |  QD32 IOPS: local     TCP    RDMA"
+	echo "BENCH host   I/O         QD1 p50 us: local     TCP    RDMA   |  QD32 IOPS: local     TCP    RDMA"
 	{ sed 's/^/tcp /' /tmp/bench-tcp/rows; sed 's/^/rdma /' $W/rows; } | awk '
 		{ f = ($2 == "local") ? "local" : $1; if ($2 != "local" && $2 != "nvmet") next
-		  if ($5 == 1) lat[$3 " " $4 " " f] = $7; else iops[$3 " " $4 " " f] = $6; hr[$3 " " $4] = 1 }
+		  if ($5 == 1) lat[$3 " " $4 " " f] = $8; else iops[$3 " " $4 " " f] = $6; hr[$3 " " $4] = 1 }
 		END { for (h in hr) printf "BENCH %-6s %-10s %18.1f %7.1f %7.1f   | %15d %7d %7d\n", substr(h, 1, index(h, " ") - 1),
 			substr(h, index(h, " ") + 1), lat[h " local"], lat[h " tcp"], lat[h " rdma"],
 			iops[h " local"], iops[h " tcp"], iops[h " rdma"] }' | sort

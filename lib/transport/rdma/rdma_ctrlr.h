@@ -20,12 +20,14 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "unvme/spec.h"
 #include "lib/driver/tcp_params.h"
 #include "lib/fabrics/nvmf_cq.h"
 #include "lib/fabrics/nvmf_host.h"
+#include "lib/fabrics/nvmf_inflight.h"
 #include "lib/fabrics/nvmf_keepalive.h"
 #include "lib/fabrics/nvmf_regs.h"
 #include "lib/fabrics/rdma/host_queue.h"
@@ -39,12 +41,13 @@ struct rdma_ctrlr;
 
 /* What the driver's ring knows of a command id. */
 struct rdma_req {
+	struct nvmf_track track;  /* first (nvmf_inflight.h): answered?, when it was sent */
 	void *buf;
 	uint32_t len;
 	bool to_ctrl;
-	bool posted;          /* its completion is in the CQ ring (or it never went out) */
-	uint64_t start_ms;
 };
+
+_Static_assert(offsetof(struct rdma_req, track) == 0, "nvmf_inflight.h scans the track at the start");
 
 struct rdma_queue {
 	struct rdma_ctrlr *rc;

@@ -65,7 +65,7 @@ void rdma_queue_fini(struct rdma_queue *q)
 void rdma_queue_reset(struct rdma_queue *q)
 {
 	for (uint32_t i = 0; i < q->nreqs; i++)
-		q->reqs[i].posted = true; /* a tracker of the lost connection is none of this one's */
+		q->reqs[i].track.posted = true; /* a tracker of the lost connection is none of this one's */
 	q->sq_sent = 0;
 	nvmf_cq_reset(&q->cq);
 	q->sync_active = false;
@@ -100,7 +100,7 @@ static void post(struct rdma_queue *q, uint16_t cid, const struct nvme_cqe *cqe,
 {
 	struct unvme_qpair *qp = q->qp;
 	nvmf_cq_post(&q->cq, qp, q->qid, cid, cqe, status);
-	q->reqs[cid].posted = true;
+	q->reqs[cid].track.posted = true;
 }
 
 static void post_status(struct rdma_queue *q, uint16_t cid, uint16_t status)
@@ -120,7 +120,7 @@ static void hq_done(void *arg, uint16_t cid, const struct nvme_cqe *cqe)
 		q->sync_done = true;
 		return;
 	}
-	if (!q->qp || cid >= q->nreqs || q->reqs[cid].posted)
+	if (!q->qp || cid >= q->nreqs || q->reqs[cid].track.posted)
 		return;
 	post(q, cid, cqe, cqe->status);
 }
@@ -155,7 +155,7 @@ static void fail_in_flight(struct rdma_queue *q)
 		nvrdma_hq_abort_all(&q->hq, st);
 	for (uint32_t cid = 0; q->qp && cid < q->nreqs; cid++)
 		if (atomic_load_explicit(&q->qp->reqs[cid].state, memory_order_acquire) != REQ_FREE &&
-		    !q->reqs[cid].posted)
+		    !q->reqs[cid].track.posted)
 			post_status(q, (uint16_t)cid, st);
 	if (q->sync_active && !q->sync_done) {
 		q->sync_cqe = (struct nvme_cqe){.cid = (uint16_t)q->nreqs, .status = st};
@@ -165,11 +165,7 @@ static void fail_in_flight(struct rdma_queue *q)
 
 static bool unanswered(const struct rdma_queue *q)
 {
-	for (uint32_t cid = 0; q->qp && cid < q->nreqs; cid++)
-		if (atomic_load_explicit(&q->qp->reqs[cid].state, memory_order_acquire) != REQ_FREE &&
-		    !q->reqs[cid].posted)
-			return true;
-	return false;
+	return nvmf_unanswered(q->qp, NVMF_TRACKS(q->reqs), q->nreqs);
 }
 
 static void scan_timeouts(struct rdma_queue *q, uint64_t now)
@@ -177,26 +173,12 @@ static void scan_timeouts(struct rdma_queue *q, uint64_t now)
 	q->last_scan_ms = now;
 	if (!q->timeout_ms || !q->qp)
 		return;
-	for (uint32_t cid = 0; cid < q->nreqs; cid++) {
-		if (atomic_load_explicit(&q->qp->reqs[cid].state, memory_order_acquire) == REQ_FREE ||
-		    q->reqs[cid].posted)
-			continue;
-		uint8_t opc = q->qp->reqs[cid].opc;
-		/* an Asynchronous Event Request completes only on an event: no timeout */
-		if (q->qid == 0 && opc == NVME_ADM_ASYNC_EVENT)
-			continue;
-		/* on the admin queue, each command's own limit: Format NVM and Sanitize wait as
-		 * long as the driver's admin wait gives them (admin.c), not admin_timeout_ms */
-		uint32_t ms = q->qid == 0 ? unvme_admin_limit_ms(q->rc->c, opc) : q->timeout_ms;
-		if (now - q->reqs[cid].start_ms >= (uint64_t)ms + mono_coarse_slack_ms()) {
-			q->timed_out = true;
-			char why[96];
-			snprintf(why, sizeof(why), "command %u (opcode %#x) got no answer within %u ms", cid,
-				 opc, ms);
-			rdma_queue_mark_dead(q, why);
-			return;
-		}
-	}
+	char why[96];
+	if (!nvmf_overdue(q->qp, q->rc->c, q->qid, NVMF_TRACKS(q->reqs), q->nreqs, q->timeout_ms, now,
+			  why, sizeof(why)))
+		return;
+	q->timed_out = true; /* before the mark: the commands' status depends on it */
+	rdma_queue_mark_dead(q, why);
 }
 
 /* Completions, connection events and timeouts. */
@@ -265,8 +247,8 @@ void rdma_queue_doorbell(struct rdma_queue *q, uint16_t tail)
 		if (cid >= q->nreqs)
 			continue; /* not a command id of the ring: nothing to answer */
 		struct rdma_req *r = &q->reqs[cid];
-		r->posted = false;
-		r->start_ms = now;
+		r->track.posted = false;
+		r->track.start_ms = now;
 		if (atomic_load(&q->dead) || !q->hq_up) {
 			post_status(q, cid, NVME_CQE_STATUS(NVME_SCT_PATH, NVME_SC_HOST_PATH_ERROR));
 			continue;

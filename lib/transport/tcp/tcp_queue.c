@@ -77,7 +77,7 @@ void tcp_queue_reset(struct tcp_queue *q)
 	 * (a command of the lost connection, given back by the rebuild) is no business of this
 	 * one, neither for its data nor for its timeout */
 	for (uint32_t i = 0; i < q->nreqs; i++) {
-		q->reqs[i].posted = true;
+		q->reqs[i].track.posted = true;
 		atomic_store_explicit(&q->reqs[i].h2c_busy, 0, memory_order_relaxed);
 	}
 	nvmf_cq_reset(&q->cq);
@@ -122,14 +122,14 @@ static int prepare(struct tcp_queue *q, struct tcp_req *r, struct nvme_sqe *sqe,
 	r->len = (uint32_t)len;
 	r->c2h_next = 0;
 	r->r2t_next = 0;
-	r->posted = false;
+	r->track.posted = false;
 	r->data_error = false;
 	r->violated = false;
 	r->to_ctrl = to_ctrl;
 	r->key = NULL;
 	r->klen = 0;
 	atomic_store_explicit(&r->h2c_busy, 0, memory_order_relaxed);
-	r->start_ms = mono_ms_coarse();
+	r->track.start_ms = mono_ms_coarse();
 	uint32_t room = q->icd_max;
 	if (nvmf_kv_long_key(sqe)) {
 		uint64_t iova = (uint64_t)sqe->cdw12 | (uint64_t)sqe->cdw13 << 32;
@@ -179,7 +179,7 @@ static void post(struct tcp_queue *q, uint16_t cid, const struct nvme_cqe *cqe, 
 {
 	struct unvme_qpair *qp = q->qp;
 	nvmf_cq_post(&q->cq, qp, q->qid, cid, cqe, status);
-	q->reqs[cid].posted = true;
+	q->reqs[cid].track.posted = true;
 }
 
 void tcp_queue_complete(struct tcp_queue *q, uint16_t cid, const struct nvme_cqe *cqe)
@@ -213,7 +213,7 @@ static void fail_in_flight(struct tcp_queue *q)
 	struct nvme_cqe cqe = {0};
 	for (uint32_t cid = 0; q->qp && cid < q->nreqs; cid++) {
 		if (atomic_load_explicit(&q->qp->reqs[cid].state, memory_order_acquire) == REQ_FREE ||
-		    q->reqs[cid].posted)
+		    q->reqs[cid].track.posted)
 			continue;
 		post(q, (uint16_t)cid, &cqe,
 		     q->reqs[cid].violated ? tcp_req_status(&q->reqs[cid], 0) : lost);
@@ -227,11 +227,7 @@ static void fail_in_flight(struct tcp_queue *q)
 /* Anything in flight the dead connection has not given back yet? */
 static bool unanswered(const struct tcp_queue *q)
 {
-	for (uint32_t cid = 0; q->qp && cid < q->nreqs; cid++)
-		if (atomic_load_explicit(&q->qp->reqs[cid].state, memory_order_acquire) != REQ_FREE &&
-		    !q->reqs[cid].posted)
-			return true;
-	return false;
+	return nvmf_unanswered(q->qp, NVMF_TRACKS(q->reqs), q->nreqs);
 }
 
 static void scan_timeouts(struct tcp_queue *q, uint64_t now)
@@ -239,26 +235,12 @@ static void scan_timeouts(struct tcp_queue *q, uint64_t now)
 	q->last_scan_ms = now;
 	if (!q->timeout_ms || !q->qp)
 		return;
-	for (uint32_t cid = 0; cid < q->nreqs; cid++) {
-		if (atomic_load_explicit(&q->qp->reqs[cid].state, memory_order_acquire) == REQ_FREE ||
-		    q->reqs[cid].posted)
-			continue;
-		uint8_t opc = q->qp->reqs[cid].opc;
-		/* an Asynchronous Event Request completes only on an event: no timeout */
-		if (q->qid == 0 && opc == NVME_ADM_ASYNC_EVENT)
-			continue;
-		/* on the admin queue, each command's own limit: Format NVM and Sanitize wait as
-		 * long as the driver's admin wait gives them (admin.c), not admin_timeout_ms */
-		uint32_t ms = q->qid == 0 ? unvme_admin_limit_ms(q->tc->c, opc) : q->timeout_ms;
-		if (now - q->reqs[cid].start_ms >= (uint64_t)ms + mono_coarse_slack_ms()) {
-			q->timed_out = true; /* before the mark: the commands' status depends on it */
-			static __thread char why[96];
-			snprintf(why, sizeof(why), "command %u (opcode %#x) got no answer within %u ms", cid,
-				 q->qp->sq ? opc : 0, ms);
-			tcp_queue_mark_dead(q, why);
-			return;
-		}
-	}
+	static __thread char why[96];
+	if (!nvmf_overdue(q->qp, q->tc->c, q->qid, NVMF_TRACKS(q->reqs), q->nreqs, q->timeout_ms, now,
+			  why, sizeof(why)))
+		return;
+	q->timed_out = true; /* before the mark: the commands' status depends on it */
+	tcp_queue_mark_dead(q, why);
 }
 
 /* Sends what is pending; a split queue's transmit state needs its ring lock, which the

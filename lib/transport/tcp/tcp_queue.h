@@ -23,12 +23,14 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "unvme/spec.h"
 #include "unvme/spec/tcp.h"
 #include "tcp_conn.h"
 #include "lib/fabrics/nvmf_cq.h"
+#include "lib/fabrics/nvmf_inflight.h"
 #include "lib/fabrics/tcp/tcp_pdu.h"
 #include "lib/fabrics/tcp/tcp_stream.h"
 
@@ -40,20 +42,21 @@ struct tcp_ctrlr;
 
 /* Per command id. */
 struct tcp_req {
+	struct nvmf_track track;  /* first (nvmf_inflight.h): answered?, when it was sent */
 	uint8_t *buf;             /* the command's data */
 	uint32_t len;
 	uint32_t c2h_next;        /* next C2HData offset expected (receiver) */
 	uint32_t r2t_next;        /* next R2T offset expected (receiver) */
-	uint64_t start_ms;        /* when it was submitted, for the timeout */
 	const uint8_t *key;       /* a long KV key sent in the capsule (vendor KV commands) */
 	uint16_t klen;
 	bool to_ctrl;             /* its data goes to the controller: R2T may come, C2HData not */
 	bool incapsule;           /* its data went in the capsule: no R2T may come */
-	bool posted;              /* no answer is expected on this connection: completion posted, or not sent on it */
 	bool data_error;          /* a data digest did not match: fail with a transport error */
 	bool violated;            /* a PDU about it broke the rules: it fails with Data Transfer Error */
 	_Atomic uint8_t h2c_busy; /* an R2T's data is not yet all handed to the socket */
 };
+
+_Static_assert(offsetof(struct tcp_req, track) == 0, "nvmf_inflight.h scans the track at the start");
 
 struct tcp_h2c {
 	uint16_t cid;

@@ -40,7 +40,7 @@ static struct tcp_req *live_req(struct tcp_queue *q, uint16_t cid)
 	if (atomic_load_explicit(&q->qp->reqs[cid].state, memory_order_acquire) == REQ_FREE)
 		return NULL;
 	struct tcp_req *r = &q->reqs[cid];
-	return r->posted ? NULL : r;
+	return r->track.posted ? NULL : r;
 }
 
 static void violation(struct tcp_queue *q, struct tcp_req *r, uint16_t fes, uint32_t fei, const char *why);

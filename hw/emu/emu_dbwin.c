@@ -4,7 +4,7 @@
  *
  * On a real controller every process that maps BAR0 writes its queues' doorbells straight
  * into the device. The emulated device's registers are function calls in the process that
- * created it, so a process that shares the device (a secondary, lib/driver/mp_*.c) writes
+ * created it, so a process that shares the device (a secondary, lib/driver/mp/) writes
  * its doorbells into this window instead: a memfd laid out like the doorbell area (SQ y
  * Tail at (2y) * stride, CQ y Head at (2y + 1) * stride), which the device watches like
  * hardware watches its doorbell registers. A changed value is a doorbell write, checked and

@@ -14,7 +14,6 @@
 #include "lib/common/opts.h"
 #include "ctrlr.h"
 #include "errmsg.h"
-#include "mp.h"
 #include "transport.h"
 
 #define DEFAULT_IO_QUEUES 64
@@ -144,7 +143,7 @@ int ctrlr_enable(struct unvme_ctrlr *c)
 bool ctrlr_fatal_now(struct unvme_ctrlr *c)
 {
 	/* no registers (the transport marks a controller that went away), or another process
-	 * runs the controller: its reset reaches this one as lost queues (mp_client.c) */
+	 * runs the controller: its reset reaches this one as lost queues (lib/driver/mp) */
 	if (ctrlr_run_elsewhere(c))
 		return c->failed;
 	uint32_t csts = reg_read32(c, NVME_REG_CSTS);
@@ -282,15 +281,15 @@ int ctrlr_set_num_queues(struct unvme_ctrlr *c)
 {
 	uint32_t want = c->opts.num_io_queues ? c->opts.num_io_queues : 1;
 	/* The process that runs a shared device asks for every queue the controller has: the
-	 * other processes' queues come out of its grant (mp.h). */
-	if (c->mp_fd >= 0 && c->ops->share_doorbells)
+	 * other processes' queues come out of its grant (lib/driver/mp/mp.h). */
+	if (c->serves_others)
 		want = 65535;
 	if (want > 65535)
 		want = 65535;
 	uint32_t dw0 = ((want - 1) << 16) | (want - 1);
 	/* The kernel (or nobody, for a file) owns the controller's queues: a message-based
 	 * transport's queue pairs are its own rings, as many as asked for. A client's come out
-	 * of the grant its server got (mp.h): it asks the controller nothing. */
+	 * of the grant its server got: it asks the controller nothing. */
 	int rc = 0;
 	if (c->queue_grant)
 		dw0 = ((c->queue_grant - 1) << 16) | (c->queue_grant - 1);
@@ -340,8 +339,8 @@ static void ctrlr_free(struct unvme_ctrlr *c)
 	pthread_mutex_destroy(&c->admin_lock);
 	pthread_mutex_destroy(&c->qp_lock);
 	ctrlr_events_fini(c);
-	if (c->mp_fd >= 0)
-		close(c->mp_fd); /* the lock of the process that ran it goes with it */
+	if (c->wrap_fd >= 0)
+		close(c->wrap_fd); /* the lock of the process that ran it goes with it */
 	free(c->devid);
 	free(c);
 }
@@ -356,7 +355,7 @@ UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts 
 	struct unvme_ctrlr *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->mp_fd = -1;
+	c->wrap_fd = -1;
 	pthread_mutex_init(&c->admin_lock, NULL);
 	pthread_mutex_init(&c->qp_lock, NULL);
 	ctrlr_events_init(c);
@@ -425,18 +424,12 @@ static int ctrlr_attach(struct unvme_ctrlr *c)
 	if (!t)
 		goto fail;
 	ctrlr_set_transport(c, t);
-	bool serves = false;
-	if (c->ops->share_doorbells &&
-	    (mp_mode() != MP_MODE_OFF || mp_device_serving(c->address, NULL))) {
-		/* a device other processes may use: run here and serve them, or be a client of the
-		 * process that runs it (mp.h) */
-		rc = mp_claim(c);
-		if (rc < 0)
-			goto fail; /* nobody answers, or its device process could not start */
-		serves = rc == 1;
-		if (rc == 0)
-			ctrlr_set_transport(c, &unvme_transport_mp_secondary);
-	}
+	/* a layer on top (multi-process) may take it: to run it here and follow its lifecycle, or
+	 * to make it a client of the process that runs it, on the wrapper's transport */
+	rc = unvme_transport_wrap(c, &t);
+	if (rc < 0)
+		goto fail; /* nobody answers, or its device process could not start */
+	ctrlr_set_transport(c, t);
 	rc = c->ops->attach(c, c->address);
 	if (rc)
 		goto fail;
@@ -455,6 +448,9 @@ static int ctrlr_attach(struct unvme_ctrlr *c)
 			goto fail;
 		if (!c->vs)
 			c->vs = c->id.ver;
+		rc = ctrlr_life(c, CTRLR_LIFE_ATTACHED, 0);
+		if (rc)
+			goto fail;
 		return 0;
 	}
 
@@ -483,14 +479,10 @@ static int ctrlr_attach(struct unvme_ctrlr *c)
 	rc = ctrlr_configure(c);
 	if (rc)
 		goto fail;
-	if (serves && mp_server_start(c) != 0) {
-		if (mp_device_serving(c->address, NULL)) {
-			rc = -EIO; /* a device process that cannot serve has no purpose */
-			goto fail;
-		}
-		if (unvme_log_on())
-			fprintf(stderr, "unvme: %s (other processes cannot share it)\n", unvme_errmsg());
-	}
+	/* (a wrapper that serves other processes starts here; one that must and cannot fails it) */
+	rc = ctrlr_life(c, CTRLR_LIFE_ATTACHED, 0);
+	if (rc)
+		goto fail;
 	return 0;
 fail:
 	{

@@ -109,14 +109,20 @@ struct unvme_ns {
 	struct unvme_zns_info zns; /* zoned namespaces (csi 2) only */
 };
 
-/* What happens to a controller, for whoever wraps it (ctrlr_life). */
+/* What happens to a controller, for the layers that wrap it (ctrlr_life_listen, events.c). */
 enum ctrlr_life {
-	CTRLR_LIFE_QUEUES_LOST, /* disabled (a reset): its I/O queues are gone, it touches no host
-				 * memory (status: the disable's result) */
+	CTRLR_LIFE_ATTACHED,    /* unvme_ctrlr_open brought it up (a listener's error fails the
+				 * open with that errno) */
+	CTRLR_LIFE_QUEUES_LOST, /* disabled (a reset starts, a card comes back): its I/O queues
+				 * are gone, it touches no host memory (status: the disable's result) */
 	CTRLR_LIFE_REMOVED,     /* its card left the slot and touches no host memory */
-	CTRLR_LIFE_ARRIVED,     /* a card is back (status: 0 attached, or why it could not be) */
-	CTRLR_LIFE_CLOSING,     /* unvme_ctrlr_close is detaching it (the hook may block) */
+	CTRLR_LIFE_ARRIVED,     /* a card is back (status: 0 re-attached, or why it could not be) */
+	CTRLR_LIFE_CLOSING,     /* unvme_ctrlr_close is detaching it (a listener may block) */
 };
+struct unvme_ctrlr;
+/* A lifecycle listener: on the thread the event happened on; its return value counts for
+ * CTRLR_LIFE_ATTACHED only (0, or a negative errno with a message). */
+typedef int (*ctrlr_life_cb)(struct unvme_ctrlr *c, enum ctrlr_life ev, int status, void *arg);
 
 struct unvme_ctrlr {
 	const struct unvme_transport *transport; /* its name and kind; ops is transport->ops */
@@ -162,16 +168,19 @@ struct unvme_ctrlr {
 	_Atomic uint32_t auto_resets;
 	uint64_t recent_resets_ms[3]; /* the last automatic resets, for the give-up rule */
 
-	/* Shared by several processes (mp.h): the lock file of the process that runs the
-	 * controller, or a client's socket until its transport takes it over (-1: neither); the
-	 * server for the others. */
-	int mp_fd;
+	/* A wrapper's (transport.h): a descriptor it holds as long as the controller lives, closed
+	 * when it is freed (multi-process: the lock file of the process that runs the controller,
+	 * or a client's socket until its transport takes it over; -1: none); the multi-process
+	 * server for the others (lib/driver/mp). */
+	int wrap_fd;
 	struct mp_server *mp;
+	/* This process runs the controller for other processes too: it asks for every queue the
+	 * controller has, theirs come out of its grant. */
+	bool serves_others;
 	uint32_t queue_grant;        /* a client: the I/O queues its server's controller granted */
-	/* A part of the driver that wraps the controller (the multi-process server) hears of
-	 * its lifecycle here instead of being called by name (ctrlr_life). */
-	void (*life_hook)(struct unvme_ctrlr *c, enum ctrlr_life ev, int status, void *arg);
-	void *life_arg;
+	/* Lifecycle listeners (events.c): the layers that wrap the controller hear of it here
+	 * instead of being called by name. Added while it attaches, read without a lock. */
+	struct ctrlr_life_listener { ctrlr_life_cb cb; void *arg; } life[2];
 
 	/* Hot-plug (hotplug.c): out of its slot between removal and a successful re-attach. */
 	_Atomic bool removed;
@@ -201,19 +210,12 @@ static inline enum unvme_transport_kind ctrlr_kind(const struct unvme_ctrlr *c)
 	return c->transport->kind;
 }
 
-/* The controller is reached through t from now on (attach, or the multi-process code making
- * it a client of the process that runs the device). */
+/* The controller is reached through t from now on (attach, or a wrapper's claim making it a
+ * client of the process that runs the device, transport.h). */
 static inline void ctrlr_set_transport(struct unvme_ctrlr *c, const struct unvme_transport *t)
 {
 	c->transport = t;
 	c->ops = t->ops;
-}
-
-/* Tells the controller's wrapper (if any) what happened; on the thread it happened on. */
-static inline void ctrlr_life(struct unvme_ctrlr *c, enum ctrlr_life ev, int status)
-{
-	if (c->life_hook)
-		c->life_hook(c, ev, status, c->life_arg);
 }
 
 /* qpair.c */
@@ -297,6 +299,12 @@ void ctrlr_events_fini(struct unvme_ctrlr *c);
  * event is about. */
 void ctrlr_emit(struct unvme_ctrlr *c, enum unvme_event_type type, int status, uint32_t dw0,
 		const char *sn);
+/* Adds a lifecycle listener, while the controller attaches (a wrapper's claim): 0, or
+ * -ENOSPC with a message. It stays until the controller is freed. */
+int ctrlr_life_listen(struct unvme_ctrlr *c, ctrlr_life_cb cb, void *arg);
+/* Tells the lifecycle listeners what happened, on the thread it happened on: 0, or the first
+ * error a listener returned (CTRLR_LIFE_ATTACHED only; the later ones are not called). */
+int ctrlr_life(struct unvme_ctrlr *c, enum ctrlr_life ev, int status);
 /* A timeout from the environment (milliseconds, 1..86400000), else def; a bad value is
  * reported and ignored. */
 uint32_t unvme_env_timeout_ms(const char *name, uint32_t def);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Events of a controller for the application: its listeners (hot-plug removal and arrival,
- * Asynchronous Events) and the Asynchronous Event Request the driver keeps outstanding.
+ * Asynchronous Events) and the Asynchronous Event Request the driver keeps outstanding. And
+ * its lifecycle for the layers that wrap it (attached, queues lost to a reset, removed,
+ * re-attached, closing: enum ctrlr_life): multi-process serves others from these events
+ * instead of the core calling it by name.
  *
  * An AER completes only when the device has something to say, so it cannot go through the
  * synchronous admin path (which waits for its command under the admin lock). It is
@@ -19,6 +22,7 @@
 
 #define NR_LISTENERS (sizeof(((struct unvme_ctrlr *)0)->listeners) / sizeof(struct ctrlr_listener))
 #define NR_PENDING (sizeof(((struct unvme_ctrlr *)0)->aer_pending) / sizeof(uint32_t))
+#define NR_LIFE (sizeof(((struct unvme_ctrlr *)0)->life) / sizeof(struct ctrlr_life_listener))
 
 void ctrlr_events_init(struct unvme_ctrlr *c)
 {
@@ -85,6 +89,28 @@ void ctrlr_emit(struct unvme_ctrlr *c, enum unvme_event_type type, int status, u
 	pthread_mutex_unlock(&c->event_lock);
 }
 
+int ctrlr_life_listen(struct unvme_ctrlr *c, ctrlr_life_cb cb, void *arg)
+{
+	/* (no lock: only an attach adds one, before any other thread knows the controller) */
+	for (size_t i = 0; i < NR_LIFE; i++) {
+		if (!c->life[i].cb) {
+			c->life[i] = (struct ctrlr_life_listener){ cb, arg };
+			return 0;
+		}
+	}
+	return unvme_fail(-ENOSPC, "%s: already %zu lifecycle listeners", c->devid, NR_LIFE);
+}
+
+int ctrlr_life(struct unvme_ctrlr *c, enum ctrlr_life ev, int status)
+{
+	for (size_t i = 0; i < NR_LIFE && c->life[i].cb; i++) {
+		int rc = c->life[i].cb(c, ev, status, c->life[i].arg);
+		if (rc && ev == CTRLR_LIFE_ATTACHED)
+			return rc;
+	}
+	return 0;
+}
+
 UNVME_API int unvme_ctrlr_is_removed(const struct unvme_ctrlr *c)
 {
 	return c && atomic_load(&c->removed) ? 1 : 0;
@@ -121,7 +147,7 @@ UNVME_API int unvme_ctrlr_aer_enable(struct unvme_ctrlr *c)
 		return unvme_fail(-EINVAL, "unvme_ctrlr_aer_enable: no controller");
 	if (c->ops->events_subscribe) {
 		/* a client: the process that runs the controller keeps the request outstanding
-		 * and tells its subscribers (mp_client.c queues them in aer_pending) */
+		 * and tells its subscribers (lib/driver/mp/mp_client.c queues them in aer_pending) */
 		if (atomic_load(&c->removed))
 			return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
 		/* enabled before the request: the events that waited for a subscriber come

@@ -40,7 +40,6 @@
 #include "lib/common/env.h"
 #include "ctrlr.h"
 #include "errmsg.h"
-#include "mp.h"
 
 #define GIVE_UP_WINDOW_MS 10000
 
@@ -93,7 +92,7 @@ static int reset_locked(struct unvme_ctrlr *c, const char *why)
 	for (struct unvme_qpair *qp = c->qpairs; qp; qp = qp->next)
 		qp->failed = 1;
 	char msg[768];
-	if (ctrlr_kind(c) == UNVME_TRANSPORT_CLIENT && mp_client_orphaned(c)) {
+	if (ctrlr_kind(c) == UNVME_TRANSPORT_CLIENT && c->ops->orphaned && c->ops->orphaned(c)) {
 		/* the process that ran it, and the device with it, is gone: nothing touches our
 		 * memory any more, so this is a removal (its watcher thread reports it too) */
 		atomic_store(&c->removed, true);

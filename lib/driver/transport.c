@@ -15,9 +15,12 @@
 #include "transport.h"
 
 #define MAX_TRANSPORTS 16
+#define MAX_WRAPPERS 4
 
 static const struct unvme_transport *registry[MAX_TRANSPORTS];
 static size_t nr_registered;
+static const struct unvme_transport_wrapper *wrappers[MAX_WRAPPERS];
+static size_t nr_wrappers;
 static char scheme_list[256];
 
 static void refuse(const struct unvme_transport *t, const char *why)
@@ -49,7 +52,7 @@ static const char *kind_mismatch(const struct unvme_transport *t)
 	case UNVME_TRANSPORT_MESSAGE:
 		return msg && !o->qp_init ? NULL : "a message transport needs every msg function";
 	case UNVME_TRANSPORT_CLIENT:
-		return "a client transport is chosen by the multi-process code, never by address";
+		return "a client transport is a wrapper's, chosen by its claim, never by address";
 	}
 	return "unknown kind";
 }
@@ -87,6 +90,29 @@ void unvme_transport_register(const struct unvme_transport *t)
 	registry[i] = t;
 	nr_registered++;
 	list_schemes();
+}
+
+void unvme_transport_wrapper_register(const struct unvme_transport_wrapper *w)
+{
+	const char *why = !w->name || !w->claim ? "it needs a name and claim"
+			  : nr_wrappers == MAX_WRAPPERS ? "too many wrappers (MAX_WRAPPERS)"
+			  : NULL;
+	if (why) {
+		fprintf(stderr, "unvme: transport wrapper '%s' cannot be registered: %s\n",
+			w->name ? w->name : "(unnamed)", why);
+		abort();
+	}
+	wrappers[nr_wrappers++] = w;
+}
+
+int unvme_transport_wrap(struct unvme_ctrlr *c, const struct unvme_transport **use)
+{
+	for (size_t i = 0; i < nr_wrappers; i++) {
+		int rc = wrappers[i]->claim(c, use);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
 }
 
 const struct unvme_transport *unvme_transport_at(size_t i)

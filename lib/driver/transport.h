@@ -25,9 +25,15 @@
  * split-queue hand-over); the transport turns a command into its own message and gives
  * completions back through qpair_complete().
  *
- * CLIENT: another process of ours runs the controller (mp_client.c): its owner carries out
- * admin commands and creates the queues; the rings and doorbells are shared memory. Chosen by
- * the multi-process code when it claims a device, never by address (not registered).
+ * CLIENT: another process of ours runs the controller (lib/driver/mp/mp_client.c): its owner
+ * carries out admin commands and creates the queues; the rings and doorbells are shared
+ * memory. Never found by address (not registered): a wrapper's transport, chosen by its claim.
+ *
+ * Wrappers (struct unvme_transport_wrapper below) are layers on top of the core that take a
+ * controller over at attach: multi-process (lib/driver/mp) asks, for a device other processes
+ * may share, whether this process runs it (then it serves the others, following the
+ * controller's lifecycle through events.c) or is a client of the process that does (then the
+ * controller runs on the wrapper's CLIENT transport). The core names no wrapper.
  */
 #ifndef UNVME_DRIVER_TRANSPORT_H
 #define UNVME_DRIVER_TRANSPORT_H
@@ -92,7 +98,7 @@ struct unvme_transport_ops {
 	/* Optional: unvme_ctrlr_close is starting (stop background threads). */
 	void (*quiesce)(struct unvme_ctrlr *ctrlr);
 
-	/* Sharing a controller between processes (mp.h). A device that other processes can
+	/* Sharing a controller between processes (lib/driver/mp/mp.h). A device that other processes can
 	 * reach: share_doorbells hands out a descriptor whose pages from *off on (len bytes) are
 	 * laid out like the doorbell area, where clients write their doorbells (a memfd the
 	 * emulated device watches, with a wake word at *wake_off that the device may sleep on,
@@ -126,6 +132,9 @@ struct unvme_transport_ops {
 	/* A client's unvme_ctrlr_reset: the owner resets the controller (0 once this process
 	 * knows its queues are gone), or a negative errno with a message (-EPERM: it may not). */
 	int (*ctrlr_reset)(struct unvme_ctrlr *c);
+	/* A client's: is the process that ran the controller gone (its socket closed)? The
+	 * device went with it, so a recovery is a removal. */
+	bool (*orphaned)(struct unvme_ctrlr *c);
 
 	/* Fabrics queue pairs (FABRICS transports only). qp_init runs when a queue pair is allocated and
 	 * sets qp->bus / qp->write32 to the transport's queue and doorbell; qp_reset when its
@@ -148,7 +157,7 @@ enum unvme_transport_kind {
 	UNVME_TRANSPORT_REGISTERS, /* BAR0 and doorbells (emu, vfio) */
 	UNVME_TRANSPORT_FABRICS,   /* rings kept, registers are properties, qp_* hooks (tcp) */
 	UNVME_TRANSPORT_MESSAGE,   /* somebody else runs the controller (uring_*): msg */
-	UNVME_TRANSPORT_CLIENT,    /* another process of ours runs it (mp_client.c): admin etc. */
+	UNVME_TRANSPORT_CLIENT,    /* another process of ours runs it (a wrapper's): admin etc. */
 };
 
 struct unvme_transport {
@@ -184,6 +193,33 @@ void unvme_transport_register(const struct unvme_transport *t);
 	{                                                                                     \
 		unvme_transport_register(&(t));                                               \
 	}
+
+/* A layer on top of the core that may take a controller over when it attaches (multi-process,
+ * lib/driver/mp). Asked once the address's transport is known (c->transport, c->ops), before
+ * its attach runs. */
+struct unvme_transport_wrapper {
+	const char *name;
+	/* 0: not taken, the controller runs on its own transport as usual; 1: taken, *use is the
+	 * transport it runs on from now on: left as it is (it runs here; the wrapper may follow
+	 * its lifecycle, ctrlr_life_listen) or the wrapper's own (somebody else runs it); or a
+	 * negative errno with a message (the open fails with it). */
+	int (*claim)(struct unvme_ctrlr *c, const struct unvme_transport **use);
+};
+
+/* Adds w to the wrappers asked at every attach (in the order they registered); a wrapper
+ * without a name or claim, or one too many, stops the program with a message. */
+void unvme_transport_wrapper_register(const struct unvme_transport_wrapper *w);
+/* Registers w before main runs, as UNVME_TRANSPORT_REGISTER does a transport (its piece is
+ * linked whole with the transports: nothing names it). */
+#define UNVME_TRANSPORT_WRAPPER_REGISTER(w)                                                   \
+	__attribute__((constructor(101))) static void unvme_transport_wrapper_register_##w(void) \
+	{                                                                                     \
+		unvme_transport_wrapper_register(&(w));                                       \
+	}
+/* Asks the registered wrappers in turn whether one takes c (struct unvme_transport_wrapper):
+ * the first that does decides *use; 0 when none does (*use unchanged), 1, or its negative
+ * errno. */
+int unvme_transport_wrap(struct unvme_ctrlr *c, const struct unvme_transport **use);
 
 /* The transport serving a resolved address, or NULL with a message naming the address and
  * *err (may be NULL) the negative errno that says why (-ENODEV, -ENOENT for a missing path). */

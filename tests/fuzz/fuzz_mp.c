@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target: the server of a shared controller (lib/driver/mp_server.c,
+ * libFuzzer target: the server of a shared controller (lib/driver/mp/mp_server.c,
  * mp_requests.c), fed what a buggy or hostile client could send. The process opens an
  * emulated device as its primary (UNVME_MP=primary) and so serves it; each input is a session
  * on a new connection: a sequence of messages, each {u16 length (bit 15: send the fuzzer's
@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "lib/driver/ctrlr.h"
-#include "lib/driver/mp.h"
+#include "lib/driver/mp/mp.h"
 #include "unvme/emu.h"
 #include "unvme/unvme.h"
 

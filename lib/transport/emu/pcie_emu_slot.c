@@ -179,7 +179,7 @@ static int slot_find_locked(const char *devid, const char *what, struct emu_slot
 }
 
 /* The device at devid's address is not in a slot of this process: the process may be a
- * client of the process that runs it, which pulls or puts the card for it (mp_client.c).
+ * client of the process that runs it, which pulls or puts the card for it (lib/driver/mp/mp_client.c).
  * *handled: false when devid is not open here at all (the slot's own error stands). */
 static int card_elsewhere(const char *devid, const char *card, bool plug, bool *handled)
 {

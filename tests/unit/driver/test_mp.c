@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Several processes on one emulated controller (lib/driver/mp_*.c). The test process and
+ * Several processes on one emulated controller (lib/driver/mp/). The test process and
  * children it starts (this binary again, with UNVME_TEST_MP_ROLE saying what to do) open
  * the same device.
  *
@@ -35,8 +35,8 @@
 
 #include "unvme/emu.h"
 #include "lib/driver/ctrlr.h"
-#include "lib/driver/mp.h"
-#include "lib/driver/mp_admin_policy.h"
+#include "lib/driver/mp/mp.h"
+#include "lib/driver/mp/mp_admin_policy.h"
 #include "unvme/unvme.h"
 #include "test_util.h"
 

@@ -22,6 +22,7 @@ LAYERS = [
     ('lib/common/', 'common'),
     ('lib/util/', 'util'),
     ('lib/spec/', 'spec-print'),
+    ('lib/driver/mp/', 'mp'),  # several processes: a layer on top of the driver's core
     ('lib/driver/', 'driver'),
     # lib/transport/<name>/: 'transport/<name>', by layer_of below
     # the fabrics layer: what every fabrics transport and the target share ('fabrics'), and
@@ -57,7 +58,10 @@ ALLOWED = {
     'spec-print': {'public'},
     'hw': {'hw-slot'},                     # the device sees only the spec and lib/common
     'hw-slot': {'hw'},
-    'driver': {'public', 'util'},          # never a transport, never the device
+    'driver': {'public', 'util'},          # never a transport, never the device, never mp
+    # multi-process wraps a transport and listens to the controller's lifecycle: it sees the
+    # core, nothing sees it (the core reaches it through the registry and events.c only)
+    'mp': {'public', 'util', 'driver'},
     'transport': {'public', 'util', 'driver', 'fabrics'},
     'transport/tcp': {'public', 'util', 'driver', 'fabrics', 'fabrics/tcp'},
     'transport/rdma': {'public', 'util', 'driver', 'fabrics', 'fabrics/rdma'},

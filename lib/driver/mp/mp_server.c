@@ -15,9 +15,12 @@
  * the next card (VFIO) a removal ends every session instead. When the controller closes,
  * every session ends; its clients see their controller removed.
  *
- * The server hears of the controller's lifecycle through the controller's hook (ctrlr_life),
- * on whatever thread it happens, and acts on it on its own thread before it answers the
- * next request: a client that pulled the card out has its REMOVED notice before the reply.
+ * The server follows the controller's lifecycle (events.c: ctrlr_life), heard by the listener
+ * the claim added when this process took the controller to run it (mp_claim.c): it starts
+ * once the controller is attached and stops when it closes; what happens in between (a
+ * reset, a removal, a card back) it hears on whatever thread it happens, and acts on it on
+ * its own thread before it answers the next request: a client that pulled the card out has
+ * its REMOVED notice before the reply.
  *
  * In a device process (mp_device.c) the server is the only host of the controller: it
  * watches CSTS and resets the controller after a fatal status (every client hears
@@ -40,7 +43,7 @@
 
 #include "lib/common/clock.h"
 #include "lib/common/env.h"
-#include "errmsg.h"
+#include "lib/driver/errmsg.h"
 #include "mp_server.h"
 #include "lib/common/thread.h"
 
@@ -223,13 +226,11 @@ static void push_event(struct mp_server *mp, const struct mp_event *ev)
 	wake_server(mp);
 }
 
-static void on_life(struct unvme_ctrlr *c, enum ctrlr_life what, int status, void *arg);
-
 static void on_event(struct unvme_ctrlr *c, const struct unvme_event *ev, void *arg)
 {
 	struct mp_server *mp = arg;
 	if (ev->type != UNVME_EVENT_AER)
-		return; /* removal and arrival come through the lifecycle hook */
+		return; /* removal and arrival come through the lifecycle listener */
 	struct mp_event e = { .type = MP_NOTE_AER, .epoch = atomic_load(&mp->epoch),
 			      .dw0 = ev->aer_dw0 };
 	memcpy(e.sn, ev->serial, sizeof(e.sn));
@@ -388,8 +389,7 @@ static void server_stop(struct mp_server *mp)
 	atomic_store(&mp->stop, true);
 	wake_server(mp);
 	pthread_join(mp->thread, NULL);
-	c->life_hook = NULL;
-	c->life_arg = NULL;
+	c->mp = NULL; /* (what the listener hears from now on is no session's) */
 	if (mp->device_process)
 		unvme_ctrlr_remove_event_cb(c, on_event, mp);
 	/* no one connects any more, then every session ends */
@@ -400,30 +400,9 @@ static void server_stop(struct mp_server *mp)
 	close(mp->wake[1]);
 	pthread_mutex_destroy(&mp->ev_lock);
 	free(mp);
-	c->mp = NULL;
 }
 
-/* The controller's lifecycle (ctrlr_life): on whatever thread it happens. */
-static void on_life(struct unvme_ctrlr *c, enum ctrlr_life what, int status, void *arg)
-{
-	struct mp_server *mp = arg;
-	if (what == CTRLR_LIFE_CLOSING) {
-		server_stop(mp);
-		return;
-	}
-	/* queues created from now on are not the ones lost here */
-	uint32_t epoch = atomic_fetch_add(&mp->epoch, 1) + 1;
-	struct mp_event ev = { .epoch = epoch, .status = status };
-	switch (what) {
-	case CTRLR_LIFE_QUEUES_LOST: ev.type = MP_NOTE_QUEUES_LOST; break;
-	case CTRLR_LIFE_REMOVED: ev.type = MP_NOTE_REMOVED; break;
-	case CTRLR_LIFE_ARRIVED: ev.type = MP_NOTE_ARRIVED; break;
-	default: return;
-	}
-	push_event(mp, &ev);
-}
-
-int mp_server_start(struct unvme_ctrlr *c)
+static int server_start(struct unvme_ctrlr *c)
 {
 	if (!c->ops->share_doorbells)
 		return 0;
@@ -456,14 +435,9 @@ int mp_server_start(struct unvme_ctrlr *c)
 		rc = unvme_ctrlr_add_event_cb(c, on_event, mp);
 	if (rc == 0) {
 		c->mp = mp;
-		c->life_arg = mp;
-		c->life_hook = on_life;
 		rc = -unvme_thread_start(&mp->thread, serve_main, mp);
-		if (rc) {
-			c->life_hook = NULL;
-			c->life_arg = NULL;
+		if (rc)
 			c->mp = NULL;
-		}
 	}
 	if (rc) {
 		if (mp->device_process)
@@ -482,6 +456,38 @@ int mp_server_start(struct unvme_ctrlr *c)
 		free(mp);
 		return rc;
 	}
+	return 0;
+}
+
+int mp_server_life(struct unvme_ctrlr *c, enum ctrlr_life what, int status, void *arg)
+{
+	(void)arg;
+	if (what == CTRLR_LIFE_ATTACHED) {
+		if (server_start(c) == 0)
+			return 0;
+		if (mp_device_serving(c->address, NULL))
+			return -EIO; /* a device process that cannot serve has no purpose */
+		if (unvme_log_on())
+			fprintf(stderr, "unvme: %s (other processes cannot share it)\n", unvme_errmsg());
+		return 0;
+	}
+	struct mp_server *mp = c->mp;
+	if (!mp)
+		return 0; /* it serves nobody: it could not start, or it stopped */
+	if (what == CTRLR_LIFE_CLOSING) {
+		server_stop(mp);
+		return 0;
+	}
+	/* queues created from now on are not the ones lost here */
+	uint32_t epoch = atomic_fetch_add(&mp->epoch, 1) + 1;
+	struct mp_event ev = { .epoch = epoch, .status = status };
+	switch (what) {
+	case CTRLR_LIFE_QUEUES_LOST: ev.type = MP_NOTE_QUEUES_LOST; break;
+	case CTRLR_LIFE_REMOVED: ev.type = MP_NOTE_REMOVED; break;
+	case CTRLR_LIFE_ARRIVED: ev.type = MP_NOTE_ARRIVED; break;
+	default: return 0;
+	}
+	push_event(mp, &ev);
 	return 0;
 }
 

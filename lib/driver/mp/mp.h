@@ -31,9 +31,8 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include "lib/driver/ctrlr.h"
 #include "unvme/spec.h"
-
-struct unvme_ctrlr;
 
 #define MP_VERSION 3u
 #define MP_URI_MAX 4352u   /* a card URI in MP_PLUG (the size of an address) */
@@ -154,10 +153,7 @@ int mp_connect(const struct sockaddr_un *a);
 
 /* ---- mp_claim.c ---- */
 
-/* The role of a process opening c's address: 1 runs the controller (c->mp_fd holds the lock;
- * serving others follows once it is up), 0 a client (c->mp_fd is the connected socket), or a
- * negative errno with a message (nobody answers, the device process could not start). */
-int mp_claim(struct unvme_ctrlr *c);
+/* (the wrapper's claim hook, registered with the transports: transport.h) */
 
 /* ---- mp_spawn.c ---- */
 
@@ -170,11 +166,13 @@ int mp_serve_program(char *out, size_t len);
 
 /* ---- mp_server.c ---- */
 
-/* Serves other processes on c from now on (a thread of its own); c must run its controller.
- * In a device process (mp_device_serving) the server also ends it after its idle period,
- * takes stop requests and forwards Asynchronous Events. 0 or a negative errno with a
- * message. Stops when the controller closes. */
-int mp_server_start(struct unvme_ctrlr *c);
+/* The lifecycle listener (events.c) of a controller this process runs for the others, added
+ * by the claim: once it is attached, serves the other processes (a thread of its own; in a
+ * device process, mp_device_serving, the server also ends it after its idle period, takes
+ * stop requests and forwards Asynchronous Events); a server that cannot start fails the
+ * open of a device process only (-EIO), a primary runs the device unshared. Tells the
+ * sessions of resets, removals and arrivals; stops when the controller closes. */
+int mp_server_life(struct unvme_ctrlr *c, enum ctrlr_life what, int status, void *arg);
 /* Sessions connected now (0 without a server), for tests and `unvme`. */
 unsigned mp_server_sessions(const struct unvme_ctrlr *c);
 /* A device process's server asks to end: the idle period passed with no session, or a
@@ -183,8 +181,6 @@ bool mp_server_done(const struct unvme_ctrlr *c);
 
 /* ---- mp_client.c ---- */
 
-/* Is c a client whose server is gone (its socket closed)? The device went with it. */
-bool mp_client_orphaned(struct unvme_ctrlr *c);
 /* Pull the card out of (or put one into) the slot of the emulated device that c's server
  * runs: 0 once this process saw the removal (arrival), or a negative errno with a message. */
 int mp_client_unplug(struct unvme_ctrlr *c);

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "unvme/emu.h"
-#include "errmsg.h"
+#include "lib/driver/errmsg.h"
 #include "mp_admin_policy.h"
 #include "mp_server.h"
 

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "errmsg.h"
+#include "lib/driver/errmsg.h"
+#include "lib/driver/rundir.h"
 #include "mp.h"
-#include "rundir.h"
 
 size_t mp_req_len(uint32_t op, uint32_t card_len)
 {

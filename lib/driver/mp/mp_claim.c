@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Who runs a shared controller, decided per open (mp.h). The lock file in the run directory
+ * Who runs a shared controller, decided per open (mp.h): the multi-process wrapper's claim
+ * hook, which the transport registry asks at every attach. The lock file in the run directory
  * is held by whoever runs it; its socket answers once it serves.
  *   - A device that outlives processes (transport's serve_apart: an emulated device with a
  *     name or files) is run by a device process: an opener connects to it, and when nobody
@@ -22,8 +23,8 @@
 
 #include "lib/common/clock.h"
 #include "lib/common/env.h"
-#include "ctrlr.h"
-#include "errmsg.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/errmsg.h"
 #include "mp.h"
 
 #define CLAIM_WAIT_MS 10000  /* for a holder of the lock that does not listen yet */
@@ -59,13 +60,17 @@ static bool lock_free(const struct mp_where *w)
 	return free_now;
 }
 
-int mp_claim(struct unvme_ctrlr *c)
+/* The role of a process opening c's address: 1 runs the controller (c->wrap_fd holds the
+ * lock), 0 a client (c->wrap_fd is the connected socket), 2 neither (nowhere to meet: not
+ * shared), or a negative errno with a message (nobody answers, the device process could not
+ * start). */
+static int claim_role(struct unvme_ctrlr *c)
 {
 	int lock_fd;
 	if (mp_device_serving(c->address, &lock_fd)) {
 		/* this is the device process: it runs the controller, under the lock it holds */
-		c->mp_fd = fcntl(lock_fd, F_DUPFD_CLOEXEC, 0);
-		return c->mp_fd >= 0 ? 1 : -errno;
+		c->wrap_fd = fcntl(lock_fd, F_DUPFD_CLOEXEC, 0);
+		return c->wrap_fd >= 0 ? 1 : -errno;
 	}
 	struct mp_where w;
 	int rc = mp_where(c->address, &w);
@@ -84,7 +89,7 @@ int mp_claim(struct unvme_ctrlr *c)
 		if (!apart) {
 			int fd = take_lock(c, &w);
 			if (fd >= 0) {
-				c->mp_fd = fd;
+				c->wrap_fd = fd;
 				return 1;
 			}
 			if (fd != -EWOULDBLOCK)
@@ -92,7 +97,7 @@ int mp_claim(struct unvme_ctrlr *c)
 		}
 		int s = mp_connect(&w.sock);
 		if (s >= 0) {
-			c->mp_fd = s;
+			c->wrap_fd = s;
 			return 0;
 		}
 		if (s == -EACCES)
@@ -123,7 +128,7 @@ int mp_claim(struct unvme_ctrlr *c)
 						"(set UNVME_SERVE_PROGRAM to an unvme program)\n",
 						unvme_errmsg());
 				unvme_errmsg_clear();
-				c->mp_fd = fd;
+				c->wrap_fd = fd;
 				return 1;
 			}
 			if (fd != -EWOULDBLOCK)
@@ -137,3 +142,34 @@ int mp_claim(struct unvme_ctrlr *c)
 		sleep_us(5000);
 	}
 }
+
+/* The claim hook (transport.h): asked at every attach. A device other processes may reach
+ * (its transport shares doorbells) is taken unless sharing is off: this process runs it and
+ * serves the others once it is up (the lifecycle listener, mp_server.c), or it is a client of
+ * the process that runs it, on the client transport (mp_client.c). */
+static int mp_wrap_claim(struct unvme_ctrlr *c, const struct unvme_transport **use)
+{
+	if (!c->ops->share_doorbells ||
+	    (mp_mode() == MP_MODE_OFF && !mp_device_serving(c->address, NULL)))
+		return 0;
+	int rc = claim_role(c);
+	switch (rc) {
+	case 0:
+		*use = &unvme_transport_mp_secondary;
+		return 1;
+	case 1:
+		c->serves_others = true;
+		rc = ctrlr_life_listen(c, mp_server_life, NULL);
+		return rc ? rc : 1;
+	case 2:
+		return 0;
+	default:
+		return rc;
+	}
+}
+
+static const struct unvme_transport_wrapper mp_wrapper = {
+	.name = "multi-process",
+	.claim = mp_wrap_claim,
+};
+UNVME_TRANSPORT_WRAPPER_REGISTER(mp_wrapper);

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "lib/common/clock.h"
-#include "errmsg.h"
+#include "lib/driver/errmsg.h"
 #include "mp.h"
 
 #define DEFAULT_IDLE_MS 10000u

@@ -40,8 +40,8 @@
 #include "lib/common/anon_pages.h"
 #include "lib/common/env.h"
 #include "lib/common/futex.h"
-#include "ctrlr.h"
-#include "errmsg.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/errmsg.h"
 #include "mp.h"
 #include "lib/common/thread.h"
 
@@ -278,9 +278,10 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
-bool mp_client_orphaned(struct unvme_ctrlr *c)
+/* The recovery's question (transport.h: orphaned). */
+static bool cli_orphaned(struct unvme_ctrlr *c)
 {
-	if (ctrlr_kind(c) != UNVME_TRANSPORT_CLIENT || !c->transport_ctx)
+	if (!c->transport_ctx)
 		return false;
 	struct mp_cli *s = c->transport_ctx;
 	struct pollfd p = { .fd = s->sock, .events = POLLRDHUP };
@@ -295,8 +296,8 @@ static int cli_attach(struct unvme_ctrlr *c, const char *address)
 	if (!s)
 		return -ENOMEM;
 	s->c = c;
-	s->sock = c->mp_fd;
-	c->mp_fd = -1; /* ours now */
+	s->sock = c->wrap_fd;
+	c->wrap_fd = -1; /* ours now */
 	s->note = s->wake[0] = s->wake[1] = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->note_lock, NULL);
@@ -611,7 +612,8 @@ static int cli_card_plug(struct unvme_ctrlr *c, const char *card)
 	.events_poll = cli_events_poll,             \
 	.card_unplug = cli_card_unplug,             \
 	.card_plug = cli_card_plug,                 \
-	.ctrlr_reset = cli_ctrlr_reset
+	.ctrlr_reset = cli_ctrlr_reset,             \
+	.orphaned = cli_orphaned
 
 static const struct unvme_transport_ops client_ops = { CLIENT_OPS };
 const struct unvme_transport unvme_transport_mp_secondary = {

@@ -2,7 +2,7 @@
 /*
  * The device process (mp.h, docs/multi-process.md): a process whose only work is to run one
  * device for every other process that uses it, as the hardware it stands for would. It
- * takes the device's lock, opens the device as any program does (mp_claim sees that this
+ * takes the device's lock, opens the device as any program does (its claim sees that this
  * process is the one to run it) and serves clients until its idle period passes with none,
  * a client asks it to stop (`unvme serve --stop`), or its caller's stop flag is set (a
  * signal); then it closes the device as a program does (a normal shutdown: state files say
@@ -18,9 +18,9 @@
 
 #include "lib/common/clock.h"
 #include "lib/common/opts.h"
-#include "ctrlr.h"
-#include "devid.h"
-#include "errmsg.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/driver/devid.h"
+#include "lib/driver/errmsg.h"
 #include "mp.h"
 
 #define STOP_POLL_MS 50

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "ctrlr.h"
+#include "lib/driver/ctrlr.h"
 #include "mp.h"
 
 #define MP_MAX_SESSIONS 128
@@ -44,7 +44,8 @@ struct mp_session {
 	size_t nr_queues, cap_queues;
 };
 
-/* Something that happened to the controller, for the sessions (on_life, the AER listener). */
+/* Something that happened to the controller, for the sessions (mp_server_life, the AER
+ * listener). */
 struct mp_event {
 	uint32_t type;       /* enum mp_note_type */
 	uint32_t epoch;

@@ -204,11 +204,15 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 	}
 	ctrlr_admin_lock(c);
 	/* an automatic reset is rewinding the admin queue: its steps run here until it is up
-	 * again (each has its deadline), as they would have inside its lock before */
+	 * again (each has its deadline). The lock is let go between them: a step may need
+	 * qp_lock, whose holder (a queue create) may be waiting for this one */
 	while (!ctrlr_run_elsewhere(c) && admin_queue_down(c)) {
 		recovery_step(c, NULL, false, mono_ms_coarse());
-		if (admin_queue_down(c))
+		if (admin_queue_down(c)) {
+			ctrlr_admin_unlock(c);
 			sleep_us(1000);
+			ctrlr_admin_lock(c);
+		}
 	}
 	int rc = 0;
 	if (ctrlr_kind(c) == UNVME_TRANSPORT_MESSAGE) {

@@ -15,7 +15,7 @@
  * initialised (disable, admin queue, enable), then Identify, Number of Queues and the
  * namespace scan run again (ns.c keeps the struct of a namespace that is still there). Every
  * queue pair stays failed: its owner creates it again on the card at its next submit or
- * poll (qpair_rebuild), exactly as after a controller reset, so no thread's queue is touched
+ * poll (recovery.c's REBUILD), exactly as after a controller reset, so no thread's queue is touched
  * here. The doorbell stride and the page size are part of every queue pair's layout: a card
  * that differs in them is refused (the controller stays failed).
  */

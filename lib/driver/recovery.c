@@ -111,10 +111,12 @@ static void mark_all(struct unvme_ctrlr *c, bool gone)
 void recovery_want_reset(struct unvme_ctrlr *c, const char *why)
 {
 	pthread_mutex_lock(&c->rec_lock);
-	if (!(atomic_load(&c->recovery) & CTRLR_REC_WANT_RESET)) {
+	uint32_t gen = atomic_load(&c->generation);
+	/* a request made before the last reset ended is that reset's (it decided): a new one
+	 * replaces it */
+	if (!(atomic_load(&c->recovery) & CTRLR_REC_WANT_RESET) || c->rec_why_gen != gen) {
 		snprintf(c->rec_why, sizeof(c->rec_why), "%s", why);
-		/* a request made before the last reset ended is that reset's (it decided) */
-		c->rec_why_gen = atomic_load(&c->generation);
+		c->rec_why_gen = gen;
 	}
 	atomic_fetch_or(&c->recovery, CTRLR_REC_WANT_RESET);
 	pthread_mutex_unlock(&c->rec_lock);

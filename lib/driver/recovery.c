@@ -610,6 +610,8 @@ static int rebuild_start(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 		 * runs the controller: the transport creates it (no admin queue of ours) */
 		uint32_t gen = atomic_load(&c->generation);
 		int rc = ctrlr_create_io_queues(c, qp);
+		if (rc && atomic_load(&c->generation) != gen && !c->failed)
+			return -EAGAIN; /* lost again meanwhile (another reset): at the next step */
 		if (rc)
 			return create_failed(c, qp, "the transport's create", rc);
 		rebuilt(qp, gen);

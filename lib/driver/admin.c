@@ -198,8 +198,8 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 	if (atomic_load(&c->removed))
 		return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
 	if (qpair_hot_depth) {
-		/* a wait inside a queue pair's poll or submit (an application's callback may do
-		 * it; the driver must not): counted for the test that proves it never does */
+		/* a wait inside a queue pair's poll or submit's recovery step: the driver must
+		 * never; counted for the test that proves it does not */
 		atomic_fetch_add(&hot_admin_waits, 1);
 	}
 	ctrlr_admin_lock(c);

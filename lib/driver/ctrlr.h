@@ -281,9 +281,11 @@ static inline void ctrlr_set_transport(struct unvme_ctrlr *c, const struct unvme
 }
 
 /* qpair.c */
-/* How many queue pair polls and submits (I/O queues) this thread is inside: an admin wait must
- * never start while it is not 0 (admin_waits_in_hot_path counts those that did). */
-extern __thread uint32_t qpair_hot_depth __attribute__((tls_model("initial-exec")));
+/* How many slow-path steps of a queue pair's poll or submit this thread is inside: an admin
+ * wait must never start while it is not 0 (admin_waits_in_hot_path counts those that did).
+ * Kept by the slow path only: the fast path takes no thread-local access (a library that is
+ * loaded with dlopen, the fio engine, gets no static TLS). */
+extern __thread uint32_t qpair_hot_depth;
 int qpair_alloc(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint32_t timeout_ms,
 		bool split, struct unvme_qpair **out);
 void qpair_free(struct unvme_qpair *qp);
@@ -360,8 +362,9 @@ int admin_submit_async(struct unvme_ctrlr *c, const struct nvme_sqe *cmd, void *
 /* Takes back cb from every admin command still outstanding whose arg lies in [lo, hi) (a
  * queue pair going away); the admin lock held. */
 void admin_forget_args(struct unvme_ctrlr *c, const void *lo, const void *hi);
-/* Synchronous admin calls (unvme_admin) entered on a thread inside a queue pair's poll or
- * submit: none, by design (a unit test with a fake transport checks it). */
+/* Synchronous admin calls (unvme_admin) entered on a thread inside the slow-path step of a
+ * queue pair's poll or submit: none, by design (a unit test with a fake transport checks
+ * it). */
 uint32_t admin_waits_in_hot_path(void);
 
 /* recovery.c */

@@ -38,7 +38,7 @@
 #define SCAN_INTERVAL_MS 10
 #define MAX_POLL_NESTING 8 /* polls from completion callbacks of the same queue pair */
 
-__thread uint32_t qpair_hot_depth __attribute__((tls_model("initial-exec")));
+__thread uint32_t qpair_hot_depth;
 
 static inline uint32_t outstanding(const struct unvme_qpair *qp)
 {
@@ -372,7 +372,6 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 	if (unlikely(qp->poll_depth) && (qp->poll_depth >= MAX_POLL_NESTING || qp->recovering))
 		return poll_refused(qp);
 	qp->poll_depth++;
-	qpair_hot_depth++;
 	unvme_qpair_ring(qp);
 	if (qp->fabric)
 		qp->fabric->qp_pump(qp); /* completions that arrived go into the CQ ring */
@@ -440,12 +439,13 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 		if (unlikely(scan || atomic_load_explicit(&qp->failed, memory_order_relaxed) ||
 			     (qp->fabric != NULL && qp->qid != 0 &&
 			      atomic_load_explicit(&qp->ctrlr->failed, memory_order_relaxed)))) {
+			qpair_hot_depth++;
 			int frc = recovery_step(qp->ctrlr, qp, scan, now ? now : mono_ms_coarse());
+			qpair_hot_depth--;
 			if (frc && frc != -EAGAIN) /* -EAGAIN: a reset or fence under way */
 				rc = frc;
 		}
 	}
-	qpair_hot_depth--;
 	qp->poll_depth--;
 	return rc;
 }

@@ -228,7 +228,9 @@ static int parse_address(const char *address, const char *scheme, const char *wo
 				  address, p->subnqn);
 	p->discovery = strcmp(p->subnqn, NVMF_DISCOVERY_NQN) == 0;
 	if (!p->port[0])
-		snprintf(p->port, sizeof(p->port), "%s", p->discovery ? DEFAULT_DISC_PORT : DEFAULT_PORT);
+		snprintf(p->port, sizeof(p->port), "%s",
+			 !p->discovery ? DEFAULT_PORT
+			 : keys && keys->disc_port ? keys->disc_port : DEFAULT_DISC_PORT);
 	nvmf_default_hostnqn(p->hostnqn, p->hostid);
 	const char *env = getenv("UNVME_DHCHAP_SECRET");
 	if (env && *env)

@@ -15,7 +15,8 @@ import os
 
 import pytest
 
-from hostile_target import TRTYPE_RDMA, Hostile, disc_record
+from hostile_target import TRTYPE_RDMA, disc_record
+from test_tcp_hostile import clean, hostile, quiet_env  # noqa: F401 (fixtures)
 
 NQN = "nqn.2024-01.io.unvme.test:rdma-disc"
 DISC = "nqn.2014-08.org.nvmexpress.discovery"
@@ -27,29 +28,6 @@ def rdma_built(unvme):
 
 def have_rdma_device():
     return os.path.isdir("/sys/class/infiniband") and bool(os.listdir("/sys/class/infiniband"))
-
-
-@pytest.fixture
-def quiet_env(env):
-    return dict(env, UNVME_QUIET="1", UNVME_HOSTNQN="nqn.2014-08.io.unvme.test:rdma-disc-host")
-
-
-@pytest.fixture
-def hostile():
-    made = []
-
-    def make(**kw):
-        t = Hostile(**kw)
-        made.append(t)
-        return t
-    yield make
-    for t in made:
-        t.stop()
-
-
-def clean(r):
-    assert "runtime error" not in r.err and "AddressSanitizer" not in r.err, r
-    return r
 
 
 @pytest.fixture

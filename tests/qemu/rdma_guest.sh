@@ -146,10 +146,11 @@ ourhost_discovery() { # TAG DISC-ID NQN PORT ALIAS: discover lists NQN as an RDM
 	fi
 	rm -f $W/$alias.json
 	t $tag-connect-all env UNVME_CONFIG=$W/$alias.json $UNVME connect-all "$d" --alias $alias
-	if grep -q "nvme-rdma://$RDMA_ADDR:$port/$nqn" $W/$alias.json 2> /dev/null; then
+	env UNVME_CONFIG=$W/$alias.json $UNVME devices > $W/ddevs 2>&1
+	if grep -q "^${alias}0  *nvme-rdma://$RDMA_ADDR:$port/$nqn?" $W/ddevs; then
 		pass $tag-connect-all-alias-is-rdma
 	else
-		fail $tag-connect-all-alias-is-rdma; sed 's/^/    /' $W/$alias.json 2> /dev/null | tail -n 5
+		fail $tag-connect-all-alias-is-rdma; sed 's/^/    /' $W/ddevs | tail -n 5
 	fi
 	head -c 32768 /dev/urandom > $W/dpat
 	t $tag-alias-write env UNVME_CONFIG=$W/$alias.json $UNVME write ${alias}0 -s 256 -d $W/dpat

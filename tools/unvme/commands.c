@@ -886,7 +886,7 @@ void cli_print_command_help(FILE *f, const struct cli_cmd *c)
 	case POS_DEVICE: pos = " [<device>]"; break;
 	case POS_FILE: pos = " [<file>]"; break;
 	case POS_COMMAND: pos = " [<command>]"; break;
-	case POS_ADDRESS: pos = " [nvme-tcp://HOST:PORT[/NQN]]"; break;
+	case POS_ADDRESS: pos = " [nvme-tcp|nvme-rdma://HOST:PORT[/NQN]]"; break;
 	case POS_NONE: break;
 	}
 	fprintf(f, "usage: unvme %s%s [options]\n  %s\n", c->name, pos, c->summary);

@@ -19,7 +19,8 @@
 #   (4) our discovery over RDMA (unvme discover / connect-all with nvme-rdma:// and -t rdma)
 #       against our target's and Linux's nvmet-rdma's discovery subsystems: the records
 #       (RDMA, address, port, NQN, TSAS) in text and JSON, connect-all following the RDMA
-#       record under an alias, and a write read back through that alias.
+#       record under an alias, and a write read back through that alias; connect -t rdma -a -s
+#       -n --alias and the same data read through its alias.
 . /src/tests/qemu/tcp_lib.sh
 . /src/tests/qemu/rdma_lib.sh
 RKN=nqn.2024-01.io.linux:nvmet-rdma
@@ -159,8 +160,13 @@ ourhost_discovery() { # TAG DISC-ID NQN PORT ALIAS: discover lists NQN as an RDM
 	if cmp -s $W/dpat $W/dback; then pass $tag-alias-read-back-equal; else fail $tag-alias-read-back-equal; fi
 }
 ourhost_discovery rdma-ourhost-disc-ours "nvme-rdma://$RDMA_ADDR:4421?hostnqn=$RHN" $RTN 4421 rdours
-# nvme-cli's form: -t rdma -a ADDR -s PORT
+# nvme-cli's form: -t rdma -a ADDR -s PORT, for discover and connect
 tout rdma-ourhost-disc-ours-t-a-s "subnqn:  $RTN" $UNVME discover -t rdma -a $RDMA_ADDR -s 4421 -q $RHN
+rm -f $W/rdconn.json
+tout rdma-ourhost-connect-t-a-s-n "connected to $RTN" env UNVME_CONFIG=$W/rdconn.json \
+	$UNVME connect -t rdma -a $RDMA_ADDR -s 4421 -n $RTN -q $RHN --alias rdconn
+t rdma-ourhost-connect-alias-read env UNVME_CONFIG=$W/rdconn.json $UNVME read rdconn -s 256 -z 32768 -d $W/dback2
+if cmp -s $W/dpat $W/dback2; then pass rdma-ourhost-connect-alias-read-back-equal; else fail rdma-ourhost-connect-alias-read-back-equal; fi
 # a host not on the allow-list sees only the discovery subsystem
 $UNVME discover "nvme-rdma://$RDMA_ADDR:4421?hostnqn=nqn.2014-08.io.unvme:stranger-disc" > $W/out 2>&1
 if grep -q "Number of Records 1," $W/out && ! grep -q "$RTN" $W/out; then

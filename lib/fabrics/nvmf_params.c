@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/common/fdio.h"
 #include "lib/driver/errmsg.h"
 #include "lib/util/crc.h"
 #include "nvmf_params.h"
@@ -228,7 +229,9 @@ static int parse_address(const char *address, const char *scheme, const char *wo
 				  address, p->subnqn);
 	p->discovery = strcmp(p->subnqn, NVMF_DISCOVERY_NQN) == 0;
 	if (!p->port[0])
-		snprintf(p->port, sizeof(p->port), "%s", p->discovery ? DEFAULT_DISC_PORT : DEFAULT_PORT);
+		snprintf(p->port, sizeof(p->port), "%s",
+			 !p->discovery ? DEFAULT_PORT
+			 : keys && keys->disc_port ? keys->disc_port : DEFAULT_DISC_PORT);
 	nvmf_default_hostnqn(p->hostnqn, p->hostid);
 	const char *env = getenv("UNVME_DHCHAP_SECRET");
 	if (env && *env)
@@ -256,16 +259,13 @@ int nvmf_params_parse(const char *address, const char *scheme, const struct nvmf
 	return parse_address(address, scheme, word, keys, p);
 }
 
+/* The first line of a small configuration file (/etc/nvme/hostnqn, hostid, machine-id). */
 static bool read_line(const char *path, char *out, size_t len)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
+	if (fd_read_text(path, out, len) != 0)
 		return false;
-	bool ok = fgets(out, (int)len, f) != NULL;
-	fclose(f);
-	if (ok)
-		out[strcspn(out, "\r\n")] = '\0';
-	return ok && out[0];
+	out[strcspn(out, "\r\n")] = '\0';
+	return out[0] != '\0';
 }
 
 /* A UUID derived from a seed string: stable, version 4 / variant 1 bits set. */

@@ -5,8 +5,10 @@
  *
  *   SCHEME://HOST[:PORT][/SUBSYSTEM-NQN][?key=value&...]
  *
- * HOST is a name, an IPv4 address or an IPv6 address in brackets. PORT defaults to 4420 (8009
- * for the discovery subsystem, which is also what a missing NQN names). The keys every fabrics
+ * HOST is a name, an IPv4 address or an IPv6 address in brackets. PORT defaults to 4420; for
+ * the discovery subsystem (which is also what a missing NQN names) to the scheme's discovery
+ * port: 8009 for NVMe/TCP (TCP Transport 1.0, 7.4.9.3), 4420 for NVMe/RDMA, whose IANA port
+ * serves both (as nvme-cli's defaults have it). The keys every fabrics
  * scheme takes (docs/nvme-tcp.md, docs/nvme-rdma.md): hostnqn, hostid, kato, ctrl_loss_tmo,
  * reconnect_delay, connect_timeout, incapsule, dhchap_secret, dhchap_ctrl_secret. A scheme adds
  * its own through struct nvmf_params_keys (NVMe/TCP's digests and TLS:
@@ -44,11 +46,13 @@ struct nvmf_params {
  * common one: 0 when it took it, a negative errno with a message (unvme_fail) when its value
  * is wrong or the scheme refuses it, 1 when the key is not the scheme's either. word is the
  * scheme's name for messages ("nvme-tcp"). known lists every key the scheme takes, for the
- * message an unknown key gets (NULL: NVMF_PARAMS_KEYS). */
+ * message an unknown key gets (NULL: NVMF_PARAMS_KEYS). disc_port is the port a discovery
+ * id without one gets (NULL: 8009, NVMe/TCP's). */
 struct nvmf_params_keys {
 	int (*option)(void *arg, const char *word, const char *key, const char *val);
 	void *arg;
 	const char *known;
+	const char *disc_port;
 };
 
 /* Parses a resolved address of the scheme ("nvme-tcp://"), with the scheme's keys (NULL: the

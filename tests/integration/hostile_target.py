@@ -14,7 +14,9 @@ subsystem with one memory namespace, and misbehaves on cue:
   stall                  the Nth admin command of an opcode (stall_opcode) never answered
   stall-all              from the Nth admin command of stall_opcode on, nothing is answered
                          on the admin connection (keep alive included)
-and reports hostile values in Identify: mdts (255), lbads (32, 63).
+and reports hostile values in Identify: mdts (255), lbads (32, 63). A discovery log lists the
+target itself as a TCP record, then the raw 1024-byte records of `extra` (disc_record makes them,
+hostile or not: RDMA records with their TSAS, addresses and ports of any bytes).
 
 It keeps every byte hosts sent (`received`) so that a test can check that no canary from the
 host's buffers ever reached it, and what it did (`events`). drop_admin() closes the admin
@@ -37,6 +39,28 @@ MAXH2C = 65536
 ICD = 8192  # in-capsule data the controller takes (IOCCSZ)
 
 
+TRTYPE_RDMA, TRTYPE_TCP = 1, 3
+
+
+def disc_record(trtype, traddr, trsvcid, nqn, adrfam=1, subtype=2, qptype=1, prtype=4, cms=1,
+                pkey=0, tsas=None):
+    """One discovery log record (NVMe Base 2.0 "Discovery Log Page Entry"), fields as bytes or
+    str, padded as a controller pads them; an RDMA record's TSAS from qptype, prtype, cms and
+    pkey (RDMA Transport Specification Figure 3) unless tsas gives its raw bytes."""
+    def b(v):
+        return v.encode() if isinstance(v, str) else bytes(v)
+    e = bytearray(1024)
+    e[0], e[1], e[2], e[3] = trtype, adrfam, subtype, 2
+    struct.pack_into("<HHH", e, 4, 1, 0xFFFF, 32)
+    e[32:64] = b(trsvcid).ljust(32)[:32]
+    e[256:512] = b(nqn).ljust(256, b"\0")[:256]
+    e[512:768] = b(traddr).ljust(256)[:256]
+    if tsas is None and trtype == TRTYPE_RDMA:
+        tsas = struct.pack("<BBB5xH", qptype, prtype, cms, pkey)
+    e[768:768 + len(tsas or b"")] = tsas or b""
+    return bytes(e)
+
+
 def _pdu(typ, flags, hdr, data=b""):
     hlen = 8 + len(hdr)
     pdo = hlen if data else 0
@@ -53,8 +77,9 @@ def c2h(cid, off, data, last=True):
 
 class Hostile:
     def __init__(self, nqn="nqn.2024-01.io.unvme.test:hostile", cue=None, nth=1, mdts=5, lbads=9,
-                 nblocks=2048, stall_opcode=ADM_GET_FEAT):
+                 nblocks=2048, stall_opcode=ADM_GET_FEAT, extra=()):
         self.nqn = nqn
+        self.extra = [bytes(r) for r in extra]
         self.cue = cue
         self.nth = nth
         self.mdts = mdts
@@ -323,7 +348,8 @@ class _Conn:
     def log(self, lid):
         if lid != 0x70:
             return bytes(4096)
-        numrec = {"disc-short": 1000, "disc-zero": 1000, "disc-huge": 1 << 40}.get(self.t.cue, 1)
+        numrec = {"disc-short": 1000, "disc-zero": 1000, "disc-huge": 1 << 40}.get(self.t.cue,
+                                                                             1 + len(self.t.extra))
         hdr = bytearray(1024)
         struct.pack_into("<QQH", hdr, 0, 7, numrec, 0)
         e = bytearray(1024)
@@ -336,7 +362,7 @@ class _Conn:
         e[512 + 9:768] = b" " * (256 - 9)
         if self.t.cue == "disc-zero":
             return bytes(hdr) + bytes(e) + bytes(1024 * 999)
-        return bytes(hdr) + bytes(e)
+        return bytes(hdr) + bytes(e) + b"".join(self.t.extra)
 
     def io(self, opc, cid, nsid, cdw, length, icd):
         if nsid != 1:

@@ -16,6 +16,11 @@
 #   (3) our host (nvme-rdma:// device ids, lib/transport/rdma) against our target and against
 #       Linux's nvmet-rdma: id-ctrl, a write read back and compared, unvme perf with
 #       verification; against ours, a host not on the allow-list refused.
+#   (4) our discovery over RDMA (unvme discover / connect-all with nvme-rdma:// and -t rdma)
+#       against our target's and Linux's nvmet-rdma's discovery subsystems: the records
+#       (RDMA, address, port, NQN, TSAS) in text and JSON, connect-all following the RDMA
+#       record under an alias, and a write read back through that alias; connect -t rdma -a -s
+#       -n --alias and the same data read through its alias.
 . /src/tests/qemu/tcp_lib.sh
 . /src/tests/qemu/rdma_lib.sh
 RKN=nqn.2024-01.io.linux:nvmet-rdma
@@ -119,10 +124,62 @@ else
 fi
 # TLS and digests are NVMe/TCP's: refused before anything is sent
 tout rdma-ourhost-tls-refused "NVMe/RDMA has no TLS" $UNVME id-ctrl "nvme-rdma://$RDMA_ADDR:4421/$RTN?tls=1"
+
+# ---- (4) our discovery over RDMA ----
+ourhost_discovery() { # TAG DISC-ID NQN PORT ALIAS: discover lists NQN as an RDMA record at
+	# $RDMA_ADDR:PORT with its TSAS, connect-all follows it under ALIAS0, a write read back there
+	tag=$1 d=$2 nqn=$3 port=$4 alias=$5
+	$UNVME discover "$d" > $W/dtext 2>&1
+	if grep -q "subnqn:  $nqn" $W/dtext && grep -q "trtype:  rdma" $W/dtext &&
+		grep -q "traddr:  $RDMA_ADDR" $W/dtext && grep -q "trsvcid: $port" $W/dtext &&
+		grep -q "rdma_qptype: connected" $W/dtext && grep -q "rdma_cms:    rdma-cm" $W/dtext; then
+		pass $tag-discover
+	else
+		fail $tag-discover; sed 's/^/    /' $W/dtext | tail -n 20
+	fi
+	$UNVME discover "$d" -o json > $W/djson 2>&1
+	if grep -q "\"subnqn\": *\"$nqn\"" $W/djson && grep -q '"trtype": *"rdma"' $W/djson &&
+		grep -q "\"trsvcid\": *\"$port\"" $W/djson && grep -q '"rdma_qptype": *"connected"' $W/djson &&
+		grep -q '"rdma_cms": *"rdma-cm"' $W/djson && grep -q '"rdma_prtype"' $W/djson; then
+		pass $tag-discover-json
+	else
+		fail $tag-discover-json; sed 's/^/    /' $W/djson | tail -n 30
+	fi
+	rm -f $W/$alias.json
+	t $tag-connect-all env UNVME_CONFIG=$W/$alias.json $UNVME connect-all "$d" --alias $alias
+	env UNVME_CONFIG=$W/$alias.json $UNVME devices > $W/ddevs 2>&1
+	if grep -q "^${alias}0  *nvme-rdma://$RDMA_ADDR:$port/$nqn?" $W/ddevs; then
+		pass $tag-connect-all-alias-is-rdma
+	else
+		fail $tag-connect-all-alias-is-rdma; sed 's/^/    /' $W/ddevs | tail -n 5
+	fi
+	head -c 32768 /dev/urandom > $W/dpat
+	t $tag-alias-write env UNVME_CONFIG=$W/$alias.json $UNVME write ${alias}0 -s 256 -d $W/dpat
+	rm -f $W/dback
+	t $tag-alias-read env UNVME_CONFIG=$W/$alias.json $UNVME read ${alias}0 -s 256 -z 32768 -d $W/dback
+	if cmp -s $W/dpat $W/dback; then pass $tag-alias-read-back-equal; else fail $tag-alias-read-back-equal; fi
+}
+ourhost_discovery rdma-ourhost-disc-ours "nvme-rdma://$RDMA_ADDR:4421?hostnqn=$RHN" $RTN 4421 rdours
+# nvme-cli's form: -t rdma -a ADDR -s PORT, for discover and connect
+tout rdma-ourhost-disc-ours-t-a-s "subnqn:  $RTN" $UNVME discover -t rdma -a $RDMA_ADDR -s 4421 -q $RHN
+rm -f $W/rdconn.json
+tout rdma-ourhost-connect-t-a-s-n "connected to $RTN" env UNVME_CONFIG=$W/rdconn.json \
+	$UNVME connect -t rdma -a $RDMA_ADDR -s 4421 -n $RTN -q $RHN --alias rdconn
+t rdma-ourhost-connect-alias-read env UNVME_CONFIG=$W/rdconn.json $UNVME read rdconn -s 256 -z 32768 -d $W/dback2
+if cmp -s $W/dpat $W/dback2; then pass rdma-ourhost-connect-alias-read-back-equal; else fail rdma-ourhost-connect-alias-read-back-equal; fi
+# a host not on the allow-list sees only the discovery subsystem
+$UNVME discover "nvme-rdma://$RDMA_ADDR:4421?hostnqn=nqn.2014-08.io.unvme:stranger-disc" > $W/out 2>&1
+if grep -q "Number of Records 1," $W/out && ! grep -q "$RTN" $W/out; then
+	pass rdma-ourhost-disc-ours-stranger-sees-none
+else
+	fail rdma-ourhost-disc-ours-stranger-sees-none; sed 's/^/    /' $W/out | tail -n 10
+fi
 truncate -s 64M /tmp/rnvmet2.img
 if rdma_nvmet_export $RKN /tmp/rnvmet2.img 4420; then
 	pass rdma-nvmet-configured-for-ourhost
 	ourhost_rw rdma-ourhost-nvmet "nvme-rdma://$RDMA_ADDR/$RKN?hostnqn=$RHN"
+	# nvmet-rdma's discovery subsystem, on the port it serves (4420: also the default here)
+	ourhost_discovery rdma-ourhost-disc-nvmet "nvme-rdma://$RDMA_ADDR?hostnqn=$RHN" $RKN 4420 rdnvmet
 else
 	fail rdma-nvmet-configured-for-ourhost "configfs setup of nvmet-rdma failed"
 fi

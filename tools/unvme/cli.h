@@ -168,6 +168,7 @@ struct cli_args {
 	const char *port_file;
 	const char *alias;
 	const char *hostnqn;
+	const char *transport;   /* discover/connect -t: tcp or rdma */
 	const char *traddr;
 	const char *trsvcid;
 	uint32_t threads;

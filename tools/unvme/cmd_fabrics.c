@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * NVMe over Fabrics commands, as nvme-cli has them:
+ * NVMe over Fabrics commands, as nvme-cli has them, over NVMe/TCP and NVMe/RDMA:
  *   unvme discover nvme-tcp://HOST:PORT     the Discovery Controller's log page
- *   unvme connect nvme-tcp://HOST:PORT/NQN [--alias NAME]
- *   unvme connect-all nvme-tcp://HOST:PORT [--alias PREFIX]
+ *   unvme discover -t rdma -a HOST [-s PORT] (or nvme-rdma://HOST:PORT)
+ *   unvme connect nvme-tcp://HOST:PORT/NQN [--alias NAME]   (or nvme-rdma://)
+ *   unvme connect-all nvme-tcp://HOST:PORT [--alias PREFIX] every TCP and RDMA record, each
+ *                                           over its own fabric
  *   unvme disconnect NAME
  * A user-space driver has no kernel controller to create: connecting checks the subsystem
  * (Connect, Identify, its namespaces) and, with --alias, records the device id under a name
@@ -17,26 +19,90 @@
 #include <string.h>
 
 #include "unvme/spec/fabrics.h"
+#include "unvme/spec/rdma.h"
 #include "cli.h"
 
 #define MAX_TRIES 3
+#define ADRFAM_IB 3 /* ADRFAM 3: an InfiniBand address (AF_IB), RDMA records only */
 
-/* The address to use: the positional device id, or one built from -a/-s (nvme-cli style). */
+/* The fabrics these commands reach: nvme-cli's -t name, the device id's scheme, and the
+ * discovery log's TRTYPE of each (NVMe Base 2.0 figure "Discovery Log Page Entry"). */
+struct fabric {
+	const char *name;
+	const char *scheme;
+	uint8_t trtype;
+	const char *word; /* for messages */
+};
+
+static const struct fabric fabrics[] = {
+	{"tcp", "nvme-tcp://", NVMF_TRTYPE_TCP, "TCP"},
+	{"rdma", "nvme-rdma://", NVMF_TRTYPE_RDMA, "RDMA"},
+};
+#define NFABRICS (sizeof(fabrics) / sizeof(fabrics[0]))
+
+static const struct fabric *fabric_named(const char *name)
+{
+	for (size_t i = 0; i < NFABRICS; i++)
+		if (!strcmp(name, fabrics[i].name))
+			return &fabrics[i];
+	return NULL;
+}
+
+static const struct fabric *fabric_of_id(const char *id)
+{
+	for (size_t i = 0; i < NFABRICS; i++)
+		if (!strncmp(id, fabrics[i].scheme, strlen(fabrics[i].scheme)))
+			return &fabrics[i];
+	return NULL;
+}
+
+static const struct fabric *fabric_of_trtype(uint8_t trtype)
+{
+	for (size_t i = 0; i < NFABRICS; i++)
+		if (fabrics[i].trtype == trtype)
+			return &fabrics[i];
+	return NULL;
+}
+
+/* What follows "SCHEME://" in a device id of one of the fabrics. */
+static const char *after_scheme(const char *id)
+{
+	const struct fabric *f = fabric_of_id(id);
+	return f ? id + strlen(f->scheme) : id;
+}
+
+/* The address to use: the positional device id, or one built from -t/-a/-s (nvme-cli
+ * style). -t with a device id must name the id's fabric. */
 static int target_address(const struct cli_args *a, const char *nqn, char *out, size_t len)
 {
 	char base[2048];
+	const struct fabric *f = &fabrics[0];
+	if (a->transport && !(f = fabric_named(a->transport))) {
+		cli_fail(a->cmd, EXIT_USAGE, "--transport %s: expected tcp or rdma (the fabrics this host "
+			 "has; fc and loop are not carried)", a->transport);
+		return -EINVAL;
+	}
 	if (a->traddr) {
 		bool v6 = strchr(a->traddr, ':') != NULL;
-		snprintf(base, sizeof(base), "nvme-tcp://%s%s%s:%s/%s", v6 ? "[" : "", a->traddr, v6 ? "]" : "",
-			 a->trsvcid ? a->trsvcid : "4420", nqn ? nqn : "");
+		snprintf(base, sizeof(base), "%s%s%s%s:%s/%s", f->scheme, v6 ? "[" : "", a->traddr,
+			 v6 ? "]" : "", a->trsvcid ? a->trsvcid : "4420", nqn ? nqn : "");
 	} else if (a->positional) {
 		int rc = unvme_devid_resolve(a->positional, base, sizeof(base));
 		if (rc)
 			return rc;
-		if (strncmp(base, "nvme-tcp://", 11))
-			return cli_fail(a->cmd, EXIT_USAGE, "%s is not an nvme-tcp:// address", base), -EINVAL;
+		const struct fabric *of = fabric_of_id(base);
+		if (!of) {
+			cli_fail(a->cmd, EXIT_USAGE, "%s is not an nvme-tcp:// or nvme-rdma:// address", base);
+			return -EINVAL;
+		}
+		if (a->transport && of != f) {
+			cli_fail(a->cmd, EXIT_USAGE, "--transport %s does not match %s (an %s address)",
+				 a->transport, base, of->scheme);
+			return -EINVAL;
+		}
 	} else {
-		cli_fail(a->cmd, EXIT_USAGE, "give the target: nvme-tcp://HOST:PORT or -a ADDRESS [-s PORT]");
+		cli_fail(a->cmd, EXIT_USAGE, "give the target: nvme-tcp://HOST:PORT, nvme-rdma://HOST:PORT "
+			 "or [-t tcp|rdma] -a ADDRESS [-s PORT]");
 		return -EINVAL;
 	}
 	/* options from the command line go into the query */
@@ -56,10 +122,10 @@ static int target_address(const struct cli_args *a, const char *nqn, char *out, 
 /* The discovery address with the subsystem NQN replaced (or the discovery NQN put in). */
 static void with_nqn(const char *addr, const char *nqn, char *out, size_t len)
 {
-	const char *s = addr + 11;
+	const char *s = after_scheme(addr);
 	size_t auth = strcspn(s, "/?");
 	const char *query = strchr(s, '?');
-	snprintf(out, len, "nvme-tcp://%.*s/%s%s", (int)auth, s, nqn, query ? query : "");
+	snprintf(out, len, "%.*s%.*s/%s%s", (int)(s - addr), addr, (int)auth, s, nqn, query ? query : "");
 }
 
 #define MAX_RECORDS 1024
@@ -128,34 +194,78 @@ static bool text_field(const char *f, size_t width, bool may_be_empty, char out[
 	return out[0] || may_be_empty;
 }
 
+/* The address and port of a TCP or RDMA record, which become the authority of a device id:
+ * a host name or an IP address of the record's family (an IPv4 one has no ':' that would end
+ * the host), and a port, nothing that could end the authority or start options. false with
+ * what is wrong in why. */
+static bool bad_ip_endpoint(const struct nvmf_disc_log_entry *e, const char *word, const char *addr,
+			    const char *svc, char *why, size_t len)
+{
+	size_t n = strlen(addr);
+	if (e->adrfam != NVMF_ADRFAM_IPV4 && e->adrfam != NVMF_ADRFAM_IPV6)
+		snprintf(why, len, "%s adrfam %u: not 1 (IPv4) or 2 (IPv6)", word, e->adrfam);
+	else if (n == 0 ||
+		 strspn(addr, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.:-_%") < n ||
+		 (e->adrfam == NVMF_ADRFAM_IPV4 && strchr(addr, ':')))
+		snprintf(why, len, "%s traddr '%s': not a host name or an IP%s address", word, addr,
+			 e->adrfam == NVMF_ADRFAM_IPV4 ? "v4" : "v6");
+	else if (!svc[0] || strspn(svc, "0123456789") != strlen(svc) || strlen(svc) > 5 || atoi(svc) < 1 ||
+		 atoi(svc) > 65535)
+		snprintf(why, len, "%s trsvcid '%s': not a port number in 1..65535", word, svc);
+	else
+		return false;
+	return true;
+}
+
+/* An RDMA record's TSAS (RDMA Transport Specification 1.0, Figure 3): the values the
+ * specification defines; reserved ones are a malformed record. */
+static bool bad_rdma_tsas(const struct nvmf_disc_log_entry *e, char *why, size_t len)
+{
+	const struct nvmf_rdma_tsas *ts = (const void *)e->tsas;
+	if (ts->qptype < 1 || ts->qptype > 2)
+		snprintf(why, len, "RDMA tsas.qptype %u: not 1 (reliable connected) or 2 (reliable datagram)",
+			 ts->qptype);
+	else if (ts->prtype < 1 || ts->prtype > 5)
+		snprintf(why, len, "RDMA tsas.prtype %u: not 1..5 (not specified, InfiniBand, RoCE, RoCEv2, "
+			 "iWARP)", ts->prtype);
+	else if (ts->cms != NVMF_RDMA_CMS_RDMA_CM)
+		snprintf(why, len, "RDMA tsas.cms %u: not 1 (the RDMA IP connection manager)", ts->cms);
+	else
+		return false;
+	return true;
+}
+
 /* Checks a record before anything in it is printed or used to build a device id: what a
  * record of the discovery log must hold (NVMe Base 2.0 figure "Discovery Log Page Entry"). An
- * all-zero record (a count the controller did not fill) is caught here. NULL, or what is
- * wrong. */
-static const char *bad_entry(const struct nvmf_disc_log_entry *e)
+ * all-zero record (a count the controller did not fill) is caught here. false, or true with
+ * what is wrong (the field named) in why. */
+static bool bad_entry(const struct nvmf_disc_log_entry *e, char *why, size_t len)
 {
 	char nqn[257], addr[257], svc[257];
+	const char *what = NULL;
 	if (e->trtype != NVMF_TRTYPE_RDMA && e->trtype != NVMF_TRTYPE_FC && e->trtype != NVMF_TRTYPE_TCP &&
 	    e->trtype != 0xfe)
-		return "unknown transport type";
-	if (e->subtype < NVMF_SUBTYPE_DISCOVERY_REFERRAL || e->subtype > NVMF_SUBTYPE_DISCOVERY_CURRENT)
-		return "unknown subsystem type";
-	if (!text_field(e->subnqn, sizeof(e->subnqn), false, nqn) || strchr(nqn, ' '))
-		return "no subsystem NQN, or one with spaces or control characters";
-	if (!text_field(e->traddr, sizeof(e->traddr), true, addr) ||
-	    !text_field(e->trsvcid, sizeof(e->trsvcid), true, svc))
-		return "control characters in the address";
-	if (e->trtype != NVMF_TRTYPE_TCP)
-		return NULL;
-	/* what becomes part of an nvme-tcp:// device id: a host name or an IP address and a
-	 * port, nothing that could end the authority or start options */
-	size_t n = strlen(addr);
-	if (n == 0 || strspn(addr, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.:-_%") < n)
-		return "a TCP address that is not a host name or an IP address";
-	if (!svc[0] || strspn(svc, "0123456789") != strlen(svc) || strlen(svc) > 5 || atoi(svc) < 1 ||
-	    atoi(svc) > 65535)
-		return "a TCP port that is not a number in 1..65535";
-	return NULL;
+		what = "trtype: unknown transport type";
+	else if (e->subtype < NVMF_SUBTYPE_DISCOVERY_REFERRAL || e->subtype > NVMF_SUBTYPE_DISCOVERY_CURRENT)
+		what = "subtype: unknown subsystem type";
+	else if (!text_field(e->subnqn, sizeof(e->subnqn), false, nqn) || strchr(nqn, ' '))
+		what = "subnqn: no subsystem NQN, or one with spaces or control characters";
+	else if (!text_field(e->traddr, sizeof(e->traddr), true, addr))
+		what = "traddr: control characters in the address";
+	else if (!text_field(e->trsvcid, sizeof(e->trsvcid), true, svc))
+		what = "trsvcid: control characters in the port";
+	if (what) {
+		snprintf(why, len, "%s", what);
+		return true;
+	}
+	const struct fabric *f = fabric_of_trtype(e->trtype);
+	if (!f)
+		return false; /* printed, never followed */
+	if (e->trtype == NVMF_TRTYPE_RDMA && bad_rdma_tsas(e, why, len))
+		return true;
+	if (e->trtype == NVMF_TRTYPE_RDMA && e->adrfam == ADRFAM_IB)
+		return false; /* an InfiniBand GID: printed, never followed (not_followed) */
+	return bad_ip_endpoint(e, f->word, addr, svc, why, len);
 }
 
 /* Every record checked: EXIT_OK, or the exit code after naming the first bad one. */
@@ -163,8 +273,8 @@ static int check_entries(struct cli_args *a, const uint8_t *log, uint64_t n)
 {
 	const struct nvmf_disc_log_entry *e = (const void *)(log + sizeof(struct nvmf_disc_log_hdr));
 	for (uint64_t i = 0; i < n; i++) {
-		const char *why = bad_entry(&e[i]);
-		if (why)
+		char why[400];
+		if (bad_entry(&e[i], why, sizeof(why)))
 			return cli_fail(a->cmd, EXIT_HOST, "discovery log record %llu of %llu is malformed "
 					"(%s): the controller's log is refused", (unsigned long long)i,
 					(unsigned long long)n, why);
@@ -179,7 +289,27 @@ static const char *trtype_name(uint8_t t)
 
 static const char *adrfam_name(uint8_t a)
 {
-	return a == NVMF_ADRFAM_IPV4 ? "ipv4" : a == NVMF_ADRFAM_IPV6 ? "ipv6" : "unknown";
+	return a == NVMF_ADRFAM_IPV4 ? "ipv4" : a == NVMF_ADRFAM_IPV6 ? "ipv6" : a == ADRFAM_IB ? "infiniband"
+											      : "unknown";
+}
+
+/* An RDMA record's TSAS, by libnvme's names (nvme-cli prints them as rdma_qptype, rdma_prtype,
+ * rdma_cms, rdma_pkey); bad_rdma_tsas passed the values first. */
+static const char *qptype_name(uint8_t v)
+{
+	return v == 1 ? "connected" : v == 2 ? "datagram" : "unrecognized";
+}
+
+static const char *prtype_name(uint8_t v)
+{
+	static const char *const names[] = {"unrecognized", "not specified", "infiniband", "roce",
+					    "roce-v2", "iwarp"};
+	return v < sizeof(names) / sizeof(names[0]) ? names[v] : "unrecognized";
+}
+
+static const char *cms_name(uint8_t v)
+{
+	return v == NVMF_RDMA_CMS_RDMA_CM ? "rdma-cm" : "unrecognized";
 }
 
 static const char *subtype_name(uint8_t s)
@@ -223,6 +353,17 @@ static void field(char *dst, const char *src, size_t n)
 	dst[l] = '\0';
 }
 
+/* A controller that could not be opened: its NVMe status, or what went wrong with the device id
+ * named (connect-all tries several, discover may have built it from -t/-a/-s). */
+static int open_failed(const struct cli_args *a, const char *addr, int rc)
+{
+	if (rc > 0)
+		return cli_result(a->cmd, rc, 0);
+	const char *msg = unvme_errmsg();
+	return cli_fail(a->cmd, EXIT_HOST, "cannot open %s: %s", cli_echo(addr),
+			msg && *msg ? msg : strerror(-rc));
+}
+
 static int open_discovery(struct cli_args *a, char *addr, size_t len, struct unvme_ctrlr **c)
 {
 	char raw[2048];
@@ -233,7 +374,7 @@ static int open_discovery(struct cli_args *a, char *addr, size_t len, struct unv
 	snprintf(addr, len, "%s", raw);
 	rc = unvme_ctrlr_open(addr, NULL, c);
 	if (rc)
-		return cli_result(a->cmd, rc, 0);
+		return open_failed(a, addr, rc);
 	return EXIT_OK;
 }
 
@@ -290,6 +431,13 @@ int cmd_discover(struct cli_args *a)
 			field(s, e[i].traddr, sizeof(e[i].traddr));
 			json_object_object_add(r, "traddr", json_object_new_string(s));
 			json_object_object_add(r, "sectype", json_object_new_string(sectype_name(&e[i])));
+			if (e[i].trtype == NVMF_TRTYPE_RDMA) {
+				const struct nvmf_rdma_tsas *ts = (const void *)e[i].tsas;
+				json_object_object_add(r, "rdma_prtype", json_object_new_string(prtype_name(ts->prtype)));
+				json_object_object_add(r, "rdma_qptype", json_object_new_string(qptype_name(ts->qptype)));
+				json_object_object_add(r, "rdma_cms", json_object_new_string(cms_name(ts->cms)));
+				json_object_object_add(r, "rdma_pkey", json_object_new_int(ts->pkey));
+			}
 			json_object_array_add(recs, r);
 		}
 		json_object_object_add(root, "records", recs);
@@ -313,6 +461,13 @@ int cmd_discover(struct cli_args *a)
 			field(s, e[i].traddr, sizeof(e[i].traddr));
 			printf("traddr:  %s\n", s);
 			printf("sectype: %s\n", sectype_name(&e[i]));
+			if (e[i].trtype == NVMF_TRTYPE_RDMA) {
+				const struct nvmf_rdma_tsas *ts = (const void *)e[i].tsas;
+				printf("rdma_prtype: %s\n", prtype_name(ts->prtype));
+				printf("rdma_qptype: %s\n", qptype_name(ts->qptype));
+				printf("rdma_cms:    %s\n", cms_name(ts->cms));
+				printf("rdma_pkey: 0x%04x\n", ts->pkey);
+			}
 		}
 	}
 	free(log);
@@ -341,7 +496,7 @@ static int connect_one(struct cli_args *a, const char *addr, const char *alias)
 	struct unvme_ctrlr *c;
 	int rc = unvme_ctrlr_open(addr, NULL, &c);
 	if (rc)
-		return cli_result(a->cmd, rc, 0);
+		return open_failed(a, addr, rc);
 	const struct nvme_id_ctrl *id = unvme_ctrlr_identify_data(c);
 	char mn[41], sn[21];
 	cli_id_string(id->mn, sizeof(id->mn), mn, sizeof(mn));
@@ -390,6 +545,45 @@ int cmd_connect(struct cli_args *a)
 	return connect_one(a, addr, a->alias);
 }
 
+/* Why an NVM subsystem record that bad_entry passed is not followed, or NULL: a fabric this
+ * host does not have, or an RDMA record it cannot connect to. */
+static const char *not_followed(const struct nvmf_disc_log_entry *e)
+{
+	if (!fabric_of_trtype(e->trtype))
+		return "a fabric this host does not have";
+	if (e->trtype == NVMF_TRTYPE_RDMA) {
+		const struct nvmf_rdma_tsas *ts = (const void *)e->tsas;
+		if (e->adrfam == ADRFAM_IB)
+			return "an InfiniBand address (AF_IB): nvme-rdma:// takes IP addresses";
+		if (ts->qptype != NVMF_RDMA_QPTYPE_CONNECTED)
+			return "reliable datagram queue pairs: NVMe/RDMA here is reliable connected";
+	}
+	return NULL;
+}
+
+/* The discovery id's query (host NQN, secrets, timeouts) for a record of fabric to: the keys
+ * of another fabric that to has not (NVMe/TCP's TLS and digests when an RDMA record comes from
+ * a TCP discovery controller) are left out, the rest carried. */
+static void carry_query(const char *query, const struct fabric *to, char *out, size_t len)
+{
+	static const char *const tcp_only[] = {"tls", "tls_key", "tls_identity", "hdgst", "ddgst"};
+	size_t o = 0;
+	out[0] = '\0';
+	if (!query)
+		return;
+	for (const char *q = query + 1; *q;) {
+		size_t n = strcspn(q, "&");
+		size_t klen = strcspn(q, "=&");
+		bool keep = true;
+		for (size_t i = 0; to->trtype != NVMF_TRTYPE_TCP && i < sizeof(tcp_only) / sizeof(tcp_only[0]); i++)
+			if (klen == strlen(tcp_only[i]) && !strncmp(q, tcp_only[i], klen))
+				keep = false;
+		if (keep && o + n + 2 < len)
+			o += (size_t)snprintf(out + o, len - o, "%c%.*s", o ? '&' : '?', (int)n, q);
+		q += n + (q[n] == '&');
+	}
+}
+
 int cmd_connect_all(struct cli_args *a)
 {
 	char addr[2048];
@@ -399,21 +593,30 @@ int cmd_connect_all(struct cli_args *a)
 	if (rc)
 		return rc;
 	const struct nvmf_disc_log_entry *e = (const void *)(log + sizeof(struct nvmf_disc_log_hdr));
+	const char *query = strchr(after_scheme(addr), '?');
 	int worst = EXIT_OK, k = 0;
 	for (uint64_t i = 0; i < n; i++) {
-		if (e[i].subtype != NVMF_SUBTYPE_NVME || e[i].trtype != NVMF_TRTYPE_TCP)
+		if (e[i].subtype != NVMF_SUBTYPE_NVME)
 			continue;
-		char traddr[257], svc[33], nqn[257], base[600], one[5200], alias[300];
+		const char *skip = not_followed(&e[i]);
+		if (skip) {
+			if (e[i].trtype != NVMF_TRTYPE_FC) /* as before: FC records pass silently */
+				fprintf(stderr, "unvme: %s: discovery log record %llu not followed: %s\n", a->cmd,
+					(unsigned long long)i, skip);
+			continue;
+		}
+		const struct fabric *f = fabric_of_trtype(e[i].trtype);
+		char traddr[257], svc[33], nqn[257], base[600], one[5200], alias[300], q[1300];
 		field(traddr, e[i].traddr, sizeof(e[i].traddr));
 		field(svc, e[i].trsvcid, sizeof(e[i].trsvcid));
 		field(nqn, e[i].subnqn, sizeof(e[i].subnqn));
 		bool v6 = e[i].adrfam == NVMF_ADRFAM_IPV6;
-		/* the entry's address, with our query options (host NQN, secrets) */
-		const char *query = strchr(addr + 11, '?');
-		snprintf(base, sizeof(base), "nvme-tcp://%s%s%s:%s", v6 ? "[" : "", traddr, v6 ? "]" : "", svc);
+		/* the entry's address (bad_entry checked it), with our query options */
+		snprintf(base, sizeof(base), "%s%s%s%s:%s", f->scheme, v6 ? "[" : "", traddr, v6 ? "]" : "", svc);
 		char enc[3 * sizeof(nqn)];
 		pct_encode(nqn, enc, sizeof(enc));
-		snprintf(one, sizeof(one), "%s/%s%s", base, enc, query ? query : "");
+		carry_query(query, f, q, sizeof(q));
+		snprintf(one, sizeof(one), "%s/%s%s", base, enc, q);
 		snprintf(alias, sizeof(alias), "%s%d", a->alias ? a->alias : "nvmf", k++);
 		int r = connect_one(a, one, a->alias ? alias : NULL);
 		if (r && !worst)

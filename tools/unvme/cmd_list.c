@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lib/common/fdio.h"
 
 #define MAX_DEVICES 128
 #define PCI_CLASS_NVME "0x010802"
@@ -44,14 +45,7 @@ static bool read_sysfs(const char *dir, const char *file, char *out, size_t len)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", dir, file);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return false;
-	bool ok = fgets(out, (int)len, f) != NULL;
-	fclose(f);
-	if (ok)
-		out[strcspn(out, "\n")] = '\0';
-	return ok;
+	return fd_read_text(path, out, len) == 0;
 }
 
 /* The kernel's name of the NVMe controller at a PCI address ("nvme0"), if it has one. */

@@ -552,7 +552,10 @@ static const char batch_details[] =
 	"first failing line unless --keep-going; the exit code is that of the first failure.\n";
 
 #define OPT_FABRICS_HOST                                                                          \
-	OPT("traddr", 'a', OPT_STR, traddr, "ADDRESS", "target address (instead of the nvme-tcp:// id)"), \
+	OPT("transport", 't', OPT_STR, transport, "TYPE",                                              \
+	    "tcp or rdma: the fabric of --traddr (default tcp), or the scheme the id must have"),        \
+	OPT("traddr", 'a', OPT_STR, traddr, "ADDRESS",                                                    \
+	    "target address (instead of the nvme-tcp:// or nvme-rdma:// id)"),                           \
 	OPT("trsvcid", 's', OPT_STR, trsvcid, "PORT", "target port with --traddr (default 4420)"),       \
 	OPT("hostnqn", 'q', OPT_STR, hostnqn, "NQN", "this host's NQN (default: $UNVME_HOSTNQN, "        \
 	    "/etc/nvme/hostnqn, else derived from /etc/machine-id)"),                                     \
@@ -634,7 +637,8 @@ static const char target_details[] =
 static const char fabrics_details[] =
 	"A user-space driver keeps no kernel controller: 'connect' checks the subsystem and, with\n"
 	"--alias, records its device id in the devices file for every tool to use by name;\n"
-	"'disconnect NAME' forgets it.\n";
+	"'disconnect NAME' forgets it. connect-all follows the log's NVMe/TCP and NVMe/RDMA\n"
+	"records, each over its own fabric.\n";
 
 static const struct opt_def plug_opts[] = {
 	OPT("card", 'c', OPT_STR, card, "URI",
@@ -821,9 +825,9 @@ const struct cli_cmd cli_commands[] = {
 	  fs_details },
 	{ "target", "serve devices as NVMe/TCP subsystems", cmd_target, target_opts, POS_NONE,
 	  target_details },
-	{ "discover", "read an NVMe/TCP Discovery Controller's log", cmd_discover, discover_opts,
+	{ "discover", "read an NVMe/TCP or NVMe/RDMA Discovery Controller's log", cmd_discover, discover_opts,
 	  POS_ADDRESS, NULL },
-	{ "connect", "connect to an NVMe/TCP subsystem (and name it)", cmd_connect, connect_opts,
+	{ "connect", "connect to an NVMe/TCP or NVMe/RDMA subsystem (and name it)", cmd_connect, connect_opts,
 	  POS_ADDRESS, fabrics_details },
 	{ "connect-all", "connect to every subsystem a discovery log lists", cmd_connect_all,
 	  connect_all_opts, POS_ADDRESS, fabrics_details },
@@ -882,7 +886,7 @@ void cli_print_command_help(FILE *f, const struct cli_cmd *c)
 	case POS_DEVICE: pos = " [<device>]"; break;
 	case POS_FILE: pos = " [<file>]"; break;
 	case POS_COMMAND: pos = " [<command>]"; break;
-	case POS_ADDRESS: pos = " [nvme-tcp://HOST:PORT[/NQN]]"; break;
+	case POS_ADDRESS: pos = " [nvme-tcp|nvme-rdma://HOST:PORT[/NQN]]"; break;
 	case POS_NONE: break;
 	}
 	fprintf(f, "usage: unvme %s%s [options]\n  %s\n", c->name, pos, c->summary);

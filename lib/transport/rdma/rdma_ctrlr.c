@@ -116,7 +116,9 @@ static int rdma_option(void *arg, const char *word, const char *key, const char 
 
 int rdma_params_parse(const char *address, struct nvmf_params *p)
 {
-	const struct nvmf_params_keys keys = {.option = rdma_option};
+	/* the discovery service listens on the IANA NVMe/RDMA port too (nvme-cli's default for
+	 * `discover -t rdma`) */
+	const struct nvmf_params_keys keys = {.option = rdma_option, .disc_port = "4420"};
 	return nvmf_params_parse(address, RDMA_SCHEME, &keys, p);
 }
 
@@ -146,9 +148,6 @@ static int rdma_attach(struct unvme_ctrlr *c, const char *address)
 	int err = rdma_params_parse(address, &rc->p);
 	nvmf_regs_init(&rc->regs, c, &rc->fab, rc->p.ctrl_loss_tmo_ms, rc->p.reconnect_delay_ms,
 		       &rdma_regs_ops, rc);
-	if (err == 0 && rc->p.discovery)
-		err = unvme_fail(-EINVAL, "%s: no subsystem NQN (nvme-rdma://HOST[:PORT]/NQN): the discovery "
-				 "service is reached through nvme-tcp:// here", address);
 	uint32_t adepth = c->opts.admin_queue_depth ? c->opts.admin_queue_depth : 32;
 	if (adepth > 4096)
 		adepth = 4096; /* as the driver's admin queue (AQA holds 12 bits) */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The NVMe/RDMA host transport (nvme-rdma://HOST[:PORT]/NQN): the association behind the
+ * The NVMe/RDMA host transport (nvme-rdma://HOST[:PORT]/NQN, or nvme-rdma://HOST[:PORT] for
+ * the discovery controller, which the driver keeps to its admin queue): the association behind the
  * register interface, as NVMe/TCP's (lib/fabrics/nvmf_regs.h says how CC.EN maps onto
  * connecting and disconnecting), with each queue an RDMA connection (Reliable Connected queue
  * pair) made through lib/fabrics/rdma's verbs layer (rv) and run by its host queue engine
@@ -136,7 +137,8 @@ void rdma_mr_fini(struct rdma_ctrlr *rc);
 
 /* rdma_ctrlr.c */
 /* Parses an nvme-rdma:// device id: the fabrics keys every scheme has (nvmf_params.h), and
- * NVMe/TCP's own (tls*, hdgst, ddgst) refused with a message saying why. */
+ * NVMe/TCP's own (tls*, hdgst, ddgst) refused with a message saying why. An id without a
+ * subsystem NQN names the discovery controller (port 4420 unless given). */
 int rdma_params_parse(const char *address, struct nvmf_params *p);
 void rdma_ctrlr_connection_lost(struct rdma_ctrlr *rc, struct rdma_queue *q);
 #define rdma_report(rc, ...) nvmf_report((rc)->c, __VA_ARGS__)

@@ -4,6 +4,7 @@
  * nvme-rdma:// id, against our own target (lib/target with an "rdma:" listener) over the fake
  * verbs (rv_fake, chosen with rv_set_default: no RDMA device is needed), in one process:
  *   - device ids: the keys nvme-tcp:// shares, TLS and digests refused, bad ids named;
+ *   - an id without an NQN: the discovery controller, its log's RDMA entries;
  *   - the controller through the fabric (identify, features, logs, properties), block I/O of
  *     sizes across the in-capsule / keyed paths, compare, a device's status passed through,
  *     DMA memory registered once, a full queue, a split queue pair driven from two threads;
@@ -346,6 +347,20 @@ static void test_device_ids(void)
 	CHECK_EQ(p.ctrl_loss_tmo_ms, 900);
 	CHECK_EQ(p.reconnect_delay_ms, 50);
 	CHECK_EQ(p.incapsule, 0);
+	/* no subsystem NQN: the discovery controller, on the NVMe/RDMA port (nvme-tcp:// keeps
+	 * its 8009), no keep alive */
+	static const char *const disc[] = {"nvme-rdma://10.0.0.1", "nvme-rdma://10.0.0.1/",
+					   "nvme-rdma://10.0.0.1/" NVMF_DISCOVERY_NQN};
+	for (size_t i = 0; i < sizeof(disc) / sizeof(disc[0]); i++) {
+		CHECK_EQ(rdma_params_parse(disc[i], &p), 0);
+		CHECK(p.discovery);
+		CHECK_STREQ(p.subnqn, NVMF_DISCOVERY_NQN);
+		CHECK_STREQ(p.port, "4420");
+		CHECK_EQ(p.kato_ms, 0);
+	}
+	CHECK_EQ(rdma_params_parse("nvme-rdma://10.0.0.1:4421", &p), 0);
+	CHECK(p.discovery);
+	CHECK_STREQ(p.port, "4421");
 	/* bad ids: refused before anything is reached, with the scheme and the part named */
 	static const struct {
 		const char *id, *says;
@@ -357,7 +372,6 @@ static void test_device_ids(void)
 		{"nvme-rdma://h/" NQN "?kato=x", "nvme-rdma option kato=x: expected a number"},
 		{"nvme-rdma://:4420/" NQN, "no host (nvme-rdma://HOST:PORT/NQN)"},
 		{"nvme-rdma://h:99999/" NQN, "port 99999 is outside 1..65535"},
-		{"nvme-rdma://h/", "no subsystem NQN"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct unvme_ctrlr *c = NULL;
@@ -372,6 +386,9 @@ static void test_device_ids(void)
 	struct tcp_params tp;
 	CHECK_EQ(tcp_params_parse("nvme-tcp://h/" NQN "?bogus=1", &tp), -EINVAL);
 	CHECK(strstr(unvme_errmsg(), "nvme-tcp option 'bogus' is unknown") != NULL);
+	CHECK_EQ(tcp_params_parse("nvme-tcp://h", &tp), 0);
+	CHECK(tp.nvmf.discovery);
+	CHECK_STREQ(tp.nvmf.port, "8009");
 	/* the scheme is listed */
 	CHECK(strstr(unvme_transport_schemes(), "nvme-rdma://") != NULL);
 }
@@ -484,6 +501,57 @@ static void test_controller_admin_and_io(void)
 	unvme_ctrlr_close(c);
 	target_down();
 	CHECK_EQ(rv_fake_live_eps(), 0u); /* every endpoint and region of the host let go */
+	CHECK_EQ(rv_fake_live_mrs(), 0u);
+}
+
+/* The discovery controller over RDMA: an id without an NQN reaches the target's discovery
+ * subsystem, which keeps to its admin queue and lists the subsystem at the address and port
+ * the host reached, as an RDMA entry (RDMA Transport Specification Figure 3's TSAS). */
+static void test_discovery_controller(void)
+{
+	REQUIRE(target_up() == 0);
+	char id[256];
+	snprintf(id, sizeof(id), "nvme-rdma://" ADDR ":%u?hostnqn=" HOST_OK, tgt_port);
+	struct unvme_ctrlr *c = NULL;
+	REQUIRE(unvme_ctrlr_open(id, NULL, &c) == 0);
+	const struct nvme_id_ctrl *idc = unvme_ctrlr_identify_data(c);
+	CHECK_STREQ(idc->subnqn, NVMF_DISCOVERY_NQN);
+	CHECK_EQ(idc->cntrltype, NVME_CTRL_TYPE_DISCOVERY);
+	CHECK(unvme_ctrlr_first_nsid(c) == 0);
+	uint8_t log[4096];
+	memset(log, 0xee, sizeof(log));
+	CHECK_EQ(unvme_get_log_page(c, NVME_LOG_DISCOVERY, 0, log, sizeof(log), 0), 0);
+	const struct nvmf_disc_log_hdr *h = (const void *)log;
+	REQUIRE(h->numrec == 2); /* the discovery subsystem itself and NQN */
+	const struct nvmf_disc_log_entry *e = (const void *)(log + sizeof(*h));
+	char port[16];
+	snprintf(port, sizeof(port), "%u", tgt_port);
+	bool seen_nvm = false, seen_disc = false;
+	for (int i = 0; i < 2; i++) {
+		const struct nvmf_rdma_tsas *ts = (const void *)e[i].tsas;
+		CHECK_EQ(e[i].trtype, NVMF_TRTYPE_RDMA);
+		CHECK_EQ(e[i].adrfam, NVMF_ADRFAM_IPV4);
+		CHECK_STREQ(e[i].traddr, ADDR);
+		CHECK_STREQ(e[i].trsvcid, port);
+		CHECK_EQ(ts->qptype, NVMF_RDMA_QPTYPE_CONNECTED);
+		CHECK_EQ(ts->prtype, NVMF_RDMA_PRTYPE_NOT_SPECIFIED);
+		CHECK_EQ(ts->cms, NVMF_RDMA_CMS_RDMA_CM);
+		if (e[i].subtype == NVMF_SUBTYPE_NVME && !strcmp(e[i].subnqn, NQN))
+			seen_nvm = true;
+		if (e[i].subtype == NVMF_SUBTYPE_DISCOVERY_CURRENT && !strcmp(e[i].subnqn, NVMF_DISCOVERY_NQN))
+			seen_disc = true;
+	}
+	CHECK(seen_nvm && seen_disc);
+	unvme_ctrlr_close(c);
+	/* a host not on the allow-list may ask, and is shown nothing but discovery itself */
+	snprintf(id, sizeof(id), "nvme-rdma://" ADDR ":%u/?hostnqn=" HOST_NO, tgt_port);
+	REQUIRE(unvme_ctrlr_open(id, NULL, &c) == 0);
+	CHECK_EQ(unvme_get_log_page(c, NVME_LOG_DISCOVERY, 0, log, sizeof(log), 0), 0);
+	CHECK_EQ(h->numrec, 1);
+	CHECK_EQ(e[0].subtype, NVMF_SUBTYPE_DISCOVERY_CURRENT);
+	unvme_ctrlr_close(c);
+	target_down();
+	CHECK_EQ(rv_fake_live_eps(), 0u);
 	CHECK_EQ(rv_fake_live_mrs(), 0u);
 }
 
@@ -904,6 +972,7 @@ TEST_MAIN(TEST(test_device_ids),
 	  TEST(test_deep_queue),
 	  TEST(test_split_queue),
 	  TEST(test_allow_list_and_unknown_subsystem_refused),
+	  TEST(test_discovery_controller),
 	  TEST(test_dhchap),
 	  TEST(test_keep_alive_holds_an_idle_association),
 	  TEST(test_reconnect_after_a_lost_connection),

@@ -23,7 +23,6 @@
 #include "cli.h"
 
 #define MAX_TRIES 3
-#define ADRFAM_IB 3 /* ADRFAM 3: an InfiniBand address (AF_IB), RDMA records only */
 
 /* The fabrics these commands reach: nvme-cli's -t name, the device id's scheme, and the
  * discovery log's TRTYPE of each (NVMe Base 2.0 figure "Discovery Log Page Entry"). */
@@ -263,7 +262,7 @@ static bool bad_entry(const struct nvmf_disc_log_entry *e, char *why, size_t len
 		return false; /* printed, never followed */
 	if (e->trtype == NVMF_TRTYPE_RDMA && bad_rdma_tsas(e, why, len))
 		return true;
-	if (e->trtype == NVMF_TRTYPE_RDMA && e->adrfam == ADRFAM_IB)
+	if (e->trtype == NVMF_TRTYPE_RDMA && e->adrfam == NVMF_ADRFAM_IB)
 		return false; /* an InfiniBand GID: printed, never followed (not_followed) */
 	return bad_ip_endpoint(e, f->word, addr, svc, why, len);
 }
@@ -289,7 +288,7 @@ static const char *trtype_name(uint8_t t)
 
 static const char *adrfam_name(uint8_t a)
 {
-	return a == NVMF_ADRFAM_IPV4 ? "ipv4" : a == NVMF_ADRFAM_IPV6 ? "ipv6" : a == ADRFAM_IB ? "infiniband"
+	return a == NVMF_ADRFAM_IPV4 ? "ipv4" : a == NVMF_ADRFAM_IPV6 ? "ipv6" : a == NVMF_ADRFAM_IB ? "infiniband"
 											      : "unknown";
 }
 
@@ -553,7 +552,7 @@ static const char *not_followed(const struct nvmf_disc_log_entry *e)
 		return "a fabric this host does not have";
 	if (e->trtype == NVMF_TRTYPE_RDMA) {
 		const struct nvmf_rdma_tsas *ts = (const void *)e->tsas;
-		if (e->adrfam == ADRFAM_IB)
+		if (e->adrfam == NVMF_ADRFAM_IB)
 			return "an InfiniBand address (AF_IB): nvme-rdma:// takes IP addresses";
 		if (ts->qptype != NVMF_RDMA_QPTYPE_CONNECTED)
 			return "reliable datagram queue pairs: NVMe/RDMA here is reliable connected";

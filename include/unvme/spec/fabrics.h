@@ -173,7 +173,7 @@ enum nvmf_sc {
 #define NVME_LOG_DISCOVERY 0x70
 
 enum nvmf_trtype { NVMF_TRTYPE_RDMA = 1, NVMF_TRTYPE_FC = 2, NVMF_TRTYPE_TCP = 3 };
-enum nvmf_adrfam { NVMF_ADRFAM_IPV4 = 1, NVMF_ADRFAM_IPV6 = 2 };
+enum nvmf_adrfam { NVMF_ADRFAM_IPV4 = 1, NVMF_ADRFAM_IPV6 = 2, NVMF_ADRFAM_IB = 3 /* InfiniBand (AF_IB), RDMA only */ };
 enum nvmf_subtype {
 	NVMF_SUBTYPE_DISCOVERY_REFERRAL = 1,
 	NVMF_SUBTYPE_NVME               = 2,

@@ -62,8 +62,8 @@ def db_bench(args, env, db):
 # the fills and readseq always do all of theirs. readwhilewriting's reader ran ~4,000 reads/s
 # beside its writer on two CPUs: 200,000 reads took ~50 s per run, 36 runs in all, most of
 # make bench's half hour. A rate over 3 s is what every side gets alike (tens of thousands of
-# operations even for readwhilewriting's ~15,000 reads/s); 5 s made these three steps 9 of
-# the section's 11 minutes without narrowing the rounds' range.
+# operations even for readwhilewriting's ~15,000 reads/s); at 5 s these three steps were 9
+# of the section's 11 minutes.
 RANDOM_OPS_SECONDS = 3
 
 

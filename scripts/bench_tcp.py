@@ -25,8 +25,8 @@ remote latency-model case runs three busy threads (perf, the target's poller, th
 engine standing in for an SSD's hardware) on two CPUs where local runs two: the report says so.
 
 Durations: 2 s per QD 1 latency point (the p99 of the remote latency model's ~1,600 I/Os a
-second needs them) and 1 s per IOPS point (the queue-depth sweep, TLS at QD 32: hundreds of
-thousands of I/Os, an average), the same for local and remote: the sweep's 2 s points took
+second needs them) and 1 s per IOPS point (the queue-depth sweep, TLS at QD 32: an average
+over a thousand to two million I/Os), the same for local and remote: the sweep's 2 s points took
 two thirds of the section's five minutes.
 
   BUILD=build python3 scripts/bench_tcp.py [--seconds N] [--sweep-seconds N] [--qds 1,2,4]

@@ -240,7 +240,22 @@ static bool ctrlr_advance(struct unvme_ctrlr *c, uint64_t now)
 	uint32_t csts;
 	bool mine;
 	char msg[256];
-	switch ((enum ctrlr_rec)atomic_load(&c->rec_phase)) {
+	enum ctrlr_rec ph = (enum ctrlr_rec)atomic_load(&c->rec_phase);
+	if (ph != CTRLR_REC_IDLE && atomic_load(&c->removed)) {
+		/* The device is being taken away under the reset (an unbind, a PCIe removal):
+		 * what a step waits for cannot come (a Set Features sent to a device whose bus
+		 * mastering is off would wait out its limit). The reset ends here, failed; the
+		 * commands are given back once the transport says the device touches nothing
+		 * (ctrlr_hotplug_removed: the controller quiesced). */
+		c->gave_up = true;
+		c->failed = 1;
+		snprintf(msg, sizeof(msg), "%.200s: the device was removed during the automatic "
+			 "reset", c->rec_cause);
+		report(c, msg);
+		reset_over(c);
+		return true;
+	}
+	switch (ph) {
 	case CTRLR_REC_IDLE:
 		if (!(atomic_load(&c->recovery) & CTRLR_REC_WANT_RESET))
 			return false;
@@ -555,6 +570,13 @@ void qpair_give_back_gone(struct unvme_qpair *qp)
  * quiesced. */
 static int failed_for_good(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 {
+	/* Failed, but not decided yet: the device is being taken away (its transport says
+	 * when it touches our memory no more), or the reset that a fatal status asked for is
+	 * about to start. The poll that reports the error must be the one that gave the
+	 * commands back, so not yet. */
+	if (!c->quiesced && (atomic_load(&c->removed) ||
+			     (!c->gave_up && (atomic_load(&c->recovery) & CTRLR_REC_WANT_RESET))))
+		return -EAGAIN;
 	if (c->quiesced)
 		qpair_give_back_gone(qp);
 	if (atomic_load(&c->removed))

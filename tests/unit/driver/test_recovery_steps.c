@@ -16,7 +16,12 @@
  *     completes exactly once with ABORTED_SQ_DELETION, from the queue's own poll;
  *   - a fatal status: RESET (CC.EN 0, RDY 0 at a later step; CC.EN 1, RDY 1 at a later step;
  *     CSTS read a few times per poll, never waited on) -> REINIT (Set Features) -> REBUILD;
- *     the reset counted once, the lost command completed once.
+ *     the reset counted once, the lost command completed once;
+ *   - the device taken away during that reset (its Set Features never answered, as after an
+ *     unbind that turned bus mastering off): the reset ends at the next step instead of
+ *     waiting out its limit, the lost command is not given back while the device may still
+ *     touch it (only "removing"), and the poll that first reports -ENODEV, once the transport
+ *     said "removed", is the one that gave it back.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -57,6 +62,8 @@ static struct fake {
 	bool defer_ready;   /* CSTS.RDY follows CC.EN at tick() */
 	bool rdy_pending;
 	int swallow;        /* I/O commands to keep for ever */
+	bool mute;          /* bus mastering off: admin commands are never answered */
+	bool gone;          /* pulled out: registers read all ones */
 	uint8_t log[MAX_LOG];     /* admin opcodes, in the order they were answered */
 	uint64_t log_sent_poll[MAX_LOG]; /* the test's poll count when each was submitted */
 	uint64_t log_done_tick[MAX_LOG]; /* the tick that answered it */
@@ -143,7 +150,7 @@ static int admin_one(const struct nvme_sqe *cmd, uint32_t *dw0)
 static void admin_run(void)
 {
 	struct fake_q *q = &fk.q[0];
-	if (!q->sq)
+	if (!q->sq || fk.mute)
 		return;
 	struct nvme_sqe *sq = va(q->sq_iova);
 	while (q->sq_head != q->sq_tail) {
@@ -223,6 +230,8 @@ static void fake_write_cc(uint32_t val)
 static uint32_t fake_read32(void *ctx, uint32_t off)
 {
 	(void)ctx;
+	if (fk.gone)
+		return UINT32_MAX;
 	switch (off) {
 	case NVME_REG_CSTS:
 		if (fk.rdy_pending && hot) {
@@ -541,4 +550,62 @@ static void test_fatal_reset_rebuild(void)
 	unvme_ctrlr_close(c);
 }
 
-TEST_MAIN(TEST(test_timeout_abort_fence_rebuild), TEST(test_fatal_reset_rebuild))
+static void test_removed_during_reset(void)
+{
+	uint32_t nested0 = admin_waits_in_hot_path();
+	struct unvme_ctrlr *c = open_fake("fake://removed");
+	REQUIRE(c != NULL);
+	struct unvme_qpair *qp;
+	struct unvme_qpair_opts o = { .depth = 8, .timeout_ms = 5000 };
+	REQUIRE(unvme_qpair_create(c, &o, &qp) == 0);
+	struct cmd_seen lost = {0};
+	fk.swallow = 1;
+	CHECK_EQ(submit(qp, &lost), 0);
+	CHECK_EQ(poll_once(qp), 0);
+	fk.defer_admin = true;
+	fk.defer_ready = true;
+	fk.csts |= NVME_CSTS_CFS;
+	double end = now_s() + 20;
+	while (atomic_load(&c->rec_phase) != CTRLR_REC_REINIT && now_s() < end) {
+		REQUIRE(poll_once(qp) >= 0);
+		if (atomic_load(&c->rec_phase) == CTRLR_REC_REINIT)
+			break;
+		tick();
+	}
+	REQUIRE(atomic_load(&c->rec_phase) == CTRLR_REC_REINIT);
+	/* the unbind: bus mastering off first (Set Features is never answered) */
+	fk.mute = true;
+	for (int i = 0; i < 5; i++) {
+		CHECK_EQ(poll_once(qp), 0);
+		tick();
+	}
+	CHECK_EQ(lost.count, 0);
+	/* the transport: removing, the registers gone */
+	ctrlr_hotplug_removing(c);
+	fk.gone = true;
+	for (int i = 0; i < 5; i++) {
+		CHECK_EQ(poll_once(qp), 0); /* nothing decided while the device may touch memory */
+		tick();
+	}
+	CHECK_EQ(atomic_load(&c->rec_phase), CTRLR_REC_IDLE); /* the reset ended at once */
+	CHECK_EQ(lost.count, 0);
+	/* the transport: the device touches nothing any more */
+	ctrlr_hotplug_removed(c);
+	int rc = poll_once(qp);
+	CHECK_EQ(rc, -ENODEV);
+	CHECK_EQ(lost.count, 1); /* given back by the poll that reported it */
+	CHECK_EQ(lost.status, ABORTED);
+	CHECK_EQ(poll_once(qp), -ENODEV);
+	CHECK_EQ(lost.count, 1);
+	struct cmd_seen after = {0};
+	CHECK_EQ(submit(qp, &after), -ENODEV);
+	CHECK_EQ(after.count, 0);
+	CHECK_EQ(admin_waits_in_hot_path(), nested0);
+	fk.defer_admin = false;
+	fk.defer_ready = false;
+	unvme_qpair_destroy(qp);
+	unvme_ctrlr_close(c);
+}
+
+TEST_MAIN(TEST(test_timeout_abort_fence_rebuild), TEST(test_fatal_reset_rebuild),
+	  TEST(test_removed_during_reset))

@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Admin commands: a synchronous path over the admin queue, serialised by a mutex so any
- * thread may use it, with a bounce buffer so callers may pass ordinary memory. The data
- * direction comes from the opcode itself (bits 1:0: 01b host to controller, 10b controller to
- * host, NVMe Base 2.0 figure "Opcodes for Admin Commands").
+ * Admin commands over the admin queue, serialised by a mutex so any thread may use them:
+ *   - asynchronous (admin_submit_async): submitted with a callback and left on the queue;
+ *     whoever polls the admin queue next reaps it. The recovery state machine (recovery.c)
+ *     sends its Abort, Delete and Create commands so, from a queue pair's poll or submit,
+ *     which therefore never waits for an admin command;
+ *   - synchronous (unvme_admin): the asynchronous submission plus a wait that polls the
+ *     admin queue and runs recovery steps, with a bounce buffer so callers may pass ordinary
+ *     memory. Never entered from a queue pair's poll or submit (admin_waits_in_hot_path).
+ * The data direction comes from the opcode itself (bits 1:0: 01b host to controller, 10b
+ * controller to host, NVMe Base 2.0 figure "Opcodes for Admin Commands").
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +18,93 @@
 
 #include "ctrlr.h"
 #include "errmsg.h"
+
+static __thread char admin_me; /* its address names this thread */
+static _Atomic uint32_t hot_admin_waits;
+
+uint32_t admin_waits_in_hot_path(void)
+{
+	return atomic_load(&hot_admin_waits);
+}
+
+void ctrlr_admin_lock(struct unvme_ctrlr *c)
+{
+	pthread_mutex_lock(&c->admin_lock);
+	atomic_store(&c->admin_owner, &admin_me);
+}
+
+int ctrlr_admin_trylock(struct unvme_ctrlr *c)
+{
+	if (ctrlr_admin_locked_here(c))
+		return 0;
+	if (pthread_mutex_trylock(&c->admin_lock) != 0)
+		return -1;
+	atomic_store(&c->admin_owner, &admin_me);
+	return 1;
+}
+
+void ctrlr_admin_unlock(struct unvme_ctrlr *c)
+{
+	atomic_store(&c->admin_owner, NULL);
+	pthread_mutex_unlock(&c->admin_lock);
+}
+
+bool ctrlr_admin_locked_here(const struct unvme_ctrlr *c)
+{
+	return atomic_load(&c->admin_owner) == &admin_me;
+}
+
+/* The reset's phases in which the admin queue is being rewound: nothing may be queued. */
+static bool admin_queue_down(const struct unvme_ctrlr *c)
+{
+	uint8_t ph = atomic_load(&c->rec_phase);
+	return ph == CTRLR_REC_DISABLING || ph == CTRLR_REC_ENABLING || ph == CTRLR_REC_GIVING_UP;
+}
+
+int admin_submit_async(struct unvme_ctrlr *c, const struct nvme_sqe *cmd, void *buf, size_t len,
+		       unvme_cmd_cb cb, void *arg)
+{
+	if (atomic_load(&c->removed))
+		return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
+	int lk = ctrlr_admin_trylock(c);
+	if (lk < 0)
+		return -EAGAIN; /* its holder polls the admin queue; the next step tries again */
+	int rc;
+	if (ctrlr_run_elsewhere(c)) {
+		/* the kernel, or the process that runs the controller, carries it at once */
+		struct nvme_sqe e = *cmd;
+		struct nvme_cqe cpl = {0};
+		rc = ctrlr_kind(c) == UNVME_TRANSPORT_MESSAGE ? c->ops->msg->admin(c, &e, buf, len, &cpl)
+							       : c->ops->admin(c, &e, buf, len, &cpl);
+		if (rc >= 0) {
+			if (rc > 0 && !cpl.status)
+				cpl.status = (uint16_t)(rc << 1);
+			if (cb)
+				cb(arg, &cpl);
+			rc = 0;
+		}
+	} else if (admin_queue_down(c)) {
+		rc = -EAGAIN;
+	} else {
+		rc = unvme_qpair_submit(c->admin, cmd, buf, len, cb, arg);
+		if (rc == 0)
+			unvme_qpair_ring(c->admin);
+	}
+	if (lk > 0)
+		ctrlr_admin_unlock(c);
+	return rc;
+}
+
+void admin_forget_args(struct unvme_ctrlr *c, const void *lo, const void *hi)
+{
+	struct unvme_qpair *aq = c->admin;
+	for (uint32_t cid = 0; aq && cid + 1u < aq->depth; cid++) {
+		struct unvme_req *r = &aq->reqs[cid];
+		if (atomic_load(&r->state) != REQ_FREE && (const char *)r->arg >= (const char *)lo &&
+		    (const char *)r->arg < (const char *)hi)
+			r->cb = NULL;
+	}
+}
 
 struct admin_wait {
 	volatile int done;
@@ -48,7 +141,7 @@ static int run_locked(struct unvme_ctrlr *c, struct nvme_sqe *cmd, size_t len, s
 		      uint16_t *cid)
 {
 	struct admin_wait w = {0};
-	int rc = unvme_qpair_submit(c->admin, cmd, len ? c->admin_buf : NULL, len, admin_cb, &w);
+	int rc = admin_submit_async(c, cmd, len ? c->admin_buf : NULL, len, admin_cb, &w);
 	if (rc == -EAGAIN)
 		rc = unvme_fail(-EBUSY, "%s: admin queue full", c->devid);
 	if (rc)
@@ -104,7 +197,23 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 				  "of %u", len, c->max_xfer);
 	if (atomic_load(&c->removed))
 		return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
-	pthread_mutex_lock(&c->admin_lock);
+	if (qpair_hot_depth) {
+		/* a wait inside a queue pair's poll or submit's recovery step: the driver must
+		 * never; counted for the test that proves it does not */
+		atomic_fetch_add(&hot_admin_waits, 1);
+	}
+	ctrlr_admin_lock(c);
+	/* an automatic reset is rewinding the admin queue: its steps run here until it is up
+	 * again (each has its deadline). The lock is let go between them: a step may need
+	 * qp_lock, whose holder (a queue create) may be waiting for this one */
+	while (!ctrlr_run_elsewhere(c) && admin_queue_down(c)) {
+		recovery_step(c, NULL, false, mono_ms_coarse());
+		if (admin_queue_down(c)) {
+			ctrlr_admin_unlock(c);
+			sleep_us(1000);
+			ctrlr_admin_lock(c);
+		}
+	}
 	int rc = 0;
 	if (ctrlr_kind(c) == UNVME_TRANSPORT_MESSAGE) {
 		/* The transport carries it (the kernel's passthrough ioctl takes ordinary memory). */
@@ -112,7 +221,7 @@ UNVME_API int unvme_admin(struct unvme_ctrlr *c, struct nvme_sqe *cmd, void *buf
 		struct nvme_cqe *out = cpl ? cpl : &local;
 		memset(out, 0, sizeof(*out));
 		rc = c->ops->msg->admin(c, cmd, buf, len, out);
-		pthread_mutex_unlock(&c->admin_lock);
+		ctrlr_admin_unlock(c);
 		return rc;
 	}
 	bool lost = false;
@@ -172,7 +281,7 @@ out:
 	if (rc < 0 && atomic_load(&c->removed))
 		rc = unvme_fail(-ENODEV, "%s: the device was removed while admin command 0x%02x "
 				"was outstanding", c->devid, cmd->opc);
-	pthread_mutex_unlock(&c->admin_lock);
+	ctrlr_admin_unlock(c);
 	if (lost) {
 		/* outside admin_lock: the reset takes it */
 		char why[512], msg[600];

@@ -67,10 +67,15 @@ UNVME_API void (unvme_ctrlr_opts_default)(struct unvme_ctrlr_opts *opts)
 	unvme_ctrlr_opts_init(opts, CTRLR_OPTS_V1);
 }
 
+uint64_t ctrlr_ready_limit_ms(const struct unvme_ctrlr *c)
+{
+	return (uint64_t)(NVME_CAP_TO(c->cap) ? NVME_CAP_TO(c->cap) : 1) * 500u;
+}
+
 /* Waits for CSTS.RDY to equal want within CAP.TO (500 ms units). */
 static int wait_ready(struct unvme_ctrlr *c, uint32_t want)
 {
-	uint64_t limit_ms = (uint64_t)(NVME_CAP_TO(c->cap) ? NVME_CAP_TO(c->cap) : 1) * 500u;
+	uint64_t limit_ms = ctrlr_ready_limit_ms(c);
 	uint64_t deadline = mono_ms_coarse() + limit_ms;
 	unsigned delay = 1;
 	for (;;) {
@@ -101,6 +106,14 @@ void ctrlr_lock_qps(struct unvme_ctrlr *c)
 	qps_locked_by_me = c;
 }
 
+bool ctrlr_trylock_qps(struct unvme_ctrlr *c)
+{
+	if (pthread_mutex_trylock(&c->qp_lock) != 0)
+		return false;
+	qps_locked_by_me = c;
+	return true;
+}
+
 void ctrlr_unlock_qps(struct unvme_ctrlr *c)
 {
 	qps_locked_by_me = NULL;
@@ -123,7 +136,7 @@ int ctrlr_disable(struct unvme_ctrlr *c)
 	return rc;
 }
 
-int ctrlr_enable(struct unvme_ctrlr *c)
+void ctrlr_enable_start(struct unvme_ctrlr *c)
 {
 	struct unvme_qpair *aq = c->admin;
 	qpair_reset_rings(aq);
@@ -137,6 +150,11 @@ int ctrlr_enable(struct unvme_ctrlr *c)
 	uint32_t cc = NVME_CC_EN | NVME_CC_CSS_SET(css) | NVME_CC_MPS_SET(mps) | NVME_CC_AMS_SET(0) |
 		      NVME_CC_IOSQES_SET(NVME_SQES_LOG2) | NVME_CC_IOCQES_SET(NVME_CQES_LOG2);
 	reg_write32(c, NVME_REG_CC, cc);
+}
+
+int ctrlr_enable(struct unvme_ctrlr *c)
+{
+	ctrlr_enable_start(c);
 	return wait_ready(c, 1);
 }
 
@@ -277,7 +295,7 @@ int ctrlr_configure(struct unvme_ctrlr *c)
 	return rc ? rc : ns_scan(c);
 }
 
-int ctrlr_set_num_queues(struct unvme_ctrlr *c)
+static uint32_t num_queues_wanted(const struct unvme_ctrlr *c)
 {
 	uint32_t want = c->opts.num_io_queues ? c->opts.num_io_queues : 1;
 	/* The process that runs a shared device asks for every queue the controller has: the
@@ -286,7 +304,18 @@ int ctrlr_set_num_queues(struct unvme_ctrlr *c)
 		want = 65535;
 	if (want > 65535)
 		want = 65535;
-	uint32_t dw0 = ((want - 1) << 16) | (want - 1);
+	return want;
+}
+
+uint32_t ctrlr_num_queues_cdw11(const struct unvme_ctrlr *c)
+{
+	uint32_t want = num_queues_wanted(c);
+	return ((want - 1) << 16) | (want - 1);
+}
+
+int ctrlr_set_num_queues(struct unvme_ctrlr *c)
+{
+	uint32_t dw0 = ctrlr_num_queues_cdw11(c);
 	/* The kernel (or nobody, for a file) owns the controller's queues: a message-based
 	 * transport's queue pairs are its own rings, as many as asked for. A client's come out
 	 * of the grant its server got: it asks the controller nothing. */
@@ -299,6 +328,12 @@ int ctrlr_set_num_queues(struct unvme_ctrlr *c)
 		return rc > 0 ? unvme_fail(-EIO, "%s: Set Features (Number of Queues) failed: %s",
 					   c->devid, unvme_status_str(rc, 0))
 			      : rc;
+	return ctrlr_num_queues_granted(c, dw0);
+}
+
+int ctrlr_num_queues_granted(struct unvme_ctrlr *c, uint32_t dw0)
+{
+	uint32_t want = num_queues_wanted(c);
 	uint32_t nsq = (dw0 & 0xffff) + 1, ncq = (dw0 >> 16) + 1;
 	uint32_t granted = nsq < ncq ? nsq : ncq;
 	if (granted > want)
@@ -338,6 +373,7 @@ static void ctrlr_free(struct unvme_ctrlr *c)
 	free(c->qid_used);
 	pthread_mutex_destroy(&c->admin_lock);
 	pthread_mutex_destroy(&c->qp_lock);
+	pthread_mutex_destroy(&c->rec_lock);
 	ctrlr_events_fini(c);
 	if (c->wrap_fd >= 0)
 		close(c->wrap_fd); /* the lock of the process that ran it goes with it */
@@ -358,6 +394,7 @@ UNVME_API int unvme_ctrlr_open(const char *devid, const struct unvme_ctrlr_opts 
 	c->wrap_fd = -1;
 	pthread_mutex_init(&c->admin_lock, NULL);
 	pthread_mutex_init(&c->qp_lock, NULL);
+	pthread_mutex_init(&c->rec_lock, NULL);
 	ctrlr_events_init(c);
 	unvme_ctrlr_opts_init(&c->opts, sizeof(c->opts));
 	int orc = opts_take(&c->opts, sizeof(c->opts), opts, CTRLR_OPTS_V1);
@@ -579,12 +616,15 @@ UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 		return rc;
 	}
 	ctrlr_lock_qps(c);
-	/* no automatic reset inside this one (its admin commands may time out) */
+	/* no automatic reset inside this one (its admin commands may time out): one under way
+	 * ends where it is, this one does it all */
 	atomic_store(&c->resetting, true);
+	recovery_abandon(c);
 	int rc = ctrlr_disable(c);
 	/* Disabled, the controller touches no memory: now the commands can be given back. */
 	qpair_fail_outstanding(c->admin, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
 	for (struct unvme_qpair *qp = c->qpairs; qp; qp = qp->next) {
+		qpair_recovery_forget(qp); /* this reset does its fence or rebuild */
 		qpair_fail_outstanding(qp, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
 		qpair_reset_rings(qp);
 	}
@@ -695,12 +735,28 @@ UNVME_API void unvme_qpair_destroy(struct unvme_qpair *qp)
 		return;
 	struct unvme_ctrlr *c = qp->ctrlr;
 	ctrlr_lock_qps(c);
+	/* an automatic reset under way is finished first: the device may still touch the queue
+	 * until it is disabled (a reset cannot start while qp_lock is held here) */
+	while (atomic_load(&c->rec_phase) != CTRLR_REC_IDLE) {
+		ctrlr_unlock_qps(c);
+		recovery_run(c);
+		ctrlr_lock_qps(c);
+	}
+	/* its own recovery's admin command outstanding (a fence, a Create) is answered first */
+	qpair_recovery_settle(qp);
 	/* A message-based transport's queue is ours to free, and its commands in flight must
 	 * come back from the kernel first, even from a device that has failed. */
 	if (ctrlr_kind(c) == UNVME_TRANSPORT_MESSAGE || (!c->failed && !qp->failed))
 		ctrlr_delete_io_queues(c, qp);
 	/* Deleted on the device (or the device is dead): nothing more will complete. */
 	qpair_fail_outstanding(qp, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
+	if (c->admin) {
+		/* its recovery's admin commands still outstanding must not find it */
+		ctrlr_admin_lock(c);
+		admin_forget_args(c, qp, qp + 1);
+		admin_forget_args(c, qp->reqs, qp->reqs + qp->depth);
+		ctrlr_admin_unlock(c);
+	}
 	for (struct unvme_qpair **pp = &c->qpairs; *pp; pp = &(*pp)->next) {
 		if (*pp == qp) {
 			*pp = qp->next;

@@ -21,6 +21,14 @@ enum req_state {
 	REQ_ABORT_SENT, /* timed out once, Abort sent; a second timeout recovers the queue */
 };
 
+/* What the Abort of a late command answered (unvme_req.abort; written by the Abort's
+ * completion, on whichever thread reaps the admin queue). */
+enum req_abort {
+	REQ_ABORT_PENDING = 0, /* sent, not answered yet */
+	REQ_ABORT_HIT,         /* the controller found it: it completes on its own queue */
+	REQ_ABORT_MISS,        /* not found, refused or lost: the queue is fenced */
+};
+
 /* One outstanding command; its index is the command id. */
 struct unvme_req {
 	unvme_cmd_cb cb;
@@ -34,7 +42,33 @@ struct unvme_req {
 	 * submitter by storing REQ_FREE (release) after it has read cb and arg. */
 	_Atomic uint8_t state;
 	uint8_t opc;
+	_Atomic uint8_t abort;  /* enum req_abort, while state is REQ_ABORT_SENT */
 };
+
+/* A queue pair's recovery (recovery.c), advanced by its owner's poll or submit one step at a
+ * time; each state waits for one asynchronous admin command (or nothing). */
+enum qp_rec {
+	QP_REC_NONE,      /* working; or failed, waiting for a fence or the controller's reset */
+	QP_REC_FENCE_SQ,  /* FENCE: Delete I/O SQ sent */
+	QP_REC_FENCE_CQ,  /* FENCE: Delete I/O CQ sent */
+	QP_REC_CREATE_CQ, /* REBUILD: rings rewound, doorbell held, Create I/O CQ sent */
+	QP_REC_CREATE_SQ, /* REBUILD: Create I/O SQ sent */
+};
+
+/* The controller's reset (recovery.c), advanced by whichever thread holds the admin lock in
+ * a recovery step; CSTS.RDY is checked against a deadline at each step, never waited for. */
+enum ctrlr_rec {
+	CTRLR_REC_IDLE,
+	CTRLR_REC_DISABLING, /* RESET: CC.EN cleared, until CSTS.RDY = 0 */
+	CTRLR_REC_ENABLING,  /* RESET: admin queue given back, CC.EN set, until CSTS.RDY = 1 */
+	CTRLR_REC_REINIT,    /* REINIT: Set Features (Number of Queues) sent */
+	CTRLR_REC_GIVING_UP, /* failed for good: CC.EN cleared, until CSTS.RDY = 0 (quiesced) */
+};
+
+/* Bits of the controller's recovery word (unvme_ctrlr.recovery): what a poll or submit found,
+ * for the next recovery step to act on. */
+#define CTRLR_REC_WANT_RESET 1u /* a fatal status, a dead association, a refused fence or
+				 * Create, an admin command lost: the controller is reset */
 
 struct unvme_qpair {
 	/* Hot, read-mostly: both sides of a split queue read these on every command. */
@@ -86,6 +120,18 @@ struct unvme_qpair {
 	_Alignas(64) struct unvme_ctrlr *ctrlr;
 	uint16_t qid;
 	bool recovering;          /* a recovery of this queue pair is running (its owner's thread) */
+	/* Recovery (recovery.c), the owner's, except rec_rc: the pending admin command's status,
+	 * stored by its completion (REC_RC_PENDING until then). */
+	uint8_t rec;              /* enum qp_rec */
+	bool fence_wanted;        /* a late command: fence the queue at the next step */
+	uint8_t create_attempt;   /* a Create the controller refused resets it once */
+	_Atomic int rec_rc;
+	uint32_t rec_gen;         /* the controller's generation when the pending command went */
+	uint64_t rec_sent_ms;     /* when it went (an admin command lost for good resets) */
+	/* the transport's doorbell, while a rebuild holds it back (qp->write32 is then a no-op) */
+	void (*held_write32)(void *ctx, uint32_t off, uint32_t val);
+	int fence_sq_rc;          /* Delete I/O SQ's status, while Delete I/O CQ is out */
+	char fence_why[96];
 	/* The device no longer has this queue (deleted by a fence, or the controller was reset
 	 * or stopped): nothing of it will complete or touch host memory any more, so what is
 	 * outstanding can be given back. Set by the fencing poller or the resetting thread. */
@@ -167,6 +213,22 @@ struct unvme_ctrlr {
 				      * gone: CSTS reads all ones): commands can be given back */
 	_Atomic uint32_t auto_resets;
 	uint64_t recent_resets_ms[3]; /* the last automatic resets, for the give-up rule */
+	/* The recovery word (CTRLR_REC_* bits): set by any thread that finds a failure, acted on
+	 * by the next recovery step. rec_why (under rec_lock) says why a reset was wanted. */
+	_Atomic uint32_t recovery;
+	pthread_mutex_t rec_lock;
+	char rec_why[512];
+	uint32_t rec_why_gen;        /* the generation it was wanted in (older: stale) */
+	/* The reset's state machine: changed only under admin_lock. */
+	_Atomic uint8_t rec_phase;   /* enum ctrlr_rec */
+	uint64_t rec_deadline_ms;    /* for the CSTS.RDY change of DISABLING / ENABLING */
+	char rec_cause[512];         /* the why of the reset under way */
+	bool rec_giveup_gone;        /* GIVING_UP: gone already, nothing to disable */
+	_Atomic int rec_reinit_rc;   /* Set Features' status (REC_RC_PENDING until it came) */
+	uint32_t rec_reinit_dw0;
+	/* The thread holding admin_lock (admin.c's lock functions), so that a recovery step run
+	 * inside that thread's admin wait uses the lock it already has. */
+	_Atomic(const void *) admin_owner;
 
 	/* A wrapper's (transport.h): a descriptor it holds as long as the controller lives, closed
 	 * when it is freed (multi-process: the lock file of the process that runs the controller,
@@ -219,6 +281,11 @@ static inline void ctrlr_set_transport(struct unvme_ctrlr *c, const struct unvme
 }
 
 /* qpair.c */
+/* How many slow-path steps of a queue pair's poll or submit this thread is inside: an admin
+ * wait must never start while it is not 0 (admin_waits_in_hot_path counts those that did).
+ * Kept by the slow path only: the fast path takes no thread-local access (a library that is
+ * loaded with dlopen, the fio engine, gets no static TLS). */
+extern __thread uint32_t qpair_hot_depth;
 int qpair_alloc(struct unvme_ctrlr *c, uint16_t qid, uint32_t depth, uint32_t timeout_ms,
 		bool split, struct unvme_qpair **out);
 void qpair_free(struct unvme_qpair *qp);
@@ -238,12 +305,16 @@ void qpair_complete_doomed(struct unvme_qpair *qp);
 /* Polls until the command behind *done completes or timeout_ms passes, backing off (yield,
  * then sleeps of growing length) once the wait is long past a command's expected latency. */
 int qpair_wait(struct unvme_qpair *qp, volatile int *done, uint32_t timeout_ms);
+/* What a failed split queue answers: -EAGAIN during a reset, else -EIO (-ENODEV: removed)
+ * with a message telling its owner to stop both sides and call unvme_qpair_recover. */
+int qpair_split_failed(struct unvme_qpair *qp);
 
 /* ctrlr.c */
 /* qp_lock with a record of which thread holds it: a reset started by an admin timeout on a
  * thread that already holds it (queue create, destroy, reset) must not take it again. */
 void ctrlr_lock_qps(struct unvme_ctrlr *c);
 void ctrlr_unlock_qps(struct unvme_ctrlr *c);
+bool ctrlr_trylock_qps(struct unvme_ctrlr *c); /* taken, or busy */
 bool ctrlr_qps_locked_here(const struct unvme_ctrlr *c);
 int ctrlr_enable(struct unvme_ctrlr *c);
 int ctrlr_disable(struct unvme_ctrlr *c);
@@ -260,28 +331,83 @@ bool ctrlr_fatal_now(struct unvme_ctrlr *c);
 uint32_t ctrlr_max_xfer_for(uint32_t page_size, uint8_t mdts);
 /* Set Features (Number of Queues) and what the controller granted. */
 int ctrlr_set_num_queues(struct unvme_ctrlr *c);
+/* Number of Queues' cdw11 (the count asked for) and what a completion's dw0 granted. */
+uint32_t ctrlr_num_queues_cdw11(const struct unvme_ctrlr *c);
+int ctrlr_num_queues_granted(struct unvme_ctrlr *c, uint32_t dw0);
+/* ctrlr_enable without its wait: the admin queue rewound and given, CC.EN set. */
+void ctrlr_enable_start(struct unvme_ctrlr *c);
+/* CAP.TO in milliseconds: how long CSTS.RDY may take to follow CC.EN. */
+uint64_t ctrlr_ready_limit_ms(const struct unvme_ctrlr *c);
 /* The controller of address open in this process, with a reference taken (give it back with
  * unvme_ctrlr_close), or NULL. */
 struct unvme_ctrlr *ctrlr_open_find(const char *address);
 
+/* admin.c */
+/* The admin lock (admin_lock) with a record of its holder: a recovery step inside the
+ * holder's admin wait runs under the lock it has; elsewhere it only tries the lock. */
+void ctrlr_admin_lock(struct unvme_ctrlr *c);
+/* 1: taken (unlock it), 0: this thread holds it already, -1: another thread does */
+int ctrlr_admin_trylock(struct unvme_ctrlr *c);
+void ctrlr_admin_unlock(struct unvme_ctrlr *c);
+bool ctrlr_admin_locked_here(const struct unvme_ctrlr *c);
+/* Submits cmd on the admin queue and returns at once: cb(arg, cpl) runs on whichever thread
+ * next polls the admin queue (an admin wait, unvme_ctrlr_process_events, a recovery step),
+ * under the admin lock, so it may only record. buf (len bytes) is DMA memory the caller keeps
+ * until then, or NULL. 0; -EAGAIN when the admin lock is another thread's or the queue is
+ * full (try again at the next step); another negative errno with a message. A transport
+ * without an admin queue of ours (another process or the kernel runs the controller) carries
+ * it at once and cb runs before this returns. */
+int admin_submit_async(struct unvme_ctrlr *c, const struct nvme_sqe *cmd, void *buf, size_t len,
+		       unvme_cmd_cb cb, void *arg);
+/* Takes back cb from every admin command still outstanding whose arg lies in [lo, hi) (a
+ * queue pair going away); the admin lock held. */
+void admin_forget_args(struct unvme_ctrlr *c, const void *lo, const void *hi);
+/* Synchronous admin calls (unvme_admin) entered on a thread inside the slow-path step of a
+ * queue pair's poll or submit: none, by design (a unit test with a fake transport checks
+ * it). */
+uint32_t admin_waits_in_hot_path(void);
+
 /* recovery.c */
-/* Resets a controller that reported a fatal status, from the thread that noticed it. Every
- * I/O queue pair is marked failed; each one's owner rebuilds it (qpair_rebuild). */
+#define REC_RC_PENDING (-0x7fffffff) /* rec_rc, rec_reinit_rc: no completion yet */
+/*
+ * The one slow-path entry of a queue pair's poll and submit (qp: the caller's own; scan: the
+ * 10 ms timeout scan is due, now_ms its clock), and of an admin wait (qp NULL): records what
+ * it finds (late commands, a fatal status) and advances the queue pair's recovery and the
+ * controller's reset by what can be done without waiting, then returns. For qp: 0 when it
+ * works (or is being created again: entries may be queued, its doorbell is held until the
+ * Create commands completed), -EAGAIN while a fence or a reset is under way, -EIO or -ENODEV
+ * (with a message) when it cannot work until its owner or the application acts.
+ */
+int recovery_step(struct unvme_ctrlr *c, struct unvme_qpair *qp, bool scan, uint64_t now_ms);
+/* Records that the controller must be reset (why says what happened, for the log). */
+void recovery_want_reset(struct unvme_ctrlr *c, const char *why);
+/* Drives the controller's recovery to its end (no reset wanted or under way), from a thread
+ * that may wait: no queue pair's poll or submit. */
+void recovery_run(struct unvme_ctrlr *c);
+/* Ends the state machine where it is (admin lock taken): a manual reset or a hot-plug event
+ * takes the controller over. */
+void recovery_abandon(struct unvme_ctrlr *c);
+/* Resets a controller that reported a fatal status, from a thread that may wait (an
+ * application's queue create, a device process's server, a fabric's keep-alive thread). */
 void ctrlr_recover_fatal(struct unvme_ctrlr *c);
 /* The same reset for a controller that stopped answering without a fatal status (an admin
- * command lost for good, a queue that cannot be fenced or created again); why says what
- * happened. 0, or -EIO when the reset failed (the controller then stays failed). */
+ * command lost for good); why says what happened. 0, or -EIO when the reset failed (the
+ * controller then stays failed) or a manual reset is under way. */
 int ctrlr_reset_auto(struct unvme_ctrlr *c, const char *why);
-/* A failed queue pair (after a controller reset or a fence): created again on the device,
- * then its commands from before complete with ABORTED_SQ_DELETION (their callbacks may
- * submit again: the queue works by then). 0; -EAGAIN while a reset is under way; -EIO when
- * the controller stays failed. Only by a thread that may touch both sides of the queue. */
+/* A failed queue pair, synchronously (unvme_qpair_recover: the owner of both sides of a split
+ * queue, with both stopped): fenced if it must be, created again on the device, then its
+ * commands from before complete with ABORTED_SQ_DELETION (their callbacks may submit again:
+ * the queue works by then). 0; -EAGAIN while a reset is under way; -EIO when the controller
+ * stays failed. */
 int qpair_rebuild(struct unvme_qpair *qp);
-/* The timeout scan of a poll (at most every 10 ms): Abort for a late command, a fence for one
- * late twice, a controller reset for a fatal status. */
-void qpair_scan_timeouts(struct unvme_qpair *qp, uint64_t now_ms);
 /* The poller of a failed split queue: gives back what the device will never complete. */
 void qpair_give_back_gone(struct unvme_qpair *qp);
+/* Before a queue pair is destroyed (qp_lock held): its recovery's admin command outstanding,
+ * if any, is answered (the queue is then working, or failed with none outstanding). */
+void qpair_recovery_settle(struct unvme_qpair *qp);
+/* A manual reset (its queue pairs' owners stopped) takes over: the queue pair's recovery
+ * state is dropped and its doorbell given back. */
+void qpair_recovery_forget(struct unvme_qpair *qp);
 
 /* ctrlr.c: Identify, Number of Queues, namespaces (everything after CSTS.RDY). */
 int ctrlr_configure(struct unvme_ctrlr *c);

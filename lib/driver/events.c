@@ -152,15 +152,15 @@ UNVME_API int unvme_ctrlr_aer_enable(struct unvme_ctrlr *c)
 			return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
 		/* enabled before the request: the events that waited for a subscriber come
 		 * before its reply, and the notice reader may act on them first */
-		pthread_mutex_lock(&c->admin_lock);
+		ctrlr_admin_lock(c);
 		bool was = c->aer_enabled;
 		c->aer_enabled = true;
-		pthread_mutex_unlock(&c->admin_lock);
+		ctrlr_admin_unlock(c);
 		int rc = c->ops->events_subscribe(c);
 		if (rc != 0) {
-			pthread_mutex_lock(&c->admin_lock);
+			ctrlr_admin_lock(c);
 			c->aer_enabled = was;
-			pthread_mutex_unlock(&c->admin_lock);
+			ctrlr_admin_unlock(c);
 		}
 		return rc;
 	}
@@ -169,11 +169,11 @@ UNVME_API int unvme_ctrlr_aer_enable(struct unvme_ctrlr *c)
 				  "to keep an Asynchronous Event Request on", c->devid, c->transport->name);
 	if (atomic_load(&c->removed))
 		return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
-	pthread_mutex_lock(&c->admin_lock);
+	ctrlr_admin_lock(c);
 	c->aer_enabled = true;
 	ctrlr_aer_rearm_locked(c);
 	bool sent = c->aer_outstanding;
-	pthread_mutex_unlock(&c->admin_lock);
+	ctrlr_admin_unlock(c);
 	if (!sent)
 		return unvme_fail(-EIO, "%s: the Asynchronous Event Request could not be submitted",
 				  c->devid);
@@ -191,7 +191,7 @@ UNVME_API int unvme_ctrlr_process_events(struct unvme_ctrlr *c)
 	uint32_t got[NR_PENDING];
 	char sn[NR_PENDING][20];
 	uint32_t n = 0;
-	pthread_mutex_lock(&c->admin_lock);
+	ctrlr_admin_lock(c);
 	/* events the device reported before it was pulled out are still delivered */
 	bool removed = atomic_load(&c->removed);
 	if (!removed && !atomic_load(&c->resetting) && c->admin)
@@ -201,7 +201,7 @@ UNVME_API int unvme_ctrlr_process_events(struct unvme_ctrlr *c)
 	memcpy(sn, c->aer_pending_sn, n * sizeof(sn[0]));
 	c->nr_aer_pending = 0;
 	ctrlr_aer_rearm_locked(c);
-	pthread_mutex_unlock(&c->admin_lock);
+	ctrlr_admin_unlock(c);
 	for (uint32_t i = 0; i < n; i++)
 		ctrlr_emit(c, UNVME_EVENT_AER, 0, got[i], sn[i]);
 	if (removed && n == 0)

@@ -15,7 +15,7 @@
  * initialised (disable, admin queue, enable), then Identify, Number of Queues and the
  * namespace scan run again (ns.c keeps the struct of a namespace that is still there). Every
  * queue pair stays failed: its owner creates it again on the card at its next submit or
- * poll (qpair_rebuild), exactly as after a controller reset, so no thread's queue is touched
+ * poll (recovery.c's REBUILD), exactly as after a controller reset, so no thread's queue is touched
  * here. The doorbell stride and the page size are part of every queue pair's layout: a card
  * that differs in them is refused (the controller stays failed).
  */
@@ -71,7 +71,7 @@ static int bring_up(struct unvme_ctrlr *c)
 				  "size than the one it replaces; close and open it again", c->devid);
 	c->cap = cap;
 	c->vs = reg_read32(c, NVME_REG_VS);
-	pthread_mutex_lock(&c->admin_lock);
+	ctrlr_admin_lock(c);
 	/* the old card took the admin commands in flight with it (their waiters saw -ENODEV) */
 	qpair_fail_outstanding(c->admin, NVME_SCT_GENERIC, NVME_SC_ABORTED_SQ_DELETION);
 	/* (events it reported before it went stay pending: they happened) */
@@ -79,15 +79,17 @@ static int bring_up(struct unvme_ctrlr *c)
 	int rc = ctrlr_disable(c);
 	if (rc == 0)
 		rc = ctrlr_enable(c);
-	pthread_mutex_unlock(&c->admin_lock);
+	ctrlr_admin_unlock(c);
 	return rc;
 }
 
 int ctrlr_hotplug_arrived(struct unvme_ctrlr *c)
 {
 	ctrlr_lock_qps(c);
-	/* submitters and pollers wait (-EAGAIN) until the queues can be created again */
+	/* submitters and pollers wait (-EAGAIN) until the queues can be created again; an
+	 * automatic reset under way ends where it is (the card it was for is gone) */
 	atomic_store(&c->resetting, true);
+	recovery_abandon(c);
 	/* a client's card is brought up by the process that runs it (its transport refreshed
 	 * CAP and VS); this one only reads it again */
 	int rc = ctrlr_run_elsewhere(c) ? 0 : bring_up(c);

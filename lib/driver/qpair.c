@@ -38,6 +38,8 @@
 #define SCAN_INTERVAL_MS 10
 #define MAX_POLL_NESTING 8 /* polls from completion callbacks of the same queue pair */
 
+__thread uint32_t qpair_hot_depth;
+
 static inline uint32_t outstanding(const struct unvme_qpair *qp)
 {
 	return atomic_load_explicit(&qp->nsubmitted, memory_order_relaxed) -
@@ -71,7 +73,7 @@ static void unclaim_req(struct unvme_qpair *qp, uint16_t cid)
 
 /* A split queue cannot rebuild itself from one side: its owner stops both and calls
  * unvme_qpair_recover. -EAGAIN while a reset is under way. */
-static int split_failed(struct unvme_qpair *qp)
+int qpair_split_failed(struct unvme_qpair *qp)
 {
 	if (atomic_load(&qp->ctrlr->resetting))
 		return -EAGAIN;
@@ -231,8 +233,16 @@ UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *
 	if (unlikely(qp->msg != NULL))
 		return msg_submit(qp, cmd, buf, len, cb, arg);
 	if (unlikely(atomic_load_explicit(&qp->failed, memory_order_relaxed))) {
-		/* after a reset the queue is rebuilt by its owner, here or in its next poll */
-		int rc = qp->split ? split_failed(qp) : qpair_rebuild(qp);
+		/* the queue's recovery is advanced by its owner, here or in its next poll: 0 once
+		 * it works or while it is being created again (the entry waits in the ring) */
+		int rc;
+		if (qp->split) {
+			rc = qpair_split_failed(qp);
+		} else {
+			qpair_hot_depth++;
+			rc = recovery_step(qp->ctrlr, qp, false, mono_ms_coarse());
+			qpair_hot_depth--;
+		}
 		if (rc)
 			return rc;
 	}
@@ -366,7 +376,12 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 	if (qp->fabric)
 		qp->fabric->qp_pump(qp); /* completions that arrived go into the CQ ring */
 	uint32_t n = 0;
-	for (;;) {
+	/* A failed queue (being fenced, lost to a reset, being created again) reaps nothing:
+	 * what it had outstanding completes once, from the recovery, when the queue works again
+	 * (a fabric's pump delivers its own commands' errors) */
+	bool lost = unlikely(atomic_load_explicit(&qp->failed, memory_order_relaxed) != 0) &&
+		    !qp->fabric;
+	while (!lost) {
 		uint16_t head = qp->cq_head;
 		volatile struct nvme_cqe *e = &qp->cq[head];
 		/* acquire: the rest of the entry is read only after its phase says it is complete */
@@ -410,32 +425,24 @@ UNVME_API int unvme_qpair_poll(struct unvme_qpair *qp, uint32_t max)
 		} else if (unlikely(++qp->idle_polls % BACKOFF_YIELD_EVERY == 0)) {
 			sched_yield();
 		}
-		/* a fabrics transport times its commands out itself (a command that outlives its
-		 * timeout ends the connection; Abort and Delete SQ do not reach a fabric's lost
-		 * command) */
+		/* One slow-path entry for what a poll may find: the timeout scan (at most every
+		 * 10 ms; a fabrics transport times its commands out itself: a command that
+		 * outlives its timeout ends the connection, Abort and Delete SQ do not reach a
+		 * fabric's lost command), a fabric's failed association, a failed queue. It
+		 * records and advances recovery.c's state machines without waiting. */
+		bool scan = false;
+		uint64_t now = 0;
 		if (unlikely((++qp->poll_count & 255u) == 0) && qp->timeout_ms && !qp->fabric) {
-			uint64_t now = mono_ms_coarse();
-			if (now - qp->last_scan_ms >= SCAN_INTERVAL_MS)
-				qpair_scan_timeouts(qp, now);
-		} else if (unlikely(qp->fabric != NULL) && qp->qid != 0 &&
-			   unlikely(atomic_load_explicit(&qp->ctrlr->failed, memory_order_relaxed))) {
-			/* a connection of the association failed (the pump said so and delivered
-			 * its commands' errors above): reconnect from here, as after a fatal
-			 * status */
-			struct unvme_ctrlr *c = qp->ctrlr;
-			if (!atomic_load(&c->gave_up) && !atomic_load(&c->resetting))
-				ctrlr_recover_fatal(c);
+			now = mono_ms_coarse();
+			scan = now - qp->last_scan_ms >= SCAN_INTERVAL_MS;
 		}
-		if (unlikely(atomic_load_explicit(&qp->failed, memory_order_relaxed))) {
-			int frc;
-			if (qp->split) {
-				if (atomic_load(&qp->gone))
-					qpair_give_back_gone(qp);
-				frc = split_failed(qp);
-			} else {
-				frc = qpair_rebuild(qp);
-			}
-			if (frc && frc != -EAGAIN) /* -EAGAIN: a reset under way, nothing to reap yet */
+		if (unlikely(scan || atomic_load_explicit(&qp->failed, memory_order_relaxed) ||
+			     (qp->fabric != NULL && qp->qid != 0 &&
+			      atomic_load_explicit(&qp->ctrlr->failed, memory_order_relaxed)))) {
+			qpair_hot_depth++;
+			int frc = recovery_step(qp->ctrlr, qp, scan, now ? now : mono_ms_coarse());
+			qpair_hot_depth--;
+			if (frc && frc != -EAGAIN) /* -EAGAIN: a reset or fence under way */
 				rc = frc;
 		}
 	}
@@ -531,10 +538,14 @@ int qpair_wait(struct unvme_qpair *qp, volatile int *done, uint32_t timeout_ms)
 			if (qp->qid == 0 && !qp->fabric && ctrlr_fatal_now(qp->ctrlr))
 				return unvme_fail(-EIO, "%s: controller fatal status (CSTS.CFS) while "
 						  "waiting for an admin command", qp->ctrlr->devid);
-			if (qp->timeout_ms && qp->poll_depth == 0 && !qp->fabric) {
-				uint64_t ms = mono_ms_coarse();
-				if (ms - qp->last_scan_ms >= SCAN_INTERVAL_MS)
-					qpair_scan_timeouts(qp, ms);
+			uint64_t ms = mono_ms_coarse();
+			if (qp->qid == 0) {
+				/* an admin wait runs the recovery steps (it holds the admin lock
+				 * the other threads' steps would try) */
+				recovery_step(qp->ctrlr, NULL, false, ms);
+			} else if (qp->timeout_ms && qp->poll_depth == 0 && !qp->fabric &&
+				   ms - qp->last_scan_ms >= SCAN_INTERVAL_MS) {
+				(void)recovery_step(qp->ctrlr, qp, true, ms);
 			}
 		}
 		if (step == BACKOFF_SLEEP)

@@ -309,7 +309,9 @@ def test_primary_model_reset_makes_secondaries_recreate_their_queues(unvme):
     app = subprocess.Popen([str(TOOL), "batch", dev], env=dict(unvme.env, **PRIMARY),
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
-    app.stdin.write("perf -w randread -q 1 -t 2\nreset\nreset\nperf -w randread -q 1 -t 1\n")
+    # (the primary outlives the secondary's run: a secondary whose queues come back after
+    # the resets runs on until the primary closes the device, which is a removal for it)
+    app.stdin.write("perf -w randread -q 1 -t 2\nreset\nreset\nperf -w randread -q 1 -t 5\n")
     app.stdin.close()
     wait_served(unvme, dev, app, env_extra=PRIMARY)
     sec = start(unvme, "perf", dev, "-w", "randwrite", "-q", "8", "-t", "4", env_extra=PRIMARY)

@@ -149,19 +149,8 @@ if [ $rc -eq 0 ] || [ $rc -eq 1 ]; then pass "vfio-fw-commit (exit $rc)"; else f
 # ---- host targets: the KV API on the plain controller, the FTL on the zoned one ----
 . /src/tests/qemu/guest_hostkv.sh
 
-# ---- faults ----
-t fault-reset-with-io-in-flight $VT reset-inflight $N1
-t fault-controller-fatal-status $VT cfs $N1
-t fault-unbind-with-io-in-flight $VT unbind $N1
-t vfio-works-after-unbind-rebind $UNVME id-ctrl $N1
-# real PCIe hot-plug: QEMU's device_del / device_add through the host's agent
-if [ -d /sys/bus/pci/devices/$NH ]; then
-	t hotplug-setup $SETUP config $NH
-	t hotplug-pcie-removal-and-reinsertion $VT hotplug $NH
-	sed -n 's/^\(PASS\|#\)/    &/p' $W/out
-else
-	fail hotplug-pcie-removal-and-reinsertion "no device at $NH (the hot-plug root port)"
-fi
+# ---- faults: reset, fatal status, unbind and PCIe removal with I/O in flight ----
+. /src/tests/qemu/faults_guest.sh
 
 # ---- NVMe/TCP: our target serving a VFIO controller, to our host and to Linux's ----
 . /src/tests/qemu/tcp_lib.sh

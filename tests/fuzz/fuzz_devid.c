@@ -23,21 +23,22 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
-static char cfg_path[128];
+static char cfg_path[128], state_dir[128];
 static struct emu_params params;
 
+/* What the run left in /dev/shm: its configuration file and its (empty) state directory. */
 static void cleanup(void)
 {
 	unlink(cfg_path);
+	rmdir(state_dir);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
-	char dir[128];
 	setenv("UNVME_QUIET", "1", 1);
-	snprintf(dir, sizeof(dir), "/dev/shm/unvme-fuzz-devid-%d", (int)getpid());
-	setenv("UNVME_STATE_DIR", dir, 1);
+	snprintf(state_dir, sizeof(state_dir), "/dev/shm/unvme-fuzz-devid-%d", (int)getpid());
+	setenv("UNVME_STATE_DIR", state_dir, 1);
 	snprintf(cfg_path, sizeof(cfg_path), "/dev/shm/unvme-fuzz-devid-%d.json", (int)getpid());
 	atexit(cleanup);
 	return 0;

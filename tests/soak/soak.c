@@ -684,7 +684,7 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc; i += 2) { /* OPTION VALUE pairs */
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!v) {
 			fprintf(stderr, "soak: %s needs a value\n", a);
@@ -708,7 +708,6 @@ int main(int argc, char **argv)
 			fprintf(stderr, "soak: unknown option %s\n", a);
 			return 2;
 		}
-		i++;
 	}
 	if (opt.block_threads < 1 || opt.block_threads > 16 || opt.kv_threads < 0 ||
 	    opt.kv_threads > 8 || opt.seconds <= 0 || opt.reset_every_ms < 0) {

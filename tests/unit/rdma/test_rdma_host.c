@@ -350,7 +350,7 @@ static void test_device_ids(void)
 	/* no subsystem NQN: the discovery controller, on the NVMe/RDMA port (nvme-tcp:// keeps
 	 * its 8009), no keep alive */
 	static const char *const disc[] = {"nvme-rdma://10.0.0.1", "nvme-rdma://10.0.0.1/",
-					   "nvme-rdma://10.0.0.1/" NVMF_DISCOVERY_NQN};
+					   ("nvme-rdma://10.0.0.1/" NVMF_DISCOVERY_NQN)};
 	for (size_t i = 0; i < sizeof(disc) / sizeof(disc[0]); i++) {
 		CHECK_EQ(rdma_params_parse(disc[i], &p), 0);
 		CHECK(p.discovery);

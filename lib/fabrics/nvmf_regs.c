@@ -68,7 +68,8 @@ int nvmf_regs_connect_first(struct nvmf_regs *r)
 uint64_t nvmf_regs_enable_limit_ms(const struct nvmf_regs *r)
 {
 	uint64_t delay = r->reconnect_delay_ms ? r->reconnect_delay_ms : 100;
-	uint64_t cap_to = (uint64_t)(NVME_CAP_TO(r->cap) ? NVME_CAP_TO(r->cap) : 1) * 500u;
+	/* (the driver's CAP, from the first association: r->cap is the connect thread's) */
+	uint64_t cap_to = (uint64_t)(NVME_CAP_TO(r->c->cap) ? NVME_CAP_TO(r->c->cap) : 1) * 500u;
 	/* an attempt may start just before ctrl_loss_tmo ends; then the controller has CAP.TO
 	 * to become ready, and the driver's step may come a little late */
 	return (uint64_t)r->ctrl_loss_tmo_ms + r->attempt_ms + delay + cap_to + 1000;

@@ -24,7 +24,12 @@ io_uring compares our whole tool with fio and says how much fio's loop costs. pe
 the floor is per CPU-second on both sides (perf's I/Os over the CPU time its process used).
 Draws KIOPS against QD for each block size.
 
-  BUILD=build python3 scripts/bench_qd.py [--seconds N] [--json out.json] [--plot-dir DIR]
+Durations: 2 s per perf point, 1 s per fio point (engine and io_uring alike, the same-harness
+pair): a fio run of seven points per block size and round had taken half the section's six
+minutes, and even io_uring's slowest point moves a quarter of a million reads a second.
+
+  BUILD=build python3 scripts/bench_qd.py [--seconds N] [--fio-seconds N] [--json out.json]
+                                         [--plot-dir DIR]
 """
 import os
 import pathlib
@@ -92,6 +97,7 @@ def run(a):
     bc.need(bc.UNVME, "unvme")
     have_fio = shutil.which("fio") is not None and bc.FIO_ENGINE.exists()
     seconds = a.seconds or (1 if bc.QUICK else 2)
+    fio_s = a.fio_seconds or 1
     size = (64 << 20) if bc.QUICK else SIZE
     qds = [int(q) for q in a.qds.split(",")] if a.qds else ([1, 32] if bc.QUICK else list(QDS))
     sizes = [4096, 512]
@@ -104,7 +110,7 @@ def run(a):
                     runs[(bs, qd)]["perf"].append(perf(bs, qd, seconds, size))
                     runs[(bs, qd)]["floor"].append(bc.floor(bs, size, qd))
                 if have_fio:
-                    e, u = engine(bs, qds, seconds, size), uring(bs, qds, seconds, path, size)
+                    e, u = engine(bs, qds, fio_s, size), uring(bs, qds, fio_s, path, size)
                     for qd in qds:
                         runs[(bs, qd)]["engine"].append(e.get(qd))
                         runs[(bs, qd)]["io_uring"].append(u.get(qd))
@@ -127,7 +133,7 @@ def run(a):
             row["floor_target"] = FLOOR_TARGETS.get(bs, {}).get(qd)
             row["uring_workers"] = [x.get("workers") for x in r["io_uring"] if x]
             rows.append(row)
-    data = {"seconds": seconds, "size": size, "rounds": bc.ROUNDS, "qds": qds, "rows": rows,
+    data = {"seconds": seconds, "fio_seconds": fio_s, "size": size, "rounds": bc.ROUNDS, "qds": qds, "rows": rows,
             "plots": {}}
     for bs in sizes:
         sel = [r for r in rows if r["bs"] == bs]
@@ -155,8 +161,11 @@ def k(x):
 
 
 def render(d):
-    out = [f"Random reads over {d['size'] >> 20} MiB, one core (CPU 0), {d['seconds']} s per "
-           f"point, median of {d['rounds']} runs (range in brackets). perf: `unvme perf --fill`; "
+    per = (f"{d['seconds']} s per perf point and {d['fio_seconds']} s per fio point (engine, "
+           "io_uring)" if d.get("fio_seconds", d["seconds"]) != d["seconds"]
+           else f"{d['seconds']} s per point")
+    out = [f"Random reads over {d['size'] >> 20} MiB, one core (CPU 0), {per}, "
+           f"median of {d['rounds']} runs (range in brackets). perf: `unvme perf --fill`; "
            "engine: fio + our engine; io_uring: fio, tuned (registerfiles, fixedbufs, no "
            "sqthread); engine and io_uring batched by half the queue depth and pinned to CPU 0 "
            "with every thread (io_uring's workers included, their CPU counted). floor: "
@@ -201,7 +210,9 @@ def render(d):
 
 
 def add_args(ap):
-    ap.add_argument("--seconds", type=int, default=0)
+    ap.add_argument("--seconds", type=int, default=0, help="per perf point (2)")
+    ap.add_argument("--fio-seconds", type=int, default=0,
+                    help="per fio point, engine and io_uring alike (1)")
     ap.add_argument("--qds", default="", help="queue depths, e.g. 1,32 (default 1,4,...,256)")
 
 

@@ -24,8 +24,13 @@ Every figure is the median of the rounds with their range (bench_common). On a 2
 remote latency-model case runs three busy threads (perf, the target's poller, the device
 engine standing in for an SSD's hardware) on two CPUs where local runs two: the report says so.
 
-  BUILD=build python3 scripts/bench_tcp.py [--seconds N] [--qds 1,2,4] [--json out.json]
-                                          [--plot-dir DIR]
+Durations: 2 s per QD 1 latency point (the p99 of the remote latency model's ~1,600 I/Os a
+second needs them) and 1 s per IOPS point (the queue-depth sweep, TLS at QD 32: an average
+over a thousand to two million I/Os), the same for local and remote: the sweep's 2 s points took
+two thirds of the section's five minutes.
+
+  BUILD=build python3 scripts/bench_tcp.py [--seconds N] [--sweep-seconds N] [--qds 1,2,4]
+                                          [--json out.json] [--plot-dir DIR]
 """
 import json
 import pathlib
@@ -131,6 +136,7 @@ def run(a):
     bc.need(bc.UNVME, "unvme")
     bc.need(PINGPONG, "tcp_pingpong")
     seconds = a.seconds or (1 if bc.QUICK else 2)
+    sweep_s = a.sweep_seconds or 1
     size = "16M" if bc.QUICK else "256M"
     qds = [int(q) for q in a.qds.split(",")] if a.qds else ([1, 32] if bc.QUICK else list(QDS))
     specs = devices(size)
@@ -156,18 +162,19 @@ def run(a):
                         qd1[name][wl]["local"].append(perf(local, wl, 1, seconds, fill=wl == "randread"))
                         qd1[name][wl]["remote"].append(perf(remote, wl, 1, seconds))
                     for qd in qds:
-                        sweep[name][qd]["local"].append(perf(local, "randread", qd, seconds, fill=True))
-                        sweep[name][qd]["remote"].append(perf(remote, "randread", qd, seconds))
+                        sweep[name][qd]["local"].append(perf(local, "randread", qd, sweep_s, fill=True))
+                        sweep[name][qd]["remote"].append(perf(remote, "randread", qd, sweep_s))
                 for wl, qd in tls_points:
-                    tls[(wl, qd)]["plain"].append(perf(t.devid(list(specs).index(MEM)), wl, qd, seconds))
-                    tls[(wl, qd)]["tls"].append(perf(ts.devid(0), wl, qd, seconds))
+                    s = seconds if qd == 1 else sweep_s
+                    tls[(wl, qd)]["plain"].append(perf(t.devid(list(specs).index(MEM)), wl, qd, s))
+                    tls[(wl, qd)]["tls"].append(perf(ts.devid(0), wl, qd, s))
         finally:
             t.stop()
             ts.stop()
     floors.append(floor(pings))
     # the lower of the two: the machine's floor, not its noise
     fl = {wl: min((f[wl] for f in floors), key=lambda r: r["p50_us"]) for wl in ("randread", "randwrite")}
-    out = {"seconds": seconds, "size": size, "rounds": bc.ROUNDS, "engine_cpu": engine_cpu(),
+    out = {"seconds": seconds, "sweep_seconds": sweep_s, "size": size, "rounds": bc.ROUNDS, "engine_cpu": engine_cpu(),
            "cpus": bc.ncpus(), "floor": fl, "floor_runs": floors, "qd1": {}, "sweep": {}, "plots": {},
            "tls": []}
     for (wl, qd), sides in tls.items():
@@ -217,7 +224,10 @@ def render(d):
     fl = d["floor"]
     out = [f"QD 1, 4 KiB, `unvme perf` on CPU 0, the target on CPU 1, the latency model's engine "
            f"on CPU {d['engine_cpu']}; {d['size']} per device, every block written first; "
-           f"{d['seconds']} s per point, median of {d['rounds']} runs (range in brackets). "
+           + (f"{d['seconds']} s per QD 1 point and {d['sweep_seconds']} s per IOPS point (the "
+              "sweep below, TLS at QD 32)" if d.get("sweep_seconds", d["seconds"]) != d["seconds"]
+              else f"{d['seconds']} s per point")
+           + f", median of {d['rounds']} runs (range in brackets). "
            "Latency in us: avg / p50 / p99.", ""]
     if d["engine_cpu"] == 1:
         out += ["Only two CPUs: remotely the latency model's engine shares CPU 1 with the target's "
@@ -270,7 +280,9 @@ def render(d):
 
 
 def add_args(ap):
-    ap.add_argument("--seconds", type=int, default=0)
+    ap.add_argument("--seconds", type=int, default=0, help="per QD 1 latency point (2)")
+    ap.add_argument("--sweep-seconds", type=int, default=0,
+                    help="per IOPS point: the QD sweep and TLS at QD 32 (1)")
     ap.add_argument("--qds", default="", help="queue depths of the sweep (default 1..128)")
 
 

@@ -496,20 +496,43 @@ static void test_timeout_abort_fence_rebuild(void)
 	unvme_ctrlr_close(c);
 }
 
+/* A controller with one queue pair holding a command the device keeps (lost); from here on
+ * the fake answers admin commands and moves CSTS.RDY only at tick(). NULL on failure. */
+static struct unvme_ctrlr *open_with_lost(const char *uri, struct unvme_qpair **qp,
+					  struct cmd_seen *lost)
+{
+	struct unvme_ctrlr *c = open_fake(uri);
+	struct unvme_qpair_opts o = { .depth = 8, .timeout_ms = 5000 };
+	if (!c || unvme_qpair_create(c, &o, qp) != 0) {
+		if (c)
+			unvme_ctrlr_close(c);
+		return NULL;
+	}
+	fk.swallow = 1;
+	CHECK_EQ(submit(*qp, lost), 0);
+	CHECK_EQ(poll_once(*qp), 0);
+	fk.defer_admin = true;
+	fk.defer_ready = true;
+	return c;
+}
+
+/* No admin wait was entered inside a poll or submit; the fake answers at once again. */
+static void finish(struct unvme_ctrlr *c, struct unvme_qpair *qp, uint32_t nested0)
+{
+	CHECK_EQ(admin_waits_in_hot_path(), nested0);
+	fk.defer_admin = false;
+	fk.defer_ready = false;
+	unvme_qpair_destroy(qp);
+	unvme_ctrlr_close(c);
+}
+
 static void test_fatal_reset_rebuild(void)
 {
 	uint32_t nested0 = admin_waits_in_hot_path();
-	struct unvme_ctrlr *c = open_fake("fake://fatal");
-	REQUIRE(c != NULL);
 	struct unvme_qpair *qp;
-	struct unvme_qpair_opts o = { .depth = 8, .timeout_ms = 5000 };
-	REQUIRE(unvme_qpair_create(c, &o, &qp) == 0);
 	struct cmd_seen lost = {0};
-	fk.swallow = 1;
-	CHECK_EQ(submit(qp, &lost), 0);
-	CHECK_EQ(poll_once(qp), 0);
-	fk.defer_admin = true;
-	fk.defer_ready = true;
+	struct unvme_ctrlr *c = open_with_lost("fake://fatal", &qp, &lost);
+	REQUIRE(c != NULL);
 	int from = fk.nr_log;
 	int en0 = fk.cc_en_writes[0], en1 = fk.cc_en_writes[1];
 	fk.csts |= NVME_CSTS_CFS;
@@ -543,27 +566,16 @@ static void test_fatal_reset_rebuild(void)
 	CHECK_EQ(after.count, 1);
 	CHECK_EQ(after.status, 0);
 	CHECK_EQ(lost.count, 1);
-	CHECK_EQ(admin_waits_in_hot_path(), nested0);
-	fk.defer_admin = false;
-	fk.defer_ready = false;
-	unvme_qpair_destroy(qp);
-	unvme_ctrlr_close(c);
+	finish(c, qp, nested0);
 }
 
 static void test_removed_during_reset(void)
 {
 	uint32_t nested0 = admin_waits_in_hot_path();
-	struct unvme_ctrlr *c = open_fake("fake://removed");
-	REQUIRE(c != NULL);
 	struct unvme_qpair *qp;
-	struct unvme_qpair_opts o = { .depth = 8, .timeout_ms = 5000 };
-	REQUIRE(unvme_qpair_create(c, &o, &qp) == 0);
 	struct cmd_seen lost = {0};
-	fk.swallow = 1;
-	CHECK_EQ(submit(qp, &lost), 0);
-	CHECK_EQ(poll_once(qp), 0);
-	fk.defer_admin = true;
-	fk.defer_ready = true;
+	struct unvme_ctrlr *c = open_with_lost("fake://removed", &qp, &lost);
+	REQUIRE(c != NULL);
 	fk.csts |= NVME_CSTS_CFS;
 	double end = now_s() + 20;
 	while (atomic_load(&c->rec_phase) != CTRLR_REC_REINIT && now_s() < end) {
@@ -600,11 +612,7 @@ static void test_removed_during_reset(void)
 	struct cmd_seen after = {0};
 	CHECK_EQ(submit(qp, &after), -ENODEV);
 	CHECK_EQ(after.count, 0);
-	CHECK_EQ(admin_waits_in_hot_path(), nested0);
-	fk.defer_admin = false;
-	fk.defer_ready = false;
-	unvme_qpair_destroy(qp);
-	unvme_ctrlr_close(c);
+	finish(c, qp, nested0);
 }
 
 TEST_MAIN(TEST(test_timeout_abort_fence_rebuild), TEST(test_fatal_reset_rebuild),

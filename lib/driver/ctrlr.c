@@ -72,10 +72,18 @@ uint64_t ctrlr_ready_limit_ms(const struct unvme_ctrlr *c)
 	return (uint64_t)(NVME_CAP_TO(c->cap) ? NVME_CAP_TO(c->cap) : 1) * 500u;
 }
 
-/* Waits for CSTS.RDY to equal want within CAP.TO (500 ms units). */
+uint64_t ctrlr_enable_limit_ms(const struct unvme_ctrlr *c)
+{
+	return c->ops->enable_limit_ms ? c->ops->enable_limit_ms((struct unvme_ctrlr *)c)
+				       : ctrlr_ready_limit_ms(c);
+}
+
+/* Waits for CSTS.RDY to equal want within CAP.TO (500 ms units), or to become 1 within the
+ * transport's limit. */
 static int wait_ready(struct unvme_ctrlr *c, uint32_t want)
 {
-	uint64_t limit_ms = ctrlr_ready_limit_ms(c);
+	bool own = want && c->ops->enable_limit_ms;
+	uint64_t limit_ms = want ? ctrlr_enable_limit_ms(c) : ctrlr_ready_limit_ms(c);
 	uint64_t deadline = mono_ms_coarse() + limit_ms;
 	unsigned delay = 1;
 	for (;;) {
@@ -89,8 +97,9 @@ static int wait_ready(struct unvme_ctrlr *c, uint32_t want)
 		if ((csts & NVME_CSTS_RDY) == want)
 			return 0;
 		if (mono_ms_coarse() > deadline)
-			return unvme_fail(-ETIMEDOUT, "%s: CSTS.RDY did not become %u within CAP.TO "
-					  "(%llu ms)", c->devid, want, (unsigned long long)limit_ms);
+			return unvme_fail(-ETIMEDOUT, "%s: CSTS.RDY did not become %u within %s "
+					  "(%llu ms)", c->devid, want, own ? "the transport's limit" : "CAP.TO",
+					  (unsigned long long)limit_ms);
 		sleep_us(delay);
 		if (delay < 10000)
 			delay *= 2;

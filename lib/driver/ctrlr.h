@@ -53,6 +53,7 @@ enum qp_rec {
 	QP_REC_FENCE_CQ,  /* FENCE: Delete I/O CQ sent */
 	QP_REC_CREATE_CQ, /* REBUILD: rings rewound, doorbell held, Create I/O CQ sent */
 	QP_REC_CREATE_SQ, /* REBUILD: Create I/O SQ sent */
+	QP_REC_CONNECT,   /* REBUILD (fabrics): rings rewound, doorbell held, the transport connecting */
 };
 
 /* The controller's reset (recovery.c), advanced by whichever thread holds the admin lock in
@@ -338,6 +339,9 @@ int ctrlr_num_queues_granted(struct unvme_ctrlr *c, uint32_t dw0);
 void ctrlr_enable_start(struct unvme_ctrlr *c);
 /* CAP.TO in milliseconds: how long CSTS.RDY may take to follow CC.EN. */
 uint64_t ctrlr_ready_limit_ms(const struct unvme_ctrlr *c);
+/* How long CSTS.RDY may take to become 1 after CC.EN = 1: CAP.TO, or the transport's (a
+ * fabric's reconnect budget). */
+uint64_t ctrlr_enable_limit_ms(const struct unvme_ctrlr *c);
 /* The controller of address open in this process, with a reference taken (give it back with
  * unvme_ctrlr_close), or NULL. */
 struct unvme_ctrlr *ctrlr_open_find(const char *address);

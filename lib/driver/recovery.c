@@ -26,10 +26,13 @@
  *              with the queue: deleted (or "no such queue") makes it gone; a fence the
  *              device refuses wants a controller reset;
  *     REBUILD  (REBUILDING) a gone queue: rings rewound, its doorbell held back, Create I/O
- *              CQ, then Create I/O SQ; meanwhile submit may queue entries, nothing rings;
- *              when both completed the doorbell takes the tail and the lost commands
- *              complete with ABORTED_SQ_DELETION from the queue's own poll. A Create the
- *              controller refuses wants a reset once; a second refusal is an error.
+ *              CQ, then Create I/O SQ (a fabric's queue: CONNECT, the transport's connect
+ *              running on a thread of its own, its result taken at a later step);
+ *              meanwhile submit may queue entries, nothing rings; when both completed (or
+ *              the connection is made) the doorbell takes the tail and the lost commands
+ *              complete with ABORTED_SQ_DELETION from the queue's own poll. A Create (a
+ *              connect) the controller refuses wants a reset once; a second refusal is an
+ *              error.
  *   The controller's (whichever thread holds the admin lock in a step), enum ctrlr_rec,
  *   started by the recovery word's CTRLR_REC_WANT_RESET (a fatal status, a dead fabric
  *   association, a refused fence or Create, an admin command lost for good):
@@ -39,7 +42,14 @@
  *     REINIT   at the step that finds CSTS.RDY = 1: Set Features (Number of Queues); its
  *              completion ends the reset (generation moves on, failed clears). Each queue
  *              pair's owner then rebuilds its own at its next submit or poll.
- *   CSTS.RDY is never waited for: each step checks it against a deadline (CAP.TO).
+ *   CSTS.RDY is never waited for: each step checks it against a deadline (CAP.TO). Over a
+ *   fabric CC.EN = 1 makes a new association on a thread of the fabrics layer (connect,
+ *   Connect, authentication, Property Set CC, CSTS.RDY = 1; retried every reconnect_delay for
+ *   ctrl_loss_tmo: lib/fabrics/nvmf_regs.h), CSTS reading "not ready" meanwhile: the
+ *   deadline is then that reconnect budget. A fabric queue's connection is made the same
+ *   way (CONNECT, above). What a step still sends over a fabric is a single command on a
+ *   live association (the CSTS Property Get of a step that finds it live, the Property Set
+ *   CC.EN = 0 of a reset that ends a live one), bounded by the admin timeout.
  *
  * A split queue pair cannot be rebuilt from one side (the submitter's tail belongs to another
  * thread): its poller fences it, gives back what the device will never complete, at every
@@ -283,7 +293,9 @@ static bool ctrlr_advance(struct unvme_ctrlr *c, uint64_t now)
 			failed_reset(c, msg, false, now);
 		} else {
 			ctrlr_enable_start(c);
-			set_phase(c, CTRLR_REC_ENABLING, now + ctrlr_ready_limit_ms(c));
+			/* (a fabric's CC.EN = 1 starts a new association off this thread, retried
+			 * for ctrl_loss_tmo: its budget, not CAP.TO) */
+			set_phase(c, CTRLR_REC_ENABLING, now + ctrlr_enable_limit_ms(c));
 		}
 		return true;
 	case CTRLR_REC_ENABLING: {
@@ -301,8 +313,9 @@ static bool ctrlr_advance(struct unvme_ctrlr *c, uint64_t now)
 		if (!(csts & NVME_CSTS_RDY)) {
 			if (now <= c->rec_deadline_ms)
 				return false;
-			snprintf(msg, sizeof(msg), "CSTS.RDY did not become 1 within CAP.TO (%llu ms)",
-				 (unsigned long long)ctrlr_ready_limit_ms(c));
+			snprintf(msg, sizeof(msg), "CSTS.RDY did not become 1 within %s (%llu ms)",
+				 c->ops->enable_limit_ms ? "the reconnect budget" : "CAP.TO",
+				 (unsigned long long)ctrlr_enable_limit_ms(c));
 			failed_reset(c, msg, false, now);
 			return true;
 		}
@@ -627,6 +640,17 @@ static int rebuild_start(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 				  "reset", qp->qid, c->max_io_queues);
 	qpair_doom_outstanding(qp);
 	qpair_reset_rings(qp);
+	if (ctrlr_kind(c) == UNVME_TRANSPORT_FABRICS && c->ops->qp_connect_start) {
+		/* a fabric's queue is a connection: made on the transport's thread, taken at a
+		 * later step (CONNECT); submissions wait in the ring meanwhile */
+		qp->rec_gen = atomic_load(&c->generation);
+		int rc = c->ops->qp_connect_start(qp);
+		if (rc)
+			return create_failed(c, qp, "the transport's connect", rc);
+		hold_doorbell(qp);
+		next_state(qp, QP_REC_CONNECT);
+		return 0;
+	}
 	if (ctrlr_kind(c) != UNVME_TRANSPORT_REGISTERS) {
 		/* a fabric's queue is a connection, a client's is created by the process that
 		 * runs the controller: the transport creates it (no admin queue of ours) */
@@ -741,6 +765,16 @@ static int qp_advance(struct unvme_ctrlr *c, struct unvme_qpair *qp, bool rebuil
 				(void)admin_submit_async(c, &del, NULL, 0, NULL, NULL);
 				return create_failed(c, qp, "Create I/O SQ", rc);
 			}
+			rebuilt(qp, qp->rec_gen);
+			return 0;
+		case QP_REC_CONNECT:
+			rc = c->ops->qp_connect_done(qp);
+			if (rc == -EINPROGRESS)
+				return 0; /* REBUILDING: entries may be queued */
+			if (overtaken(c, qp))
+				continue; /* made for the association before: connected again */
+			if (rc)
+				return create_failed(c, qp, "the transport's connect", rc);
 			rebuilt(qp, qp->rec_gen);
 			return 0;
 		}

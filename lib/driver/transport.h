@@ -148,6 +148,16 @@ struct unvme_transport_ops {
 	void (*qp_disconnect)(struct unvme_qpair *qp);
 	int (*qp_map)(struct unvme_qpair *qp, uint16_t cid, struct nvme_sqe *sqe, void *buf, size_t len);
 	void (*qp_pump)(struct unvme_qpair *qp);
+	/* Optional (fabrics): qp_connect without waiting, for the recovery's rebuild inside a
+	 * poll. qp_connect_start begins it (0, or an error at once); qp_connect_done answers
+	 * -EINPROGRESS while it runs, then qp_connect's result. Meanwhile the queue's pump moves
+	 * nothing and its doorbell is held back; qp_reset, qp_connect, qp_disconnect and
+	 * qp_fini wait for it to end. */
+	int (*qp_connect_start)(struct unvme_qpair *qp);
+	int (*qp_connect_done)(struct unvme_qpair *qp);
+	/* Optional: how long CSTS.RDY may take to become 1 after CC.EN = 1, when not CAP.TO (a
+	 * fabric's CC.EN = 1 makes a new association, retried for ctrl_loss_tmo). */
+	uint64_t (*enable_limit_ms)(struct unvme_ctrlr *c);
 
 	/* MESSAGE transports only (their register entries above are unused). */
 	const struct unvme_msg_ops *msg;

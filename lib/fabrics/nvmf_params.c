@@ -319,3 +319,10 @@ void nvmf_default_hostnqn(char out[NVMF_NQN_FIELD], uint8_t hostid[16])
 		snprintf(out, NVMF_NQN_FIELD, "nqn.2014-08.org.nvmexpress:uuid:%s", u);
 	}
 }
+
+uint32_t nvmf_attempt_limit_ms(const struct nvmf_params *p, uint32_t cmd_timeout_ms)
+{
+	uint64_t cmd = cmd_timeout_ms ? cmd_timeout_ms : 10000;
+	uint64_t t = (uint64_t)p->connect_timeout_ms + 8 * cmd;
+	return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+}

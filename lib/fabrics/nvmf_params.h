@@ -72,6 +72,11 @@ int nvmf_params_bool(const char *word, const char *key, const char *val, bool *o
  * uuid-based NQN derived from /etc/machine-id (stable across runs). */
 void nvmf_default_hostnqn(char out[NVMF_NQN_FIELD], uint8_t hostid[16]);
 
+/* The longest one connect attempt of an association may take: the connection's timeout,
+ * then its commands (Connect, authentication, properties; cmd_timeout_ms each, 0: 10 s). A
+ * bound for the driver's reset to wait, not a timer. */
+uint32_t nvmf_attempt_limit_ms(const struct nvmf_params *p, uint32_t cmd_timeout_ms);
+
 /* Checks an NQN: 1..223 bytes of printable characters ("nqn." form not enforced, as Linux
  * does not enforce it either). */
 bool nvmf_nqn_valid(const char *nqn);

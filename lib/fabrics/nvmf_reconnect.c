@@ -12,6 +12,8 @@ int nvmf_reconnect_run(const struct nvmf_reconnect *r, int *attempts)
 {
 	uint64_t until = mono_ms_coarse() + r->ctrl_loss_tmo_ms;
 	*attempts = 0;
+	if (r->closing(r->arg))
+		return unvme_fail(-ECANCELED, "the reconnect was stopped");
 	for (;;) {
 		++*attempts;
 		int rc = r->attempt(r->arg);
@@ -22,6 +24,15 @@ int nvmf_reconnect_run(const struct nvmf_reconnect *r, int *attempts)
 			snprintf(why, sizeof(why), "%s", unvme_errmsg());
 			return unvme_fail(rc < 0 ? rc : -EIO, "%s", why);
 		}
-		sleep_us((uint64_t)(r->reconnect_delay_ms ? r->reconnect_delay_ms : 100) * 1000);
+		uint32_t delay = r->reconnect_delay_ms ? r->reconnect_delay_ms : 100;
+		if (r->pause)
+			r->pause(r->arg, delay);
+		else
+			sleep_us((uint64_t)delay * 1000);
+		if (r->closing(r->arg)) {
+			char why[512];
+			snprintf(why, sizeof(why), "%s", unvme_errmsg());
+			return unvme_fail(rc, "%s", why);
+		}
 	}
 }

@@ -17,13 +17,17 @@ struct nvmf_reconnect {
 	uint32_t reconnect_delay_ms;  /* 0: 100 ms */
 	/* One attempt: 0, a negative errno or a positive NVMe status, with a message. */
 	int (*attempt)(void *arg);
-	/* Is the controller being closed (stop trying)? */
+	/* Is the controller being closed, or the reconnect no longer wanted (stop trying)? */
 	bool (*closing)(void *arg);
+	/* Waits ms between attempts, returning early when closing may have changed; NULL:
+	 * sleeps. */
+	void (*pause)(void *arg, uint32_t ms);
 	void *arg;
 };
 
 /* Runs attempts until one succeeds (0, *attempts says how many it took) or the policy gives
- * up: the last attempt's negative errno (-EIO for an NVMe status) with its message. */
+ * up: the last attempt's negative errno (-EIO for an NVMe status) with its message; -ECANCELED
+ * when closing said stop before the first attempt. */
 int nvmf_reconnect_run(const struct nvmf_reconnect *r, int *attempts);
 
 #endif

@@ -5,9 +5,17 @@
  * association (NVMe/TCP's and NVMe/RDMA's alike):
  *   - writing CC.EN = 0 (disable, reset, shutdown's end) ends the association: the admin
  *     connection is closed and registers read as a disabled controller's;
- *   - writing CC.EN = 1 when there is no association makes one (the transport's connect:
- *     admin connection, Connect with controller id FFFFh, authentication, CAP and VS), then
- *     Property Set CC; after a loss this retries for ctrl_loss_tmo (nvmf_reconnect.h);
+ *   - the first association is made by the transport's attach (nvmf_regs_connect_first,
+ *     synchronous: unvme_ctrlr_open may wait); writing CC.EN = 1 when there is none (after a
+ *     loss, a reset) starts a connect thread and returns at once: it makes the association
+ *     (the transport's connect: admin connection, Connect with controller id FFFFh,
+ *     authentication, CAP and VS), sets CC by Property Set and waits for the controller's
+ *     CSTS.RDY = 1, retrying every reconnect_delay for ctrl_loss_tmo (nvmf_reconnect.h).
+ *     Meanwhile (CONNECTING) CSTS reads as a controller not ready yet (RDY = 0, no CFS), so
+ *     the driver's recovery (recovery.c) checks it at each step and no poll waits for the
+ *     network; when it succeeded CSTS reads the controller's (RDY = 1), when it gave up
+ *     every register reads all ones. CC.EN = 0 written meanwhile stops it (at the end of
+ *     the attempt under way), a later CC.EN = 1 lets it go on;
  *   - a connection that fails makes CSTS read CFS set (a fatal status), so the driver's
  *     recovery (recovery.c) resets the controller, which is exactly a reconnect, and every
  *     queue pair's owner connects its queue again; a reconnect that gave up makes every
@@ -32,9 +40,11 @@ enum nvmf_assoc_state {
 	NVMF_ASSOC_LIVE,     /* connected */
 	NVMF_ASSOC_BROKEN,   /* a connection failed: CSTS reads CFS until the driver resets */
 	NVMF_ASSOC_DEAD,     /* reconnecting failed for ctrl_loss_tmo: registers read all ones */
+	NVMF_ASSOC_CONNECTING, /* the connect thread has the admin queue: reads as not ready */
 };
 
-/* The transport's half, called with regs.lock held. */
+/* The transport's half, called with regs.lock held (by the connect thread while the
+ * association is CONNECTING: then nobody else touches the admin queue). */
 struct nvmf_regs_ops {
 	/* A new association: admin connection, Connect, then nvmf_regs_live with CAP and VS.
 	 * 0, a negative errno or a positive NVMe status, with a message. */
@@ -44,26 +54,58 @@ struct nvmf_regs_ops {
 };
 
 struct nvmf_regs {
-	pthread_mutex_t lock;     /* the admin queue and the cached registers */
+	pthread_mutex_t lock;     /* the admin queue and the cached registers; held by the
+				     connect thread during an attempt (nvmf_regs_enter) */
 	_Atomic int assoc;        /* enum nvmf_assoc_state */
 	bool ever_live;           /* a CC.EN = 1 after this is a reconnect: retry it */
 	uint64_t cap;
-	uint32_t vs, cc, aqa;
+	uint32_t vs, cc;
+	_Atomic uint32_t aqa;     /* kept for reads, never sent */
 	uint64_t asq, acq;
 	struct nvmf_assoc *fab;
 	struct unvme_ctrlr *c;
 	_Atomic bool closing;     /* the controller is being closed: stop retrying */
 	uint32_t ctrl_loss_tmo_ms, reconnect_delay_ms;
+	uint32_t attempt_ms;      /* the longest one connect attempt may take (a bound) */
 	const struct nvmf_regs_ops *ops;
 	void *arg;
+	/* the connect thread (CONNECTING). Its decision (live, down, dead) is made under lock;
+	 * a CC write while it runs does not take the lock (the thread may hold it for an
+	 * attempt): it sets conn_cc and conn_cancel, then looks whether the thread decided
+	 * already (nvmf_regs_enter succeeds) and applies the write itself if so. */
+	pthread_t conn_thread;
+	bool conn_started;        /* a thread to join (under lock) */
+	bool conn_ended;          /* it decided: no longer CONNECTING (under lock) */
+	_Atomic bool conn_cancel; /* CC.EN = 0 was written meanwhile: stop */
+	bool conn_saw_stop;       /* the thread's: its attempts stopped for conn_cancel */
+	_Atomic uint32_t conn_cc; /* the CC it sets once connected; CC reads this meanwhile */
+	pthread_cond_t conn_cv;   /* wakes its reconnect delay when it is to stop */
 };
 
+/* attempt_ms: how long one connect attempt may take at most (connect timeout and the
+ * commands' timeouts), for the bound of nvmf_regs_enable_limit_ms. */
 void nvmf_regs_init(struct nvmf_regs *r, struct unvme_ctrlr *c, struct nvmf_assoc *fab,
-		    uint32_t ctrl_loss_tmo_ms, uint32_t reconnect_delay_ms,
+		    uint32_t ctrl_loss_tmo_ms, uint32_t reconnect_delay_ms, uint32_t attempt_ms,
 		    const struct nvmf_regs_ops *ops, void *arg);
 void nvmf_regs_fini(struct nvmf_regs *r);
-/* The transport's connect made the association: its CAP and VS. */
+/* The transport's connect made the association: its CAP and VS (the caller decides when it
+ * is live). */
 void nvmf_regs_live(struct nvmf_regs *r, uint64_t cap, uint32_t vs);
+/* The first association, synchronously (the transport's attach): 0 and live, or the
+ * connect's error with its message. */
+int nvmf_regs_connect_first(struct nvmf_regs *r);
+/* Closing: the connect thread stops after its attempt under way (the association then
+ * reads as gone) and is joined. Call before the transport's state is freed. */
+void nvmf_regs_stop(struct nvmf_regs *r);
+/* How long CSTS.RDY may take to become 1 after CC.EN = 1: the connect thread's budget
+ * (ctrl_loss_tmo, then at most one attempt, reconnect_delays and CAP.TO), a hang guard for
+ * the driver's reset: the thread ends by itself before. */
+uint64_t nvmf_regs_enable_limit_ms(const struct nvmf_regs *r);
+
+/* Takes r->lock unless the connect thread has the association (CONNECTING): false then,
+ * without waiting for it. The transport's admin doorbell and pump, and register accesses,
+ * go through this, so a poll never waits for a connection being made. */
+bool nvmf_regs_enter(struct nvmf_regs *r);
 
 /* The register accesses of struct unvme_transport_ops (each takes the lock). */
 uint32_t nvmf_regs_read32(struct nvmf_regs *r, uint32_t off);

@@ -147,7 +147,7 @@ static int rdma_attach(struct unvme_ctrlr *c, const char *address)
 	nvmf_keepalive_init(&rc->ka);
 	int err = rdma_params_parse(address, &rc->p);
 	nvmf_regs_init(&rc->regs, c, &rc->fab, rc->p.ctrl_loss_tmo_ms, rc->p.reconnect_delay_ms,
-		       &rdma_regs_ops, rc);
+		       nvmf_attempt_limit_ms(&rc->p, c->opts.admin_timeout_ms), &rdma_regs_ops, rc);
 	uint32_t adepth = c->opts.admin_queue_depth ? c->opts.admin_queue_depth : 32;
 	if (adepth > 4096)
 		adepth = 4096; /* as the driver's admin queue (AQA holds 12 bits) */
@@ -161,9 +161,7 @@ static int rdma_attach(struct unvme_ctrlr *c, const char *address)
 	nvmf_assoc_init(&rc->fab, &rdma_nvmf_ops, &rc->admin, &rc->p, c->opts.admin_timeout_ms);
 	rc->admin.locked = true;
 	rc->admin.timeout_ms = c->opts.admin_timeout_ms;
-	pthread_mutex_lock(&rc->regs.lock);
-	err = assoc_connect(rc);
-	pthread_mutex_unlock(&rc->regs.lock);
+	err = nvmf_regs_connect_first(&rc->regs);
 	if (err) {
 		rdma_free(rc);
 		return err < 0 ? err : -ECONNREFUSED; /* refused with an NVMe status: the message says which */
@@ -178,8 +176,15 @@ static int rdma_attach(struct unvme_ctrlr *c, const char *address)
 static void rdma_quiesce(struct unvme_ctrlr *c)
 {
 	struct rdma_ctrlr *rc = c->transport_ctx;
-	atomic_store(&rc->regs.closing, true);
+	/* a connect thread first: the keep-alive thread's recovery may wait for its end */
+	nvmf_regs_stop(&rc->regs);
 	nvmf_keepalive_stop(&rc->ka);
+}
+
+static uint64_t rdma_enable_limit_ms(struct unvme_ctrlr *c)
+{
+	struct rdma_ctrlr *rc = c->transport_ctx;
+	return nvmf_regs_enable_limit_ms(&rc->regs);
 }
 
 static void rdma_detach(struct unvme_ctrlr *c)
@@ -202,10 +207,18 @@ static void rdma_qp_doorbell(void *bus, uint32_t off, uint32_t val)
 	struct rdma_queue *q = bus;
 	if (off != q->sq_db)
 		return; /* a CQ head doorbell: the controller does not need to know */
-	pthread_mutex_t *mu = q->locked ? &q->rc->regs.lock : &q->mu;
-	pthread_mutex_lock(mu);
+	if (q->locked) {
+		/* (nothing is submitted while the association is being made: the driver's reset
+		 * holds the admin queue down until CSTS.RDY = 1) */
+		if (nvmf_regs_enter(&q->rc->regs)) {
+			rdma_queue_doorbell(q, (uint16_t)val);
+			pthread_mutex_unlock(&q->rc->regs.lock);
+		}
+		return;
+	}
+	pthread_mutex_lock(&q->mu);
 	rdma_queue_doorbell(q, (uint16_t)val);
-	pthread_mutex_unlock(mu);
+	pthread_mutex_unlock(&q->mu);
 }
 
 static int rdma_qp_init(struct unvme_qpair *qp)
@@ -238,11 +251,25 @@ static int rdma_qp_init(struct unvme_qpair *qp)
 	return 0;
 }
 
+/* A connect thread's end waited for, its connection kept (the caller closes or uses it) and
+ * the queue pair served again. */
+static int settle(struct rdma_queue *q)
+{
+	if (!q->connecting)
+		return 0;
+	int err = nvmf_async_wait(&q->async);
+	q->qp = q->async_qp;
+	q->connecting = false;
+	return err;
+}
+
 static void rdma_qp_fini(struct unvme_qpair *qp)
 {
 	struct rdma_queue *q = qp->bus;
 	if (!q)
 		return;
+	if (qp->qid != 0)
+		(void)settle(q);
 	if (qp->qid == 0) {
 		pthread_mutex_lock(&q->rc->regs.lock);
 		q->qp = NULL;
@@ -258,12 +285,15 @@ static void rdma_qp_reset(struct unvme_qpair *qp)
 {
 	struct rdma_queue *q = qp->bus;
 	if (qp->qid == 0) {
-		/* the admin connection is the association's: CC writes open and close it */
-		pthread_mutex_lock(&q->rc->regs.lock);
-		rdma_queue_reset(q);
-		pthread_mutex_unlock(&q->rc->regs.lock);
+		/* the admin connection is the association's: CC writes open and close it (a
+		 * connect thread resets it at each attempt) */
+		if (nvmf_regs_enter(&q->rc->regs)) {
+			rdma_queue_reset(q);
+			pthread_mutex_unlock(&q->rc->regs.lock);
+		}
 		return;
 	}
+	(void)settle(q);
 	pthread_mutex_lock(&q->mu);
 	rdma_queue_close(q);
 	rdma_queue_reset(q);
@@ -274,6 +304,7 @@ static int rdma_qp_connect(struct unvme_qpair *qp)
 {
 	struct rdma_queue *q = qp->bus;
 	struct rdma_ctrlr *rc = q->rc;
+	(void)settle(q);
 	q->timeout_ms = qp->timeout_ms;
 	if (atomic_load(&rc->regs.assoc) != NVMF_ASSOC_LIVE)
 		return unvme_fail(-EIO, "%s: queue %u: no association with the controller", rc->c->devid,
@@ -284,9 +315,56 @@ static int rdma_qp_connect(struct unvme_qpair *qp)
 	return err;
 }
 
+/* The connect thread's job: the RDMA connection and Connect (then authentication), on a
+ * queue that serves no queue pair meanwhile. */
+static int connect_job(void *arg)
+{
+	struct rdma_queue *q = arg;
+	return rdma_queue_connect_conn(q, q->async_cntlid, NULL);
+}
+
+static int rdma_qp_connect_start(struct unvme_qpair *qp)
+{
+	struct rdma_queue *q = qp->bus;
+	struct rdma_ctrlr *rc = q->rc;
+	(void)settle(q);
+	q->timeout_ms = qp->timeout_ms;
+	if (atomic_load(&rc->regs.assoc) != NVMF_ASSOC_LIVE)
+		return unvme_fail(-EIO, "%s: queue %u: no association with the controller", rc->c->devid,
+				  qp->qid);
+	pthread_mutex_lock(&q->mu);
+	rdma_queue_close(q);
+	rdma_queue_reset(q);
+	pthread_mutex_unlock(&q->mu);
+	q->async_cntlid = rc->fab.cntlid;
+	q->async_qp = q->qp;
+	q->qp = NULL;
+	int err = nvmf_async_start(&q->async, connect_job, q);
+	if (err) {
+		q->qp = q->async_qp;
+		return err;
+	}
+	q->connecting = true;
+	return 0;
+}
+
+static int rdma_qp_connect_done(struct unvme_qpair *qp)
+{
+	struct rdma_queue *q = qp->bus;
+	if (!q->connecting)
+		return 0;
+	int err = nvmf_async_take(&q->async);
+	if (err == -EINPROGRESS)
+		return err;
+	q->qp = q->async_qp;
+	q->connecting = false;
+	return err;
+}
+
 static void rdma_qp_disconnect(struct unvme_qpair *qp)
 {
 	struct rdma_queue *q = qp->bus;
+	(void)settle(q);
 	const struct nvmf_id_ctrl_fabrics *f = (const void *)q->rc->c->id.nvmeof;
 	pthread_mutex_lock(&q->mu);
 	/* Disconnect is optional (OFCS bit 0): ending the connection says the same */
@@ -305,11 +383,14 @@ static void rdma_qp_pump(struct unvme_qpair *qp)
 {
 	struct rdma_queue *q = qp->bus;
 	if (q->locked) {
-		pthread_mutex_lock(&q->rc->regs.lock);
-		rdma_queue_pump(q);
-		pthread_mutex_unlock(&q->rc->regs.lock);
+		if (nvmf_regs_enter(&q->rc->regs)) { /* (not while a connect thread has it) */
+			rdma_queue_pump(q);
+			pthread_mutex_unlock(&q->rc->regs.lock);
+		}
 		return; /* the admin path holds locks recovery needs: keep alive or I/O recovers */
 	}
+	if (q->connecting)
+		return; /* the connection is a connect thread's until the recovery takes it */
 	pthread_mutex_lock(&q->mu);
 	/* a reset by another thread: this queue's connection belongs to the old association */
 	if (atomic_load_explicit(&qp->failed, memory_order_relaxed) && !atomic_load(&q->dead))
@@ -342,6 +423,9 @@ static const struct unvme_transport_ops rdma_ops = {
 	.qp_disconnect = rdma_qp_disconnect,
 	.qp_map = rdma_qp_map,
 	.qp_pump = rdma_qp_pump,
+	.qp_connect_start = rdma_qp_connect_start,
+	.qp_connect_done = rdma_qp_connect_done,
+	.enable_limit_ms = rdma_enable_limit_ms,
 };
 
 static const char *const rdma_schemes[] = {RDMA_SCHEME, NULL};

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "unvme/spec.h"
+#include "lib/fabrics/nvmf_async.h"
 #include "lib/fabrics/nvmf_params.h"
 #include "lib/fabrics/nvmf_cq.h"
 #include "lib/fabrics/nvmf_host.h"
@@ -81,6 +82,15 @@ struct rdma_queue {
 	struct nvmf_cq cq;         /* where the next completion goes in the CQ ring */
 	uint64_t last_scan_ms;
 	char peer[sizeof(((struct nvmf_params *)0)->host) + 24]; /* "host:port", then the connection's */
+
+	/* A connect on a thread of its own (a rebuild inside a poll, rdma_ctrlr.c): meanwhile
+	 * the connection is the thread's and the queue serves no queue pair (qp is NULL, kept
+	 * in async_qp): the engine has only Connect and authentication in flight, nothing of
+	 * the ring is touched. The owner's pump does nothing until it took the result. */
+	struct nvmf_async async;
+	bool connecting;          /* the owner's: a thread has the connection */
+	struct unvme_qpair *async_qp;
+	uint16_t async_cntlid;
 };
 
 /* A driver DMA chunk registered with the device. */
@@ -117,6 +127,8 @@ void rdma_queue_fini(struct rdma_queue *q);
  * cntlid NVMF_CNTLID_DYNAMIC for the admin queue; *cntlid_out (may be NULL) gets the one the
  * controller gave. 0, a negative errno or a positive NVMe status, with a message. */
 int rdma_queue_connect(struct rdma_queue *q, uint16_t cntlid, uint16_t *cntlid_out);
+/* rdma_queue_connect on a queue already closed and reset (a connect thread's part). */
+int rdma_queue_connect_conn(struct rdma_queue *q, uint16_t cntlid, uint16_t *cntlid_out);
 /* Ends the connection; what was in flight is dropped (the rings are rewound after this). */
 void rdma_queue_close(struct rdma_queue *q);
 /* The rings were rewound: nothing in flight, CQ from its start. */

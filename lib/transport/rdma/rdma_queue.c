@@ -351,9 +351,14 @@ static const char *event_why(int rc)
 
 int rdma_queue_connect(struct rdma_queue *q, uint16_t cntlid, uint16_t *cntlid_out)
 {
-	struct rdma_ctrlr *rc = q->rc;
 	rdma_queue_close(q);
 	rdma_queue_reset(q);
+	return rdma_queue_connect_conn(q, cntlid, cntlid_out);
+}
+
+int rdma_queue_connect_conn(struct rdma_queue *q, uint16_t cntlid, uint16_t *cntlid_out)
+{
+	struct rdma_ctrlr *rc = q->rc;
 	q->dead_why = NULL;
 	const struct rv_ops *v = rc->verbs;
 	struct rv_qp_caps caps = {.send_depth = q->depth, .recv_depth = q->depth, .max_sge = 1};

@@ -145,7 +145,7 @@ static int tcp_attach(struct unvme_ctrlr *c, const char *address)
 	nvmf_keepalive_init(&tc->ka);
 	int rc = tcp_params_parse(address, &tc->p);
 	nvmf_regs_init(&tc->regs, c, &tc->fab, tc->p.nvmf.ctrl_loss_tmo_ms, tc->p.nvmf.reconnect_delay_ms,
-		       &tcp_regs_ops, tc);
+		       nvmf_attempt_limit_ms(&tc->p.nvmf, c->opts.admin_timeout_ms), &tcp_regs_ops, tc);
 	if (rc == 0 && tc->p.tls) {
 		/* one identity for every connection of the controller (host NQN, subsystem NQN) */
 		char err[256];
@@ -163,9 +163,7 @@ static int tcp_attach(struct unvme_ctrlr *c, const char *address)
 	tcp_fabrics_init(tc);
 	tc->admin.locked = true;
 	tc->admin.timeout_ms = c->opts.admin_timeout_ms;
-	pthread_mutex_lock(&tc->regs.lock);
-	rc = assoc_connect(tc);
-	pthread_mutex_unlock(&tc->regs.lock);
+	rc = nvmf_regs_connect_first(&tc->regs);
 	if (rc) {
 		tcp_free(tc);
 		return rc < 0 ? rc : -ECONNREFUSED; /* refused with an NVMe status: the message says which */
@@ -178,8 +176,15 @@ static int tcp_attach(struct unvme_ctrlr *c, const char *address)
 static void tcp_quiesce(struct unvme_ctrlr *c)
 {
 	struct tcp_ctrlr *tc = c->transport_ctx;
-	atomic_store(&tc->regs.closing, true);
+	/* a connect thread first: the keep-alive thread's recovery may wait for its end */
+	nvmf_regs_stop(&tc->regs);
 	tcp_keepalive_stop(tc);
+}
+
+static uint64_t tcp_enable_limit_ms(struct unvme_ctrlr *c)
+{
+	struct tcp_ctrlr *tc = c->transport_ctx;
+	return nvmf_regs_enable_limit_ms(&tc->regs);
 }
 
 static void tcp_detach(struct unvme_ctrlr *c)
@@ -203,9 +208,12 @@ static void tcp_qp_doorbell(void *bus, uint32_t off, uint32_t val)
 	if (off != q->sq_db)
 		return; /* a CQ head doorbell: the controller does not need to know */
 	if (q->locked) {
-		pthread_mutex_lock(&q->tc->regs.lock);
-		tcp_queue_doorbell(q, (uint16_t)val);
-		pthread_mutex_unlock(&q->tc->regs.lock);
+		/* (nothing is submitted while the association is being made: the driver's reset
+		 * holds the admin queue down until CSTS.RDY = 1) */
+		if (nvmf_regs_enter(&q->tc->regs)) {
+			tcp_queue_doorbell(q, (uint16_t)val);
+			pthread_mutex_unlock(&q->tc->regs.lock);
+		}
 		return;
 	}
 	tcp_queue_doorbell(q, (uint16_t)val);
@@ -261,11 +269,25 @@ static int tcp_qp_init(struct unvme_qpair *qp)
 	return 0;
 }
 
+/* A connect thread's end waited for, its connection kept (the caller closes or uses it) and
+ * the queue pair served again. */
+static int settle(struct tcp_queue *q)
+{
+	if (!q->connecting)
+		return 0;
+	int rc = nvmf_async_wait(&q->async);
+	q->qp = q->async_qp;
+	q->connecting = false;
+	return rc;
+}
+
 static void tcp_qp_fini(struct unvme_qpair *qp)
 {
 	struct tcp_queue *q = qp->bus;
 	if (!q)
 		return;
+	if (qp->qid != 0)
+		(void)settle(q);
 	if (qp->qid == 0) {
 		pthread_mutex_lock(&q->tc->regs.lock);
 		q->qp = NULL;
@@ -281,12 +303,15 @@ static void tcp_qp_reset(struct unvme_qpair *qp)
 {
 	struct tcp_queue *q = qp->bus;
 	if (qp->qid == 0) {
-		/* the admin connection is the association's: CC writes open and close it */
-		pthread_mutex_lock(&q->tc->regs.lock);
-		tcp_queue_reset(q);
-		pthread_mutex_unlock(&q->tc->regs.lock);
+		/* the admin connection is the association's: CC writes open and close it (a
+		 * connect thread resets it at each attempt) */
+		if (nvmf_regs_enter(&q->tc->regs)) {
+			tcp_queue_reset(q);
+			pthread_mutex_unlock(&q->tc->regs.lock);
+		}
 		return;
 	}
+	(void)settle(q);
 	tcp_queue_close_conn(q);
 	tcp_queue_reset(q);
 }
@@ -295,6 +320,7 @@ static int tcp_qp_connect(struct unvme_qpair *qp)
 {
 	struct tcp_queue *q = qp->bus;
 	struct tcp_ctrlr *tc = q->tc;
+	(void)settle(q);
 	tcp_queue_close_conn(q);
 	tcp_queue_reset(q);
 	q->timeout_ms = qp->timeout_ms;
@@ -304,9 +330,55 @@ static int tcp_qp_connect(struct unvme_qpair *qp)
 	return tcp_fabrics_connect(tc, q, qp->qid, (uint16_t)(qp->depth - 1u), tc->fab.cntlid, NULL);
 }
 
+/* The connect thread's job: the connection and Connect (then authentication), on a queue
+ * that serves no queue pair meanwhile. */
+static int connect_job(void *arg)
+{
+	struct tcp_queue *q = arg;
+	return tcp_fabrics_connect_conn(q->tc, q, q->qid, (uint16_t)q->nreqs, q->async_cntlid, NULL);
+}
+
+static int tcp_qp_connect_start(struct unvme_qpair *qp)
+{
+	struct tcp_queue *q = qp->bus;
+	struct tcp_ctrlr *tc = q->tc;
+	(void)settle(q);
+	tcp_queue_close_conn(q);
+	tcp_queue_reset(q);
+	q->timeout_ms = qp->timeout_ms;
+	if (atomic_load(&tc->regs.assoc) != NVMF_ASSOC_LIVE)
+		return unvme_fail(-EIO, "%s: queue %u: no association with the controller", tc->c->devid,
+				  qp->qid);
+	tcp_fabrics_set_icd(tc, q, qp->qid); /* before: the submitter reads it */
+	q->async_cntlid = tc->fab.cntlid;
+	q->async_qp = q->qp;
+	q->qp = NULL;
+	int rc = nvmf_async_start(&q->async, connect_job, q);
+	if (rc) {
+		q->qp = q->async_qp;
+		return rc;
+	}
+	q->connecting = true;
+	return 0;
+}
+
+static int tcp_qp_connect_done(struct unvme_qpair *qp)
+{
+	struct tcp_queue *q = qp->bus;
+	if (!q->connecting)
+		return 0;
+	int rc = nvmf_async_take(&q->async);
+	if (rc == -EINPROGRESS)
+		return rc;
+	q->qp = q->async_qp;
+	q->connecting = false;
+	return rc;
+}
+
 static void tcp_qp_disconnect(struct unvme_qpair *qp)
 {
 	struct tcp_queue *q = qp->bus;
+	(void)settle(q);
 	tcp_fabrics_disconnect(q->tc, q);
 	tcp_conn_shutdown(&q->conn);
 	tcp_queue_close_conn(q);
@@ -321,11 +393,14 @@ static void tcp_qp_pump(struct unvme_qpair *qp)
 {
 	struct tcp_queue *q = qp->bus;
 	if (q->locked) {
-		pthread_mutex_lock(&q->tc->regs.lock);
-		tcp_queue_pump(q);
-		pthread_mutex_unlock(&q->tc->regs.lock);
+		if (nvmf_regs_enter(&q->tc->regs)) { /* (not while a connect thread has it) */
+			tcp_queue_pump(q);
+			pthread_mutex_unlock(&q->tc->regs.lock);
+		}
 		return; /* the admin path holds locks recovery needs: keep alive or I/O recovers */
 	}
+	if (q->connecting)
+		return; /* the connection is a connect thread's until the recovery takes it */
 	/* A reset by another thread: this queue's connection belongs to the old association. */
 	if (atomic_load_explicit(&qp->failed, memory_order_relaxed) &&
 	    !atomic_load_explicit(&q->dead, memory_order_relaxed))
@@ -356,6 +431,9 @@ static const struct unvme_transport_ops tcp_ops = {
 	.qp_disconnect = tcp_qp_disconnect,
 	.qp_map = tcp_qp_map,
 	.qp_pump = tcp_qp_pump,
+	.qp_connect_start = tcp_qp_connect_start,
+	.qp_connect_done = tcp_qp_connect_done,
+	.enable_limit_ms = tcp_enable_limit_ms,
 };
 
 static const char *const tcp_schemes[] = {TCP_SCHEME, NULL};

@@ -48,6 +48,11 @@ void tcp_fabrics_init(struct tcp_ctrlr *tc);
  * id. */
 int tcp_fabrics_connect(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid, uint16_t sqsize,
 			uint16_t cntlid, uint16_t *cntlid_out);
+/* tcp_fabrics_connect in two: the in-capsule size of queue qid set (the submitter's: it reads
+ * it), then the connection made (a connect thread's). */
+void tcp_fabrics_set_icd(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid);
+int tcp_fabrics_connect_conn(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid, uint16_t sqsize,
+			     uint16_t cntlid, uint16_t *cntlid_out);
 int tcp_fabrics_disconnect(struct tcp_ctrlr *tc, struct tcp_queue *q);
 
 /* tcp_keepalive.c */

@@ -32,22 +32,33 @@ void tcp_fabrics_init(struct tcp_ctrlr *tc)
 	nvmf_assoc_init(&tc->fab, &tcp_nvmf_ops, &tc->admin, &tc->p.nvmf, tc->c->opts.admin_timeout_ms);
 }
 
-int tcp_fabrics_connect(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid, uint16_t sqsize,
-			uint16_t cntlid, uint16_t *cntlid_out)
+void tcp_fabrics_set_icd(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid)
+{
+	q->icd_max = qid == 0 ? NVME_TCP_ADMIN_CCSZ
+			      : nvmf_io_incapsule((const void *)tc->c->id.nvmeof);
+	if (tc->p.nvmf.incapsule >= 0 && (uint32_t)tc->p.nvmf.incapsule < q->icd_max)
+		q->icd_max = (uint32_t)tc->p.nvmf.incapsule;
+}
+
+int tcp_fabrics_connect_conn(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid, uint16_t sqsize,
+			     uint16_t cntlid, uint16_t *cntlid_out)
 {
 	int rc = tcp_queue_open_conn(q);
 	if (rc)
 		return rc;
 	atomic_store(&q->dead, false);
 	q->dead_why = NULL;
-	q->icd_max = qid == 0 ? NVME_TCP_ADMIN_CCSZ
-			      : nvmf_io_incapsule((const void *)tc->c->id.nvmeof);
-	if (tc->p.nvmf.incapsule >= 0 && (uint32_t)tc->p.nvmf.incapsule < q->icd_max)
-		q->icd_max = (uint32_t)tc->p.nvmf.incapsule;
 	rc = nvmf_connect(&tc->fab, q, qid, sqsize, cntlid, cntlid_out);
 	if (rc)
 		tcp_queue_close_conn(q);
 	return rc;
+}
+
+int tcp_fabrics_connect(struct tcp_ctrlr *tc, struct tcp_queue *q, uint16_t qid, uint16_t sqsize,
+			uint16_t cntlid, uint16_t *cntlid_out)
+{
+	tcp_fabrics_set_icd(tc, q, qid);
+	return tcp_fabrics_connect_conn(tc, q, qid, sqsize, cntlid, cntlid_out);
 }
 
 int tcp_fabrics_disconnect(struct tcp_ctrlr *tc, struct tcp_queue *q)

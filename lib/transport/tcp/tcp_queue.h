@@ -29,6 +29,7 @@
 #include "unvme/spec.h"
 #include "unvme/spec/tcp.h"
 #include "tcp_conn.h"
+#include "lib/fabrics/nvmf_async.h"
 #include "lib/fabrics/nvmf_cq.h"
 #include "lib/fabrics/nvmf_inflight.h"
 #include "lib/fabrics/tcp/tcp_pdu.h"
@@ -103,6 +104,15 @@ struct tcp_queue {
 	uint16_t rx_cid;
 	struct nvmf_cq cq;         /* where the next completion goes in the CQ ring */
 	uint64_t last_scan_ms;
+
+	/* A connect on a thread of its own (a rebuild inside a poll, tcp_ctrlr.c): meanwhile
+	 * the connection is the thread's, and the queue serves no queue pair (qp is NULL, kept
+	 * in async_qp), so nothing of the ring is touched: the connection carries only Connect
+	 * and authentication. The owner's pump does nothing until it took the result. */
+	struct nvmf_async async;
+	bool connecting;           /* the owner's: a thread has the connection */
+	struct unvme_qpair *async_qp;
+	uint16_t async_cntlid;
 };
 
 /* Sets up q for the ring of qp (or a standalone queue when qp is NULL: the admin connection

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "test_util.h"
+#include "fabrics_off_poll.h"
 #include "unvme/unvme.h"
 #include "unvme/spec/cmd.h"
 #include "unvme/spec/rdma.h"
@@ -124,6 +125,8 @@ enum lie {
 struct px_link {
 	struct rv_ep *down, *up;  /* the host's connection, ours to the target */
 	uint16_t qid, depth;
+	unsigned delay_ms;        /* hold the target's first response (Connect's) this long */
+	bool answered;            /* its first response went */
 	uint8_t *mem;             /* depth buffers for capsules, then depth for responses */
 	struct rv_mr *mr;
 };
@@ -137,6 +140,9 @@ static struct {
 	_Atomic uint16_t reject;   /* reject connection requests with this CM status */
 	_Atomic int bad_accept;    /* 1: accept without private data; 2: a CRQSIZE of 2 */
 	_Atomic unsigned accepted;
+	_Atomic bool hold;         /* move nothing (what is sent stays in flight) */
+	_Atomic unsigned delay_ms; /* links accepted from now on answer Connect this late */
+	_Atomic unsigned delayed;  /* Connect answers held so far */
 	struct px_link links[PX_LINKS];
 } px;
 
@@ -223,6 +229,7 @@ static void px_accept(struct rv_req *req)
 		px_drop(k);
 		return;
 	}
+	k->delay_ms = atomic_load(&px.delay_ms);
 	atomic_fetch_add(&px.accepted, 1);
 }
 
@@ -230,6 +237,12 @@ static void px_accept(struct rv_req *req)
 static bool px_respond(struct px_link *k, uint32_t j, uint32_t len)
 {
 	uint8_t *b = px_buf(k, j);
+	if (k->delay_ms && !k->answered) {
+		/* the relay is the network: a slow one holds everything meanwhile */
+		test_sleep_ms(k->delay_ms);
+		atomic_fetch_add(&px.delayed, 1);
+	}
+	k->answered = true;
 	int lie = k->qid ? atomic_load(&px.lie) : LIE_NONE;
 	if (lie != LIE_NONE && len == sizeof(struct nvme_cqe)) {
 		struct nvme_cqe cqe;
@@ -297,7 +310,7 @@ static void *px_main(void *arg)
 				continue;
 			if (cut)
 				rv_fake_break(k->down);
-			if (!px_link_poll(k))
+			if (!atomic_load(&px.hold) && !px_link_poll(k))
 				px_drop(k);
 		}
 		struct timespec ts = {0, 100000};
@@ -853,10 +866,16 @@ static void test_reconnect_gives_up_after_ctrl_loss_tmo(void)
 	atomic_store(&px.reject, NVME_RDMA_CM_NO_RSC);
 	atomic_store(&px.cut, 1);
 	uint64_t t0 = test_now_ms(), end = t0 + GUARD_MS;
-	while (!unvme_ctrlr_is_failed(c) && test_now_ms() < end) {
+	/* the reconnect runs off the poll (the commands fail at once meanwhile) until it gives
+	 * up: then the controller stays failed and says so */
+	bool gave_up = false;
+	while (!gave_up && test_now_ms() < end) {
 		CHECK(unvme_read_sync(ns, qp, b, 0, 8) != 0);
-		test_sleep_ms(10);
+		gave_up = unvme_ctrlr_is_failed(c) && strstr(unvme_errmsg(), "controller has failed");
+		if (!gave_up)
+			test_sleep_ms(10);
 	}
+	CHECK(gave_up);
 	CHECK(unvme_ctrlr_is_failed(c));
 	/* it kept trying for ctrl_loss_tmo (reconnect_delay apart), not forever */
 	CHECK(test_now_ms() - t0 >= 300);
@@ -965,6 +984,59 @@ __attribute__((constructor)) static void setup(void)
 	rv_set_default(&rv_fake); /* the host transport's verbs: the fake fabric of this process */
 }
 
+/* ---- the recovery off the poll (fabrics_off_poll.h) ---- */
+
+#define OFF_POLL_DELAY_MS 300u
+
+static void px_hold_cb(void *arg, bool on)
+{
+	atomic_store(&px.hold, on);
+}
+
+static void px_cut_cb(void *arg)
+{
+	atomic_store(&px.delay_ms, OFF_POLL_DELAY_MS);
+	atomic_store(&px.cut, 1);
+	while (atomic_load(&px.cut))
+		test_sleep_ms(1);
+}
+
+/* Every connection cut under I/O, each new one's Connect answered 300 ms late: no poll or
+ * submit of the application waits for it, the reads in flight complete once, I/O resumes. */
+static void test_reconnect_never_waits_in_a_poll(void)
+{
+	REQUIRE(target_up() == 0);
+	unsigned port = px_start();
+	REQUIRE(port);
+	struct unvme_ctrlr *c;
+	REQUIRE(open_at(port, HOST_OK, "kato=0&reconnect_delay=20", NULL, &c) == 0);
+	struct unvme_qpair *qp;
+	REQUIRE(unvme_qpair_create(c, NULL, &qp) == 0);
+	uint8_t *pattern = unvme_dma_alloc(4096, 4096);
+	REQUIRE(pattern);
+	fill(pattern, 4096, 9);
+	REQUIRE(unvme_write_sync(unvme_ctrlr_ns(c, 1), qp, pattern, 0, 8) == 0);
+	struct off_poll_result r;
+	off_poll_run(c, qp, pattern, px_hold_cb, px_cut_cb, NULL, &r);
+	fprintf(stderr, "  %u polls, slowest %llu us, I/O back after %llu ms, %u Connects held %u ms\n",
+		r.polls, (unsigned long long)r.slowest_us, (unsigned long long)r.recovered_ms,
+		atomic_load(&px.delayed), OFF_POLL_DELAY_MS);
+	CHECK_EQ(r.slow_calls, 0);
+	CHECK(r.resumed);
+	CHECK(r.lost_once);
+	CHECK(r.lost_failed);
+	CHECK(atomic_load(&px.delayed) >= 2); /* the admin and the I/O connection's */
+	CHECK(r.recovered_ms >= OFF_POLL_DELAY_MS);
+	CHECK(!unvme_ctrlr_is_failed(c));
+	unvme_dma_free(pattern);
+	unvme_qpair_destroy(qp);
+	unvme_ctrlr_close(c);
+	px_stop();
+	target_down();
+	CHECK_EQ(rv_fake_live_eps(), 0u);
+	CHECK_EQ(rv_fake_live_mrs(), 0u);
+}
+
 TEST_MAIN(TEST(test_device_ids),
 	  TEST(test_chunk_table),
 	  TEST(test_controller_admin_and_io),
@@ -977,6 +1049,7 @@ TEST_MAIN(TEST(test_device_ids),
 	  TEST(test_keep_alive_holds_an_idle_association),
 	  TEST(test_reconnect_after_a_lost_connection),
 	  TEST(test_reconnect_gives_up_after_ctrl_loss_tmo),
+	  TEST(test_reconnect_never_waits_in_a_poll),
 	  TEST(test_a_response_for_a_command_not_in_flight),
 	  TEST(test_a_response_naming_no_command_of_the_queue),
 	  TEST(test_a_response_of_the_wrong_length),

@@ -74,7 +74,14 @@ struct proxy {
 	int pairs[MAX_PAIRS][2]; /* downstream, upstream; -1 when free */
 	_Atomic bool stop, hold, cut;
 	_Atomic unsigned accepted;
+	_Atomic unsigned delay_ms, delayed;
+	/* a pair accepted with a delay: host bytes forwarded, when they flow again */
+	unsigned pair_delay[MAX_PAIRS];
+	uint32_t host_fwd[MAX_PAIRS];
+	uint64_t held_until[MAX_PAIRS];
 };
+
+#define ICREQ_LEN 128u /* NVMe/TCP's ICReq PDU */
 
 static int connect_up(uint16_t port)
 {
@@ -99,20 +106,27 @@ static void close_pair(struct proxy *p, int i)
 	}
 }
 
-/* Moves what is readable from one side to the other; false when the pair is done. */
-static bool pump(int from, int to)
+/* Moves what is readable from one side to the other (at most max bytes); the bytes moved,
+ * -1 when the pair is done. */
+static ssize_t pump(int from, int to, size_t max)
 {
 	char buf[65536];
-	ssize_t n = recv(from, buf, sizeof(buf), MSG_DONTWAIT);
+	ssize_t n = recv(from, buf, max < sizeof(buf) ? max : sizeof(buf), MSG_DONTWAIT);
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-		return false;
+		return -1;
 	for (ssize_t off = 0; n > 0 && off < n;) {
 		ssize_t w = send(to, buf + off, (size_t)(n - off), MSG_NOSIGNAL);
 		if (w <= 0)
-			return false;
+			return -1;
 		off += w;
 	}
-	return true;
+	return n > 0 ? n : 0;
+}
+
+/* Is the host side of pair i held (its Connect not yet due)? */
+static bool host_held(struct proxy *p, int i, uint64_t now)
+{
+	return p->pair_delay[i] && p->host_fwd[i] >= ICREQ_LEN && now < p->held_until[i];
 }
 
 static void *proxy_main(void *arg)
@@ -130,10 +144,13 @@ static void *proxy_main(void *arg)
 				if (p->pairs[i][0] >= 0)
 					close_pair(p, i);
 		bool hold = atomic_load(&p->hold);
+		uint64_t now = env_now_ms();
 		for (int i = 0; i < MAX_PAIRS && !hold; i++) {
 			if (p->pairs[i][0] < 0)
 				continue;
 			for (int k = 0; k < 2; k++) {
+				if (k == 0 && host_held(p, i, now))
+					continue;
 				pfd[n] = (struct pollfd){.fd = p->pairs[i][k], .events = POLLIN};
 				map[n++] = i * 2 + k;
 			}
@@ -152,6 +169,9 @@ static void *proxy_main(void *arg)
 			if (d >= 0 && u >= 0 && slot >= 0) {
 				p->pairs[slot][0] = d;
 				p->pairs[slot][1] = u;
+				p->pair_delay[slot] = atomic_load(&p->delay_ms);
+				p->host_fwd[slot] = 0;
+				p->held_until[slot] = 0;
 				atomic_fetch_add(&p->accepted, 1);
 			} else {
 				if (d >= 0)
@@ -168,8 +188,20 @@ static void *proxy_main(void *arg)
 			int i = map[j] / 2, k = map[j] % 2;
 			if (p->pairs[i][k] != pfd[j].fd)
 				continue; /* closed meanwhile */
-			if (!pump(p->pairs[i][k], p->pairs[i][1 - k]))
+			bool counting = k == 0 && p->pair_delay[i] && p->host_fwd[i] < ICREQ_LEN;
+			ssize_t moved = pump(p->pairs[i][k], p->pairs[i][1 - k],
+					     counting ? ICREQ_LEN - p->host_fwd[i] : SIZE_MAX);
+			if (moved < 0) {
 				close_pair(p, i);
+				continue;
+			}
+			if (counting) {
+				p->host_fwd[i] += (uint32_t)moved;
+				if (p->host_fwd[i] >= ICREQ_LEN) { /* the ICReq went: hold what follows */
+					p->held_until[i] = env_now_ms() + p->pair_delay[i];
+					atomic_fetch_add(&p->delayed, 1);
+				}
+			}
 		}
 		pthread_mutex_unlock(&p->lock);
 	}
@@ -214,6 +246,16 @@ void proxy_cut(struct proxy *p)
 void proxy_hold(struct proxy *p, bool hold)
 {
 	atomic_store(&p->hold, hold);
+}
+
+void proxy_delay_connect(struct proxy *p, unsigned ms)
+{
+	atomic_store(&p->delay_ms, ms);
+}
+
+unsigned proxy_delayed(const struct proxy *p)
+{
+	return atomic_load(&p->delayed);
 }
 
 unsigned proxy_accepted(const struct proxy *p)

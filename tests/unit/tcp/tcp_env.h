@@ -29,6 +29,11 @@ uint16_t proxy_port(const struct proxy *p);
 void proxy_cut(struct proxy *p);
 /* Stops (true) or resumes forwarding; held connections stay open. */
 void proxy_hold(struct proxy *p, bool hold);
+/* Connections accepted from now on hold the host's bytes after its ICReq (the first 128)
+ * for ms: the target answers Connect that much later (0: no more). */
+void proxy_delay_connect(struct proxy *p, unsigned ms);
+/* Connections whose Connect was held so far. */
+unsigned proxy_delayed(const struct proxy *p);
 /* Connections accepted so far. */
 unsigned proxy_accepted(const struct proxy *p);
 void proxy_stop(struct proxy *p);

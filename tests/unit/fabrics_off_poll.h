@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The fabrics recovery off the poll, as an application sees it (NVMe/TCP's and NVMe/RDMA's
+ * tests): reads are in flight when every connection is cut, and the target (through the
+ * test's proxy or relay) answers each new connection's Connect 300 ms late. The application
+ * only polls and submits, as a poll loop does; the driver's recovery reconnects the
+ * association and the queue inside those calls. What must hold:
+ *   - no poll and no submit waits for the network: none of them takes over 100 ms (a bound
+ *     far above a poll's cost and far below the 300 ms the network takes, so a loaded
+ *     machine does not fail it, while a poll that made the connection would);
+ *   - the reset completes and the I/O resumes: a read submitted after the cut completes
+ *     successfully with the data written before;
+ *   - the commands that were in flight complete exactly once each (with an error: they
+ *     were lost with the connection), also after many more polls.
+ * Header only: both tests include it with their own proxy.
+ */
+#ifndef UNVME_TEST_FABRICS_OFF_POLL_H
+#define UNVME_TEST_FABRICS_OFF_POLL_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "test_util.h"
+#include "unvme/unvme.h"
+
+#define OFF_POLL_LOST 8            /* reads in flight at the cut */
+#define OFF_POLL_SLOW_MS 100u      /* a call slower than this waited for something */
+#define OFF_POLL_GUARD_MS 30000u   /* hang guard */
+
+struct off_poll_cmd {
+	int calls;                 /* completions seen: must end at 1 */
+	uint16_t status;
+};
+
+static void off_poll_cb(void *arg, const struct nvme_cqe *cpl)
+{
+	struct off_poll_cmd *o = arg;
+	o->calls++;
+	o->status = NVME_STATUS_FROM_CQE(cpl->status);
+}
+
+static uint64_t off_poll_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+struct off_poll_result {
+	unsigned slow_calls;       /* polls and submits over OFF_POLL_SLOW_MS */
+	uint64_t slowest_us;
+	unsigned polls;
+	uint64_t recovered_ms;     /* from the cut to the first good read */
+	bool resumed;              /* a read after the cut completed with the data */
+	bool lost_once;            /* every read in flight at the cut completed exactly once */
+	bool lost_failed;          /* ... with an error (it was lost) */
+};
+
+/* hold(arg, true) stops the proxy from forwarding (the reads stay in flight), cut(arg) cuts
+ * every connection and makes the next ones' Connect late, hold(arg, false) forwards again.
+ * lba 0 holds `pattern` (8 blocks of 512 bytes). */
+static void off_poll_run(struct unvme_ctrlr *c, struct unvme_qpair *qp, const uint8_t *pattern,
+			 void (*hold)(void *arg, bool on), void (*cut)(void *arg), void *arg,
+			 struct off_poll_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	struct unvme_ns *ns = unvme_ctrlr_ns(c, 1);
+	uint8_t *lost_buf = unvme_dma_alloc(4096u * OFF_POLL_LOST, 4096);
+	uint8_t *buf = unvme_dma_alloc(4096, 4096);
+	if (!ns || !lost_buf || !buf) {
+		CHECK(!"no namespace or no DMA memory");
+		unvme_dma_free(lost_buf);
+		unvme_dma_free(buf);
+		return;
+	}
+	struct off_poll_cmd lost[OFF_POLL_LOST] = {0};
+	hold(arg, true);
+	for (int i = 0; i < OFF_POLL_LOST; i++)
+		CHECK_EQ(unvme_read(ns, qp, lost_buf + 4096u * i, 0, 8, off_poll_cb, &lost[i]), 0);
+	unvme_qpair_poll(qp, 0); /* rung: on the wire, the proxy holds them */
+	uint64_t t0 = off_poll_now_us();
+	cut(arg);
+	hold(arg, false);
+	/* the reads after the cut: one at a time, each must complete once */
+	struct off_poll_cmd after[64] = {0};
+	int n_after = 0;
+	bool in_flight = false;
+	uint64_t end = t0 + (uint64_t)OFF_POLL_GUARD_MS * 1000u;
+	int done_polls = -1; /* polls still to make once done, to see nothing completes twice */
+	while (off_poll_now_us() < end && done_polls != 0) {
+		if (!in_flight && !res->resumed && n_after < 64) {
+			memset(buf, 0, 4096);
+			uint64_t s = off_poll_now_us();
+			int rc = unvme_read(ns, qp, buf, 0, 8, off_poll_cb, &after[n_after]);
+			uint64_t d = off_poll_now_us() - s;
+			if (d > res->slowest_us)
+				res->slowest_us = d;
+			if (d > OFF_POLL_SLOW_MS * 1000u)
+				res->slow_calls++;
+			if (rc == 0) {
+				in_flight = true;
+				n_after++;
+			}
+		}
+		uint64_t s = off_poll_now_us();
+		(void)unvme_qpair_poll(qp, 0);
+		uint64_t d = off_poll_now_us() - s;
+		res->polls++;
+		if (d > res->slowest_us)
+			res->slowest_us = d;
+		if (d > OFF_POLL_SLOW_MS * 1000u)
+			res->slow_calls++;
+		if (in_flight && after[n_after - 1].calls) {
+			in_flight = false;
+			if (after[n_after - 1].status == 0 && memcmp(buf, pattern, 4096) == 0) {
+				res->resumed = true;
+				res->recovered_ms = (off_poll_now_us() - t0) / 1000u;
+			}
+		}
+		bool all_lost = true;
+		for (int i = 0; i < OFF_POLL_LOST; i++)
+			all_lost = all_lost && lost[i].calls;
+		if (done_polls < 0 && res->resumed && all_lost)
+			done_polls = 2000;
+		else if (done_polls > 0)
+			done_polls--;
+		if (!res->resumed && !in_flight) {
+			struct timespec ts = {0, 1000000}; /* a refused submit: try again soon */
+			nanosleep(&ts, NULL);
+		}
+	}
+	res->lost_once = true;
+	res->lost_failed = true;
+	for (int i = 0; i < OFF_POLL_LOST; i++) {
+		res->lost_once = res->lost_once && lost[i].calls == 1;
+		res->lost_failed = res->lost_failed && lost[i].status != 0;
+	}
+	for (int i = 0; i < n_after; i++)
+		CHECK(after[i].calls <= 1);
+	/* a read still in flight at the guard would complete into this frame: wait it out */
+	while (in_flight && !after[n_after - 1].calls && off_poll_now_us() < end + 10000000u)
+		(void)unvme_qpair_poll(qp, 0);
+	unvme_dma_free(lost_buf);
+	unvme_dma_free(buf);
+}
+
+#endif

@@ -668,6 +668,21 @@ static int rebuild_start(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 	return 1;
 }
 
+/* A fence's Delete I/O SQ or CQ of the queue: -EAGAIN while it is unanswered, 1 when the
+ * queue's recovery moved on meanwhile (go on from its new state), 0 with *st its answer. */
+static int fence_delete(struct unvme_ctrlr *c, struct unvme_qpair *qp, uint8_t opc, uint64_t now,
+			int *st)
+{
+	struct nvme_sqe cmd = { .opc = opc, .cdw10 = qp->qid };
+	int rc = qp_cmd(c, qp, &cmd, now);
+	if (rc == -EAGAIN)
+		return -EAGAIN;
+	if (overtaken(c, qp))
+		return 1;
+	*st = rc;
+	return 0;
+}
+
 /*
  * Advances the queue pair's recovery (fence, rebuild) as far as it goes without waiting.
  * rebuild: the caller may rewind the rings (not a split queue's poller). 0 when the queue
@@ -702,24 +717,20 @@ static int qp_advance(struct unvme_ctrlr *c, struct unvme_qpair *qp, bool rebuil
 				return rc;
 			continue;
 		case QP_REC_FENCE_SQ:
-			cmd.opc = NVME_ADM_DELETE_SQ;
-			cmd.cdw10 = qp->qid;
-			rc = qp_cmd(c, qp, &cmd, now);
-			if (rc == -EAGAIN)
-				return -EAGAIN;
-			if (overtaken(c, qp))
-				continue;
-			qp->fence_sq_rc = rc;
-			next_state(qp, QP_REC_FENCE_CQ);
+			rc = fence_delete(c, qp, NVME_ADM_DELETE_SQ, now, &qp->fence_sq_rc);
+			if (rc < 0)
+				return rc;
+			if (rc == 0)
+				next_state(qp, QP_REC_FENCE_CQ);
 			continue;
-		case QP_REC_FENCE_CQ:
-			cmd.opc = NVME_ADM_DELETE_CQ;
-			cmd.cdw10 = qp->qid;
-			rc = qp_cmd(c, qp, &cmd, now);
-			if (rc == -EAGAIN)
-				return -EAGAIN;
-			if (overtaken(c, qp))
+		case QP_REC_FENCE_CQ: {
+			int st;
+			rc = fence_delete(c, qp, NVME_ADM_DELETE_CQ, now, &st);
+			if (rc < 0)
+				return rc;
+			if (rc > 0)
 				continue;
+			rc = st;
 			next_state(qp, QP_REC_NONE);
 			qp->fence_wanted = false;
 			if (deleted(qp->fence_sq_rc) && deleted(rc)) {
@@ -735,6 +746,7 @@ static int qp_advance(struct unvme_ctrlr *c, struct unvme_qpair *qp, bool rebuil
 				 "the queue (SQ %d, CQ %d)", qp->qid, qp->fence_why, qp->fence_sq_rc, rc);
 			recovery_want_reset(c, why);
 			return -EAGAIN;
+		}
 		case QP_REC_CREATE_CQ:
 			cmd.opc = NVME_ADM_CREATE_CQ;
 			cmd.prp1 = qp->cq_iova;

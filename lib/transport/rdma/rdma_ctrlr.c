@@ -300,7 +300,9 @@ static void rdma_qp_reset(struct unvme_qpair *qp)
 	pthread_mutex_unlock(&q->mu);
 }
 
-static int rdma_qp_connect(struct unvme_qpair *qp)
+/* Before a queue's connection is made again: what it had settled; -EIO when the association
+ * it belongs to is not live. */
+static int conn_prepare(struct unvme_qpair *qp)
 {
 	struct rdma_queue *q = qp->bus;
 	struct rdma_ctrlr *rc = q->rc;
@@ -309,8 +311,18 @@ static int rdma_qp_connect(struct unvme_qpair *qp)
 	if (atomic_load(&rc->regs.assoc) != NVMF_ASSOC_LIVE)
 		return unvme_fail(-EIO, "%s: queue %u: no association with the controller", rc->c->devid,
 				  qp->qid);
+	return 0;
+}
+
+static int rdma_qp_connect(struct unvme_qpair *qp)
+{
+	struct rdma_queue *q = qp->bus;
+	struct rdma_ctrlr *rc = q->rc;
+	int err = conn_prepare(qp);
+	if (err)
+		return err;
 	pthread_mutex_lock(&q->mu);
-	int err = rdma_queue_connect(q, rc->fab.cntlid, NULL);
+	err = rdma_queue_connect(q, rc->fab.cntlid, NULL);
 	pthread_mutex_unlock(&q->mu);
 	return err;
 }
@@ -327,11 +339,9 @@ static int rdma_qp_connect_start(struct unvme_qpair *qp)
 {
 	struct rdma_queue *q = qp->bus;
 	struct rdma_ctrlr *rc = q->rc;
-	(void)settle(q);
-	q->timeout_ms = qp->timeout_ms;
-	if (atomic_load(&rc->regs.assoc) != NVMF_ASSOC_LIVE)
-		return unvme_fail(-EIO, "%s: queue %u: no association with the controller", rc->c->devid,
-				  qp->qid);
+	int err = conn_prepare(qp);
+	if (err)
+		return err;
 	pthread_mutex_lock(&q->mu);
 	rdma_queue_close(q);
 	rdma_queue_reset(q);
@@ -339,7 +349,7 @@ static int rdma_qp_connect_start(struct unvme_qpair *qp)
 	q->async_cntlid = rc->fab.cntlid;
 	q->async_qp = q->qp;
 	q->qp = NULL;
-	int err = nvmf_async_start(&q->async, connect_job, q);
+	err = nvmf_async_start(&q->async, connect_job, q);
 	if (err) {
 		q->qp = q->async_qp;
 		return err;

@@ -316,7 +316,9 @@ static void tcp_qp_reset(struct unvme_qpair *qp)
 	tcp_queue_reset(q);
 }
 
-static int tcp_qp_connect(struct unvme_qpair *qp)
+/* A queue's connection made again: the old one closed and its state reset; -EIO when the
+ * association it belongs to is not live. */
+static int conn_prepare(struct unvme_qpair *qp)
 {
 	struct tcp_queue *q = qp->bus;
 	struct tcp_ctrlr *tc = q->tc;
@@ -327,6 +329,16 @@ static int tcp_qp_connect(struct unvme_qpair *qp)
 	if (atomic_load(&tc->regs.assoc) != NVMF_ASSOC_LIVE)
 		return unvme_fail(-EIO, "%s: queue %u: no association with the controller", tc->c->devid,
 				  qp->qid);
+	return 0;
+}
+
+static int tcp_qp_connect(struct unvme_qpair *qp)
+{
+	struct tcp_queue *q = qp->bus;
+	struct tcp_ctrlr *tc = q->tc;
+	int rc = conn_prepare(qp);
+	if (rc)
+		return rc;
 	return tcp_fabrics_connect(tc, q, qp->qid, (uint16_t)(qp->depth - 1u), tc->fab.cntlid, NULL);
 }
 
@@ -342,18 +354,14 @@ static int tcp_qp_connect_start(struct unvme_qpair *qp)
 {
 	struct tcp_queue *q = qp->bus;
 	struct tcp_ctrlr *tc = q->tc;
-	(void)settle(q);
-	tcp_queue_close_conn(q);
-	tcp_queue_reset(q);
-	q->timeout_ms = qp->timeout_ms;
-	if (atomic_load(&tc->regs.assoc) != NVMF_ASSOC_LIVE)
-		return unvme_fail(-EIO, "%s: queue %u: no association with the controller", tc->c->devid,
-				  qp->qid);
+	int rc = conn_prepare(qp);
+	if (rc)
+		return rc;
 	tcp_fabrics_set_icd(tc, q, qp->qid); /* before: the submitter reads it */
 	q->async_cntlid = tc->fab.cntlid;
 	q->async_qp = q->qp;
 	q->qp = NULL;
-	int rc = nvmf_async_start(&q->async, connect_job, q);
+	rc = nvmf_async_start(&q->async, connect_job, q);
 	if (rc) {
 		q->qp = q->async_qp;
 		return rc;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "bfs.h"
+#include "lib/common/clock.h"
 
 #define CHUNK_UNITS 32u
 #define EMPTY UINT64_MAX
@@ -361,13 +362,7 @@ void bfs_cache_drop_from(struct blobfs *fs, struct bfs_inode *in, uint64_t from,
 			if (u->loading || atomic_load(&u->pins)) {
 				/* A load (readahead) or a copy is under way: wait for it. Loads broadcast
 				 * when done; a copy only unpins, so the wait is timed. */
-				struct timespec ts;
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_nsec += 1000000;
-				if (ts.tv_nsec >= 1000000000) {
-					ts.tv_sec++;
-					ts.tv_nsec -= 1000000000;
-				}
+				struct timespec ts = clock_deadline_ms(CLOCK_REALTIME, 1);
 				pthread_cond_timedwait(&in->cache_cv, &in->cache_lock, &ts);
 				continue;
 			}

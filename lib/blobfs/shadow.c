@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "bfs.h"
+#include "lib/common/clock.h"
 
 #define SHADOW_MAGIC 0x57444853u /* "SHDW" */
 #define SHADOW_VERSION 1u
@@ -420,13 +421,7 @@ int bfs_shadow_reserve(struct blobfs *fs, struct bfs_inode *in, size_t len, stru
 	pthread_mutex_lock(&s->lock);
 	while (atomic_load(&s->h[s->active]->used) + s->reserved + need > s->cap) {
 		bfs_flusher_kick(fs);
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 50 * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		struct timespec ts = clock_deadline_ms(CLOCK_REALTIME, 50);
 		pthread_cond_timedwait(&s->cv, &s->lock, &ts);
 		if (fs->jnl_error) {
 			pthread_mutex_unlock(&s->lock);

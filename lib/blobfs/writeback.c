@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "bfs.h"
+#include "lib/common/clock.h"
 #include "lib/common/thread.h"
 
 void bfs_dirty_list_add(struct blobfs *fs, struct bfs_inode *in)
@@ -251,15 +252,8 @@ static void *flusher_main(void *arg)
 	pthread_cond_broadcast(&fs->flusher_cv);
 	while (!fs->flusher_stop) {
 		if (!fs->flusher_kicked) {
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			uint64_t ns = (uint64_t)fs->opts.commit_interval_ms * 1000000ull;
-			ts.tv_sec += (time_t)(ns / 1000000000ull);
-			ts.tv_nsec += (long)(ns % 1000000000ull);
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
+			struct timespec ts = clock_deadline_ms(CLOCK_REALTIME,
+							       fs->opts.commit_interval_ms);
 			pthread_cond_timedwait(&fs->flusher_cv, &fs->flusher_lock, &ts);
 		}
 		if (fs->flusher_stop)
@@ -318,13 +312,7 @@ void bfs_throttle(struct blobfs *fs)
 {
 	for (int i = 0; i < 1000 && atomic_load(&fs->cache.dirty_pages) > fs->cache.dirty_limit; i++) {
 		bfs_flusher_kick(fs);
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 10000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		struct timespec ts = clock_deadline_ms(CLOCK_REALTIME, 10);
 		pthread_mutex_lock(&fs->dirty_lock);
 		pthread_cond_timedwait(&fs->dirty_cv, &fs->dirty_lock, &ts);
 		pthread_mutex_unlock(&fs->dirty_lock);

@@ -18,6 +18,22 @@ static inline uint64_t clock_read_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* ms milliseconds from now on clock clk, as the absolute time a timed wait takes
+ * (pthread_cond_timedwait and pthread_mutex_timedlock: CLOCK_REALTIME, or the clock a
+ * condition variable was made with). */
+static inline struct timespec clock_deadline_ms(clockid_t clk, uint64_t ms)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	ts.tv_sec += (time_t)(ms / 1000u);
+	ts.tv_nsec += (long)(ms % 1000u) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
 static inline uint64_t mono_ns(void)
 {
 	return clock_read_ns(CLOCK_MONOTONIC);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <time.h>
 
+#include "lib/common/clock.h"
 #include "lib/common/thread.h"
 #include "nvmf_keepalive.h"
 
@@ -12,14 +13,7 @@ static void *ka_main(void *arg)
 	uint32_t interval = k->interval_ms ? k->interval_ms : 1;
 	pthread_mutex_lock(&k->mu);
 	while (!k->stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += interval / 1000;
-		ts.tv_nsec += (long)(interval % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		struct timespec ts = clock_deadline_ms(CLOCK_MONOTONIC, interval);
 		int w = 0;
 		while (!k->stop && w != ETIMEDOUT)
 			w = pthread_cond_timedwait(&k->cv, &k->mu, &ts);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "lib/common/clock.h"
 #include "lib/common/env.h"
 #include "lib/common/thread.h"
 #include "lib/driver/ctrlr.h"
@@ -89,13 +90,7 @@ bool nvmf_regs_enter(struct nvmf_regs *r)
 		/* Held by someone on the live association (a Property Get, a Keep Alive: one
 		 * command), or by the connect thread that took it since: wait a little at a
 		 * time, looking again whether it is the latter, never for a whole attempt. */
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		struct timespec ts = clock_deadline_ms(CLOCK_REALTIME, 1);
 		if (pthread_mutex_timedlock(&r->lock, &ts) == 0) {
 			if (atomic_load(&r->assoc) != NVMF_ASSOC_CONNECTING)
 				return true;
@@ -167,13 +162,7 @@ static void pause_between(void *arg, uint32_t ms)
 		if (now >= until)
 			return;
 		uint64_t slice = until - now < 10 ? until - now : 10;
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)slice * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		struct timespec ts = clock_deadline_ms(CLOCK_MONOTONIC, slice);
 		pthread_cond_timedwait(&r->conn_cv, &r->lock, &ts);
 	}
 }

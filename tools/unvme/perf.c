@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/common/clock.h"
 #include "perf.h"
 #include "progress.h"
 #include "tsc.h"
@@ -417,13 +418,7 @@ static int run_threads(struct cli_args *a, struct perf_config *cfg, struct perf_
 		       (uint64_t)cfg->warmup + cfg->seconds, "s");
 	for (unsigned i = 0; i < started; i++) {
 		for (;;) {
-			struct timespec until;
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_nsec += 250000000L;
-			if (until.tv_nsec >= 1000000000L) {
-				until.tv_sec++;
-				until.tv_nsec -= 1000000000L;
-			}
+			struct timespec until = clock_deadline_ms(CLOCK_REALTIME, 250);
 			if (pthread_timedjoin_np(threads[i].tid, NULL, &until) != ETIMEDOUT)
 				break;
 			uint64_t s = (mono_ns() - t0) / 1000000000ull;

@@ -150,7 +150,7 @@ fuzz-passthru: build
 demo: build
 	BUILD=$(BUILD) scripts/demo.sh
 
-# Every figure next to its baseline of the same run (docs/performance.md), about 26-28 minutes on 2 CPUs (under 30);
+# Every figure next to its baseline of the same run (docs/performance.md), 26 minutes on 2 CPUs (25.9 in the run of 2026-11-30; under 30);
 # BENCH_QUICK=1 for a short run whose figures are not worth reading.
 bench: build
 	BUILD=$(BUILD) python3 scripts/bench.py

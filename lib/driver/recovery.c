@@ -251,12 +251,14 @@ static bool ctrlr_advance(struct unvme_ctrlr *c, uint64_t now)
 	bool mine;
 	char msg[256];
 	enum ctrlr_rec ph = (enum ctrlr_rec)atomic_load(&c->rec_phase);
-	if (ph != CTRLR_REC_IDLE && atomic_load(&c->removed)) {
+	if (ph != CTRLR_REC_IDLE && ph != CTRLR_REC_GIVING_UP && atomic_load(&c->removed)) {
 		/* The device is being taken away under the reset (an unbind, a PCIe removal):
 		 * what a step waits for cannot come (a Set Features sent to a device whose bus
 		 * mastering is off would wait out its limit). The reset ends here, failed; the
 		 * commands are given back once the transport says the device touches nothing
-		 * (ctrlr_hotplug_removed: the controller quiesced). */
+		 * (ctrlr_hotplug_removed: the controller quiesced). A give-up under way finishes
+		 * by itself: a removed device reads all ones, which quiesces it there (and an
+		 * orphaned client's give-up, gone from the start, must quiesce it). */
 		c->gave_up = true;
 		c->failed = 1;
 		snprintf(msg, sizeof(msg), "%.200s: the device was removed during the automatic "

@@ -310,12 +310,18 @@ def test_primary_model_reset_makes_secondaries_recreate_their_queues(unvme):
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
     # (the primary outlives the secondary's run: a secondary whose queues come back after
-    # the resets runs on until the primary closes the device, which is a removal for it)
+    # the resets runs on until the primary closes the device, which is a removal for it; so
+    # the primary's input stays open, and it waits for more, until the secondary is done:
+    # on a loaded machine its own 5 s run could end first)
     app.stdin.write("perf -w randread -q 1 -t 2\nreset\nreset\nperf -w randread -q 1 -t 5\n")
-    app.stdin.close()
-    wait_served(unvme, dev, app, env_extra=PRIMARY)
-    sec = start(unvme, "perf", dev, "-w", "randwrite", "-q", "8", "-t", "4", env_extra=PRIMARY)
-    rc, out, err = finish(sec, timeout=60)
+    app.stdin.flush()
+    try:
+        wait_served(unvme, dev, app, env_extra=PRIMARY)
+        sec = start(unvme, "perf", dev, "-w", "randwrite", "-q", "8", "-t", "4",
+                    env_extra=PRIMARY)
+        rc, out, err = finish(sec, timeout=60)
+    finally:
+        app.stdin.close()
     # its commands in flight at the reset come back aborted (SQ deletion), which stops perf;
     # the device is not gone for it
     assert rc == 0 or "Aborted due to SQ Deletion" in err, err

@@ -986,7 +986,6 @@ __attribute__((constructor)) static void setup(void)
 
 /* ---- the recovery off the poll (fabrics_off_poll.h) ---- */
 
-#define OFF_POLL_DELAY_MS 300u
 
 static void px_hold_cb(void *arg, bool on)
 {
@@ -1001,7 +1000,7 @@ static void px_cut_cb(void *arg)
 		test_sleep_ms(1);
 }
 
-/* Every connection cut under I/O, each new one's Connect answered 300 ms late: no poll or
+/* Every connection cut under I/O, each new one's Connect answered 600 ms late: no poll or
  * submit of the application waits for it, the reads in flight complete once, I/O resumes. */
 static void test_reconnect_never_waits_in_a_poll(void)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * NVMe/TCP's recovery off the poll (lib/fabrics/nvmf_regs.h, lib/driver/recovery.c): every
- * connection is cut under I/O and the target answers each new connection's Connect 300 ms
+ * connection is cut under I/O and the target answers each new connection's Connect 600 ms
  * late (the proxy holds what the host sends after its ICReq), so making the association
  * again and the I/O queue's connection takes over 600 ms. No poll and no submit of the
  * application may wait for that: the association is made on the fabrics layer's connect
@@ -17,7 +17,6 @@
 #include "tcp_env.h"
 #include "fabrics_off_poll.h"
 
-#define DELAY_MS 300u
 
 static void px_hold(void *arg, bool on)
 {
@@ -26,7 +25,7 @@ static void px_hold(void *arg, bool on)
 
 static void px_cut(void *arg)
 {
-	proxy_delay_connect(arg, DELAY_MS);
+	proxy_delay_connect(arg, OFF_POLL_DELAY_MS);
 	proxy_cut(arg);
 }
 
@@ -53,14 +52,14 @@ static void off_poll_case(const char *query)
 	off_poll_run(c, qp, pattern, px_hold, px_cut, px, &r);
 	fprintf(stderr, "  %s: %u polls, slowest %llu us, I/O back after %llu ms, %u Connects "
 		"held %u ms\n", query, r.polls, (unsigned long long)r.slowest_us,
-		(unsigned long long)r.recovered_ms, proxy_delayed(px) - delayed, DELAY_MS);
+		(unsigned long long)r.recovered_ms, proxy_delayed(px) - delayed, OFF_POLL_DELAY_MS);
 	CHECK_EQ(r.slow_calls, 0);
 	CHECK(r.resumed);
 	CHECK(r.lost_once);
 	CHECK(r.lost_failed);
 	/* the network did take its time: the admin and the I/O connection were both held */
 	CHECK(proxy_delayed(px) - delayed >= 2);
-	CHECK(r.recovered_ms >= DELAY_MS);
+	CHECK(r.recovered_ms >= OFF_POLL_DELAY_MS);
 	CHECK(unvme_ctrlr_reset_count(c) >= 1);
 	CHECK(!unvme_ctrlr_is_failed(c));
 	unvme_dma_free(pattern);

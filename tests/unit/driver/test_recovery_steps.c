@@ -385,6 +385,18 @@ static int poll_once(struct unvme_qpair *qp)
 	return rc;
 }
 
+/* A poll that must not fail: false (reported) when it did. */
+static bool poll_ok(struct unvme_qpair *qp)
+{
+	int rc = poll_once(qp);
+	if (rc < 0) {
+		fprintf(stderr, "  poll: %d: %s\n", rc, unvme_errmsg());
+		CHECK(rc >= 0);
+		return false;
+	}
+	return true;
+}
+
 static int submit(struct unvme_qpair *qp, struct cmd_seen *s)
 {
 	struct nvme_sqe cmd = { .opc = 0x00 /* Flush */, .nsid = 1 };
@@ -454,12 +466,8 @@ static void test_timeout_abort_fence_rebuild(void)
 	bool submitted_during = false;
 	double end = now_s() + 20;
 	while ((lost.count == 0 || during.count == 0) && now_s() < end) {
-		int rc = poll_once(qp);
-		if (rc < 0) {
-			fprintf(stderr, "  poll: %d: %s\n", rc, unvme_errmsg());
-			CHECK(rc >= 0);
+		if (!poll_ok(qp))
 			break;
-		}
 		tick();
 		/* Create I/O CQ answered, Create I/O SQ not yet: the queue is REBUILDING */
 		if (!submitted_during && log_find(from, NVME_ADM_CREATE_CQ) >= 0 &&
@@ -538,12 +546,8 @@ static void test_fatal_reset_rebuild(void)
 	fk.csts |= NVME_CSTS_CFS;
 	double end = now_s() + 20;
 	while ((lost.count == 0 || qp->failed) && now_s() < end) {
-		int rc = poll_once(qp);
-		if (rc < 0) {
-			fprintf(stderr, "  poll: %d: %s\n", rc, unvme_errmsg());
-			CHECK(rc >= 0);
+		if (!poll_ok(qp))
 			break;
-		}
 		tick();
 	}
 	CHECK_EQ(lost.count, 1);

@@ -136,7 +136,11 @@ class Block(Component):
             (["--powerloss"] if powerloss else []) + extra
 
     def damage(self, kind):
-        size = self.img.stat().st_size
+        # a writer killed (or a power cut undone) before the device created its file leaves
+        # nothing to damage (CI, 2026-11-30: a round killed early, then damage chosen)
+        size = self.img.stat().st_size if self.img.exists() else 0
+        if size < self.lba:
+            return [], "nothing to damage (no image yet)"
         r = self.rng
         if kind == "truncate":
             keep = r.randrange(0, self.blocks) * self.lba

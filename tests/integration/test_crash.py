@@ -63,6 +63,24 @@ def test_a_failed_writer_keeps_its_files_and_the_next_round_starts_fresh(tmp_pat
     assert comp.lineage == 2 and not (comp.media / "dev.img").exists()
 
 
+def test_damage_chosen_for_a_round_that_left_no_image_damages_nothing(tmp_path):
+    """A writer killed before the device created its file (or a power cut that took the
+    creation back) leaves nothing to damage; the round goes on to its checker (CI, 2026-11-30:
+    FileNotFoundError in Block.damage on a fresh lineage)."""
+    class NoImage(crash.Block):
+        def writer(self, rnd, log, seed):
+            return ["true"]
+
+    opts = type("Opts", (), dict(build=BUILD, keep=str(tmp_path / "kept"), powerloss=0.0,
+                                 point_share=0.0, point_deadline=5.0, damage=1.0))()
+    comp = NoImage(BUILD, tmp_path / "work", random.Random(1))
+    for kind in comp.damage_kinds:
+        assert comp.damage(kind) == ([], "nothing to damage (no image yet)")
+    totals = crash.Totals()
+    assert crash.one_round(comp, 1, totals, opts, random.Random(2)), totals.failures
+    assert not totals.failures
+
+
 def test_every_crash_point_in_the_code_is_exercised():
     """The names in the sources and the harness's lists agree: a point nobody arms tests
     nothing, a listed point the code lost would never fire."""

@@ -371,7 +371,7 @@ void admin_forget_args(struct unvme_ctrlr *c, const void *lo, const void *hi);
  * it). */
 uint32_t admin_waits_in_hot_path(void);
 
-/* recovery.c */
+/* recovery.c (the queue pairs' machine) and recovery_ctrlr.c (the controller's) */
 #define REC_RC_PENDING (-0x7fffffff) /* rec_rc, rec_reinit_rc: no completion yet */
 /*
  * The one slow-path entry of a queue pair's poll and submit (qp: the caller's own; scan: the
@@ -383,6 +383,11 @@ uint32_t admin_waits_in_hot_path(void);
  * (with a message) when it cannot work until its owner or the application acts.
  */
 int recovery_step(struct unvme_ctrlr *c, struct unvme_qpair *qp, bool scan, uint64_t now_ms);
+/* The controller's part of a step (recovery_ctrlr.c): the admin queue reaped, the reset
+ * advanced, when the admin lock can be had without waiting. */
+void recovery_ctrlr_step(struct unvme_ctrlr *c, uint64_t now_ms);
+/* Says what recovery did or found on stderr, when logging is on. */
+void recovery_report(const struct unvme_ctrlr *c, const char *what);
 /* Records that the controller must be reset (why says what happened, for the log). */
 void recovery_want_reset(struct unvme_ctrlr *c, const char *why);
 /* Drives the controller's recovery to its end (no reset wanted or under way), from a thread

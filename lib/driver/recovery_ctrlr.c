@@ -13,7 +13,12 @@
  *            completion ends the reset (generation moves on, failed clears).
  * CSTS.RDY is never waited for: each step checks it against a deadline (CAP.TO, or a fabric's
  * reconnect budget). Give-up (CSTS all ones, three automatic resets within ten seconds, a
- * failed step) disables the controller the same way and quiesces it.
+ * failed step) disables the controller the same way and quiesces it. A step reads CC and
+ * CSTS through read32_nowait where the transport has it: over a fabric a register read is a
+ * command on the network, so the step takes the value last known (a Property Get is sent
+ * when none is, its answer taken at a later step) and the next step looks again; CC.EN = 0
+ * ends a fabric's association without waiting for the answer to its Property Set
+ * (lib/fabrics/nvmf_regs.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,6 +34,15 @@ void recovery_report(const struct unvme_ctrlr *c, const char *what)
 {
 	if (unvme_log_on())
 		fprintf(stderr, "unvme: %s: %s\n", c->devid, what);
+}
+
+/* A register as a step reads it: never waiting for the device (a fabric answers with what
+ * it knows and asks in the background; the next step looks again). */
+static uint32_t step_read32(struct unvme_ctrlr *c, uint32_t off)
+{
+	if (c->ops->read32_nowait)
+		return c->ops->read32_nowait(c->transport_ctx, off);
+	return reg_read32(c, off);
 }
 
 /* Three automatic resets within GIVE_UP_WINDOW_MS: the controller is not getting better. */
@@ -109,7 +123,7 @@ static void give_up(struct unvme_ctrlr *c, const char *why, bool gone, uint64_t 
 	recovery_report(c, msg);
 	c->rec_giveup_gone = gone;
 	if (!gone) {
-		uint32_t cc = reg_read32(c, NVME_REG_CC);
+		uint32_t cc = step_read32(c, NVME_REG_CC);
 		if (cc & NVME_CC_EN)
 			reg_write32(c, NVME_REG_CC, cc & ~NVME_CC_EN);
 	}
@@ -175,7 +189,7 @@ static int reset_start(struct unvme_ctrlr *c, uint64_t now)
 		reset_over(c);
 		return 0;
 	}
-	uint32_t csts = reg_read32(c, NVME_REG_CSTS);
+	uint32_t csts = step_read32(c, NVME_REG_CSTS);
 	if (csts == 0xffffffffu) {
 		snprintf(msg, sizeof(msg), "%s: the device does not answer (CSTS reads all ones)",
 			 c->rec_cause);
@@ -187,7 +201,7 @@ static int reset_start(struct unvme_ctrlr *c, uint64_t now)
 		give_up(c, msg, false, now);
 		return 0;
 	}
-	uint32_t cc = reg_read32(c, NVME_REG_CC);
+	uint32_t cc = step_read32(c, NVME_REG_CC);
 	if (cc & NVME_CC_EN)
 		reg_write32(c, NVME_REG_CC, cc & ~NVME_CC_EN);
 	set_phase(c, CTRLR_REC_DISABLING, now + ctrlr_ready_limit_ms(c));
@@ -223,7 +237,7 @@ static bool ctrlr_advance(struct unvme_ctrlr *c, uint64_t now)
 			return false;
 		return reset_start(c, now) == 0 && atomic_load(&c->rec_phase) != CTRLR_REC_IDLE;
 	case CTRLR_REC_DISABLING:
-		csts = reg_read32(c, NVME_REG_CSTS);
+		csts = step_read32(c, NVME_REG_CSTS);
 		if (csts != 0xffffffffu && (csts & NVME_CSTS_RDY) && now <= c->rec_deadline_ms)
 			return false;
 		if (!qps_try(c, &mine))
@@ -251,7 +265,7 @@ static bool ctrlr_advance(struct unvme_ctrlr *c, uint64_t now)
 		}
 		return true;
 	case CTRLR_REC_ENABLING: {
-		csts = reg_read32(c, NVME_REG_CSTS);
+		csts = step_read32(c, NVME_REG_CSTS);
 		if (csts == 0xffffffffu) {
 			failed_reset(c, "the controller does not answer (CSTS reads all ones)", true,
 				     now);
@@ -316,7 +330,7 @@ static bool ctrlr_advance(struct unvme_ctrlr *c, uint64_t now)
 	}
 	case CTRLR_REC_GIVING_UP: {
 		bool gone = c->rec_giveup_gone;
-		csts = gone ? 0xffffffffu : reg_read32(c, NVME_REG_CSTS);
+		csts = gone ? 0xffffffffu : step_read32(c, NVME_REG_CSTS);
 		bool off = csts == 0xffffffffu || !(csts & NVME_CSTS_RDY);
 		if (!off && now <= c->rec_deadline_ms)
 			return false;

@@ -89,6 +89,10 @@ struct unvme_transport_ops {
 	void (*write32)(void *ctx, uint32_t off, uint32_t val);
 	uint64_t (*read64)(void *ctx, uint32_t off);
 	void (*write64)(void *ctx, uint32_t off, uint64_t val);
+	/* Optional: read32 for a recovery step (CC, CSTS), which must not wait for the device:
+	 * a fabric's answers the last value known and asks in the background
+	 * (lib/fabrics/nvmf_regs.h). NULL: read32, which does not wait (registers in BAR0). */
+	uint32_t (*read32_nowait)(void *ctx, uint32_t off);
 
 	/* Makes a DMA region addressable by the device at iova (IOMMU programming). A
 	 * message-based transport is told about DMA memory the same way (to register buffers). */

@@ -86,24 +86,18 @@ int nvmf_connect(struct nvmf_assoc *a, void *queue, uint16_t qid, uint16_t sqsiz
 	return rc;
 }
 
-int nvmf_prop_get(struct nvmf_assoc *a, uint32_t off, bool wide, uint64_t *val)
+void nvmf_prop_get_cmd(struct nvme_sqe *sqe, uint32_t off, bool wide)
 {
 	struct nvmf_property_cmd cmd = {0};
 	cmd.opc = NVME_FABRICS_OPC;
 	cmd.fctype = NVMF_FCTYPE_PROPERTY_GET;
 	cmd.attrib = wide ? NVMF_PROP_SIZE_8 : NVMF_PROP_SIZE_4;
 	cmd.ofst = off;
-	struct nvme_cqe cpl = {0};
-	int rc = a->ops->exec(a->admin, (struct nvme_sqe *)&cmd, NULL, 0, false, &cpl, a->timeout_ms);
-	if (rc == 0)
-		*val = wide ? ((uint64_t)cpl.dw1 << 32 | cpl.dw0) : cpl.dw0;
-	else if (rc > 0)
-		rc = unvme_fail(rc, "%s: Property Get %#x failed: %s", a->ops->peer(a->admin), off,
-				unvme_status_str(rc, NVME_CSI_NVM));
-	return rc;
+	_Static_assert(sizeof(cmd) == sizeof(*sqe), "a fabrics command is an SQE");
+	memcpy(sqe, &cmd, sizeof(cmd));
 }
 
-int nvmf_prop_set(struct nvmf_assoc *a, uint32_t off, bool wide, uint64_t val)
+void nvmf_prop_set_cmd(struct nvme_sqe *sqe, uint32_t off, bool wide, uint64_t val)
 {
 	struct nvmf_property_cmd cmd = {0};
 	cmd.opc = NVME_FABRICS_OPC;
@@ -111,11 +105,43 @@ int nvmf_prop_set(struct nvmf_assoc *a, uint32_t off, bool wide, uint64_t val)
 	cmd.attrib = wide ? NVMF_PROP_SIZE_8 : NVMF_PROP_SIZE_4;
 	cmd.ofst = off;
 	cmd.value = val;
-	int rc = a->ops->exec(a->admin, (struct nvme_sqe *)&cmd, NULL, 0, true, NULL, a->timeout_ms);
+	memcpy(sqe, &cmd, sizeof(cmd));
+}
+
+int nvmf_prop_get_result(struct nvmf_assoc *a, uint32_t off, bool wide, int rc,
+			 const struct nvme_cqe *cpl, uint64_t *val)
+{
+	if (rc == 0)
+		*val = wide ? ((uint64_t)cpl->dw1 << 32 | cpl->dw0) : cpl->dw0;
+	else if (rc > 0)
+		rc = unvme_fail(rc, "%s: Property Get %#x failed: %s", a->ops->peer(a->admin), off,
+				unvme_status_str(rc, NVME_CSI_NVM));
+	return rc;
+}
+
+int nvmf_prop_set_result(struct nvmf_assoc *a, uint32_t off, int rc)
+{
 	if (rc > 0)
 		rc = unvme_fail(rc, "%s: Property Set %#x failed: %s", a->ops->peer(a->admin), off,
 				unvme_status_str(rc, NVME_CSI_NVM));
 	return rc;
+}
+
+int nvmf_prop_get(struct nvmf_assoc *a, uint32_t off, bool wide, uint64_t *val)
+{
+	struct nvme_sqe cmd;
+	nvmf_prop_get_cmd(&cmd, off, wide);
+	struct nvme_cqe cpl = {0};
+	int rc = a->ops->exec(a->admin, &cmd, NULL, 0, false, &cpl, a->timeout_ms);
+	return nvmf_prop_get_result(a, off, wide, rc, &cpl, val);
+}
+
+int nvmf_prop_set(struct nvmf_assoc *a, uint32_t off, bool wide, uint64_t val)
+{
+	struct nvme_sqe cmd;
+	nvmf_prop_set_cmd(&cmd, off, wide, val);
+	int rc = a->ops->exec(a->admin, &cmd, NULL, 0, true, NULL, a->timeout_ms);
+	return nvmf_prop_set_result(a, off, rc);
 }
 
 int nvmf_disconnect(struct nvmf_assoc *a, void *queue)
@@ -126,13 +152,10 @@ int nvmf_disconnect(struct nvmf_assoc *a, void *queue)
 	return a->ops->exec(queue, (struct nvme_sqe *)&cmd, NULL, 0, false, NULL, 1000);
 }
 
-int nvmf_keep_alive(struct nvmf_assoc *a)
+void nvmf_keep_alive_cmd(struct nvme_sqe *cmd)
 {
-	struct nvme_sqe cmd = {0};
-	cmd.opc = NVME_ADM_KEEP_ALIVE;
-	/* an admin command like the others: the admin timeout, so that a stalled controller is
-	 * found by whichever command waited longest, at that command's timeout */
-	return a->ops->exec(a->admin, &cmd, NULL, 0, false, NULL, a->timeout_ms);
+	*cmd = (struct nvme_sqe){0};
+	cmd->opc = NVME_ADM_KEEP_ALIVE;
 }
 
 bool nvmf_data_to_ctrl(uint16_t qid, const struct nvme_sqe *sqe)

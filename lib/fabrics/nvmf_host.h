@@ -23,6 +23,18 @@ struct nvmf_queue_ops {
 	 * negative errno with a message. */
 	int (*exec)(void *queue, struct nvme_sqe *cmd, void *buf, size_t len, bool to_ctrl,
 		    struct nvme_cqe *cpl, uint32_t timeout_ms);
+	/* exec in two halves, for a command without data on the admin queue of a live
+	 * association (lib/fabrics/nvmf_regs.c: nobody waits for the network while holding the
+	 * lock that serialises the queue; the caller holds it for each call). send puts cmd on
+	 * the wire on the transport's own command id and returns: 0, -EAGAIN when that id is in
+	 * flight or the queue cannot take it now, or a negative errno with a message (not
+	 * connected). */
+	int (*send)(void *queue, struct nvme_sqe *cmd);
+	/* Takes what arrived (without waiting) and says whether the answer to what send put on
+	 * the wire came: -EINPROGRESS not yet; else as exec (0, an NVMe status, a negative errno
+	 * with a message). One unanswered timeout_ms after send ends the connection
+	 * (-ETIMEDOUT), as exec's. */
+	int (*reap)(void *queue, struct nvme_cqe *cpl, uint32_t timeout_ms);
 	/* Who is at the other end, for messages ("10.0.0.1:4420"). */
 	const char *(*peer)(const void *queue);
 };
@@ -55,12 +67,22 @@ int nvmf_connect(struct nvmf_assoc *a, void *queue, uint16_t qid, uint16_t sqsiz
 		 uint16_t cntlid, uint16_t *cntlid_out);
 /* DH-HMAC-CHAP as the host (nvmf_auth_host.c), on a queue whose Connect asked for it. */
 int nvmf_auth_host(struct nvmf_assoc *a, void *queue, uint16_t qid);
-/* The controller's register at off (4 or 8 bytes wide) on the admin queue. */
+/* The controller's register at off (4 or 8 bytes wide) on the admin queue, synchronously
+ * (exec: the connect thread's, which has the admin queue to itself). */
 int nvmf_prop_get(struct nvmf_assoc *a, uint32_t off, bool wide, uint64_t *val);
 int nvmf_prop_set(struct nvmf_assoc *a, uint32_t off, bool wide, uint64_t val);
+/* The same in parts, for send / reap (nvmf_regs.c): the commands, and what an answer means
+ * (rc as exec's or reap's: 0 and *val, or the error with a message naming the register). */
+void nvmf_prop_get_cmd(struct nvme_sqe *cmd, uint32_t off, bool wide);
+void nvmf_prop_set_cmd(struct nvme_sqe *cmd, uint32_t off, bool wide, uint64_t val);
+int nvmf_prop_get_result(struct nvmf_assoc *a, uint32_t off, bool wide, int rc,
+			 const struct nvme_cqe *cpl, uint64_t *val);
+int nvmf_prop_set_result(struct nvmf_assoc *a, uint32_t off, int rc);
 /* Disconnect of an I/O queue (the caller decides whether the controller supports it). */
 int nvmf_disconnect(struct nvmf_assoc *a, void *queue);
-int nvmf_keep_alive(struct nvmf_assoc *a);
+/* Keep Alive (NVMe Base 2.0 5.15): sent on the admin queue by the keep-alive thread
+ * (nvmf_regs_keep_alive_tick), with send / reap. */
+void nvmf_keep_alive_cmd(struct nvme_sqe *cmd);
 /* In-capsule data bytes an I/O queue takes, from Identify Controller's fabrics fields (IOCCSZ
  * counts 16-byte units of the whole capsule; data at an offset, ICDOFF, is not used). */
 uint32_t nvmf_io_incapsule(const struct nvmf_id_ctrl_fabrics *f);

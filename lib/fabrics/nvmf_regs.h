@@ -22,6 +22,16 @@
  *     register read all ones (a controller that is gone).
  * Other registers are Property Get / Set on the admin queue. AQA, ASQ and ACQ mean nothing
  * over a fabric: writes are kept for reads, not sent.
+ *
+ * No recovery step waits for the network on a live association either. The lock that
+ * serialises the admin queue is held only for moments, never while a command is in flight
+ * (but by the connect thread, whose association reads CONNECTING meanwhile): the commands
+ * of the association itself (Property Get / Set of a caller that may wait, Keep Alive) go
+ * on the transport's own command id, sent, then reaped at each look with the lock let go
+ * between looks (the admin queue's pump takes their answers too). A step reads CSTS with
+ * nvmf_regs_read32_nowait: the value last known (the connect thread's RDY = 1), or a
+ * Property Get started whose answer a later look takes; CC.EN = 0 on a live association
+ * sends Property Set without waiting for its answer and ends the association at once.
  */
 #ifndef UNVME_FABRICS_NVMF_REGS_H
 #define UNVME_FABRICS_NVMF_REGS_H
@@ -53,13 +63,26 @@ struct nvmf_regs_ops {
 	void (*end)(void *arg);
 };
 
+/* What the admin queue's own command id (the transport's, one command at a time) carries on
+ * the live association (under lock). */
+enum nvmf_slot {
+	NVMF_SLOT_FREE = 0,
+	NVMF_SLOT_CSTS,   /* a step's Property Get of CSTS: a later look takes its answer */
+	NVMF_SLOT_WAITED, /* a command whose caller waits for it, the lock let go (slot_exec) */
+	NVMF_SLOT_POSTED, /* Property Set CC.EN = 0 just before the association ends: not reaped */
+};
+
 struct nvmf_regs {
-	pthread_mutex_t lock;     /* the admin queue and the cached registers; held by the
-				     connect thread during an attempt (nvmf_regs_enter) */
+	pthread_mutex_t lock;     /* the admin queue and the cached registers; held for moments,
+				     and by the connect thread during an attempt (nvmf_regs_enter) */
 	_Atomic int assoc;        /* enum nvmf_assoc_state */
 	bool ever_live;           /* a CC.EN = 1 after this is a reconnect: retry it */
 	uint64_t cap;
 	uint32_t vs, cc;
+	uint32_t epoch;           /* moves on when an association ends or a new one is live */
+	enum nvmf_slot slot;
+	uint32_t csts;            /* CSTS last known of this association since CC was written */
+	bool csts_known;
 	_Atomic uint32_t aqa;     /* kept for reads, never sent */
 	uint64_t asq, acq;
 	struct nvmf_assoc *fab;
@@ -107,8 +130,14 @@ uint64_t nvmf_regs_enable_limit_ms(const struct nvmf_regs *r);
  * go through this, so a poll never waits for a connection being made. */
 bool nvmf_regs_enter(struct nvmf_regs *r);
 
-/* The register accesses of struct unvme_transport_ops (each takes the lock). */
+/* The register accesses of struct unvme_transport_ops (each takes the lock). read32 waits
+ * for a live association's answer (Property Get), with the lock let go meanwhile. */
 uint32_t nvmf_regs_read32(struct nvmf_regs *r, uint32_t off);
+/* A recovery step's read (unvme_transport_ops.read32_nowait): never waits for the network.
+ * CC is what the host wrote; CSTS the value last known of this association since CC was
+ * written, else "not ready yet" (RDY = 0, no CFS) while a Property Get started here is in
+ * flight (a later call takes its answer). Other registers as read32. */
+uint32_t nvmf_regs_read32_nowait(struct nvmf_regs *r, uint32_t off);
 uint64_t nvmf_regs_read64(struct nvmf_regs *r, uint32_t off);
 void nvmf_regs_write32(struct nvmf_regs *r, uint32_t off, uint32_t val);
 void nvmf_regs_write64(struct nvmf_regs *r, uint32_t off, uint64_t val);
@@ -118,8 +147,8 @@ void nvmf_regs_write64(struct nvmf_regs *r, uint32_t off, uint64_t val);
 void nvmf_report(const struct unvme_ctrlr *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The keep-alive thread's tick (nvmf_keepalive.h, arg: the nvmf_regs): Keep Alive on a live
- * association, and the driver's recovery started when the association broke while nothing
- * else ran (as an I/O queue's poll would). */
+ * association (waited for without holding the lock), and the driver's recovery started
+ * when the association broke while nothing else ran (as an I/O queue's poll would). */
 void nvmf_regs_keep_alive_tick(void *arg);
 
 #endif

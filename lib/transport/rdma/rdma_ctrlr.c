@@ -80,6 +80,11 @@ static uint32_t rdma_read32(void *ctx, uint32_t off)
 	return nvmf_regs_read32(&((struct rdma_ctrlr *)ctx)->regs, off);
 }
 
+static uint32_t rdma_read32_nowait(void *ctx, uint32_t off)
+{
+	return nvmf_regs_read32_nowait(&((struct rdma_ctrlr *)ctx)->regs, off);
+}
+
 static uint64_t rdma_read64(void *ctx, uint32_t off)
 {
 	return nvmf_regs_read64(&((struct rdma_ctrlr *)ctx)->regs, off);
@@ -423,6 +428,7 @@ static const struct unvme_transport_ops rdma_ops = {
 	.read32 = rdma_read32,
 	.write32 = rdma_write32,
 	.read64 = rdma_read64,
+	.read32_nowait = rdma_read32_nowait,
 	.write64 = rdma_write64,
 	.dma_map = rdma_mr_map,
 	.dma_unmap = rdma_mr_unmap,

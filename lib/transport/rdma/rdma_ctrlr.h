@@ -77,6 +77,8 @@ struct rdma_queue {
 	struct rdma_req sync;
 	bool sync_active, sync_done;
 	struct nvme_cqe sync_cqe;
+	uint8_t sync_opc, sync_fctype; /* what it is, for the message of a timeout */
+	uint64_t sync_start_ms;
 
 	uint16_t sq_sent;         /* SQ entries up to here became capsules */
 	struct nvmf_cq cq;         /* where the next completion goes in the CQ ring */

@@ -19,8 +19,10 @@
  * path error, so a buffer handed back is never written afterwards.
  *
  * Command id nreqs (one past the ring's) is the transport's own: Connect, properties, Keep
- * Alive and authentication run there synchronously (rdma_nvmf_ops.exec). On the admin queue
- * the caller holds rc->regs.lock; an I/O queue's doorbell and pump take q->mu.
+ * Alive and authentication run there, synchronously (rdma_nvmf_ops.exec) or in two halves
+ * (send, then reap at each look: the fabrics layer's on a live association). On the admin
+ * queue the caller holds rc->regs.lock for each call; an I/O queue's doorbell and pump take
+ * q->mu.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -264,19 +266,22 @@ void rdma_queue_doorbell(struct rdma_queue *q, uint16_t tail)
 	}
 }
 
-/* The transport's own command, synchronously (nvmf_queue_ops.exec). */
-static int rdma_exec(void *queue, struct nvme_sqe *cmd, void *buf, size_t len, bool to_ctrl,
-		     struct nvme_cqe *cpl, uint32_t timeout_ms)
+/* The transport's own command put on the wire (nvmf_queue_ops.send, and exec's first half). */
+static int sync_send(struct rdma_queue *q, struct nvme_sqe *cmd, void *buf, size_t len, bool to_ctrl)
 {
-	struct rdma_queue *q = queue;
 	if (atomic_load(&q->dead) || !q->hq_up)
 		return unvme_fail(-ENOTCONN, "%s: not connected%s%s", q->peer, q->dead_why ? ": " : "",
 				  q->dead_why ? q->dead_why : "");
 	if (len > NVME_RDMA_KEYED_MAX_LEN)
 		return unvme_fail(-EINVAL, "%s: fabrics command data of %zu bytes", q->peer, len);
+	if (q->sync_active)
+		return -EAGAIN;
 	cmd->cid = (uint16_t)q->nreqs;
 	q->sync_active = true;
 	q->sync_done = false;
+	q->sync_opc = cmd->opc;
+	q->sync_fctype = ((struct nvmf_cmd *)cmd)->fctype;
+	q->sync_start_ms = mono_ms_coarse();
 	int rc = nvrdma_hq_submit(&q->hq, cmd, buf, (uint32_t)len, to_ctrl);
 	if (rc) {
 		q->sync_active = false;
@@ -286,27 +291,31 @@ static int rdma_exec(void *queue, struct nvme_sqe *cmd, void *buf, size_t len, b
 				  cmd->opc == NVME_FABRICS_OPC ? "fabrics" : "admin",
 				  q->hq.why ? q->hq.why : strerror(-rc));
 	}
-	uint64_t deadline = mono_ms_coarse() + (timeout_ms ? timeout_ms : 10000) + mono_coarse_slack_ms();
-	while (!q->sync_done && !atomic_load(&q->dead)) {
+	return 0;
+}
+
+/* Its answer, without waiting (nvmf_queue_ops.reap, and exec's second half). */
+static int sync_reap(struct rdma_queue *q, struct nvme_cqe *cpl, uint32_t timeout_ms)
+{
+	if (!q->sync_active)
+		return unvme_fail(-EINVAL, "%s: no command of the transport's in flight", q->peer);
+	if (!q->sync_done && !atomic_load(&q->dead)) {
 		take_in(q);
-		if (q->sync_done || atomic_load(&q->dead))
-			break;
-		uint64_t now = mono_ms_coarse();
-		if (now >= deadline) {
+		uint64_t limit = (timeout_ms ? timeout_ms : 10000) + mono_coarse_slack_ms();
+		if (!q->sync_done && !atomic_load(&q->dead) && mono_ms_coarse() >= q->sync_start_ms + limit) {
 			char why[96];
+			bool fab = q->sync_opc == NVME_FABRICS_OPC;
 			snprintf(why, sizeof(why), "%s command (%s %#x) got no answer within %u ms",
-				 cmd->opc == NVME_FABRICS_OPC ? "fabrics" : "admin",
-				 cmd->opc == NVME_FABRICS_OPC ? "type" : "opcode",
-				 cmd->opc == NVME_FABRICS_OPC ? ((struct nvmf_cmd *)cmd)->fctype : cmd->opc,
-				 timeout_ms);
+				 fab ? "fabrics" : "admin", fab ? "type" : "opcode",
+				 fab ? q->sync_fctype : q->sync_opc, timeout_ms);
 			q->timed_out = true;
 			rdma_queue_mark_dead(q, why);
-			break;
 		}
-		rv_wait(q->ep, 1);
 	}
 	if (atomic_load(&q->dead) && (!q->fail_done || unanswered(q) || !q->sync_done))
 		fail_in_flight(q);
+	if (!q->sync_done)
+		return -EINPROGRESS;
 	q->sync_active = false;
 	uint16_t sct = NVME_CQE_SCT(q->sync_cqe.status), sc = NVME_CQE_SC(q->sync_cqe.status);
 	if (sct == NVME_SCT_PATH && (sc == NVME_SC_HOST_PATH_ERROR || sc == NVME_SC_ABORTED_BY_HOST) &&
@@ -318,6 +327,31 @@ static int rdma_exec(void *queue, struct nvme_sqe *cmd, void *buf, size_t len, b
 	return NVME_STATUS_FROM_CQE(q->sync_cqe.status);
 }
 
+/* The transport's own command, synchronously (nvmf_queue_ops.exec). */
+static int rdma_exec(void *queue, struct nvme_sqe *cmd, void *buf, size_t len, bool to_ctrl,
+		     struct nvme_cqe *cpl, uint32_t timeout_ms)
+{
+	struct rdma_queue *q = queue;
+	int rc = sync_send(q, cmd, buf, len, to_ctrl);
+	if (rc == -EAGAIN)
+		rc = unvme_fail(-EBUSY, "%s: the transport's command id is in flight", q->peer);
+	if (rc)
+		return rc;
+	while ((rc = sync_reap(q, cpl, timeout_ms)) == -EINPROGRESS)
+		rv_wait(q->ep, 1);
+	return rc;
+}
+
+static int rdma_send(void *queue, struct nvme_sqe *cmd)
+{
+	return sync_send(queue, cmd, NULL, 0, false);
+}
+
+static int rdma_reap(void *queue, struct nvme_cqe *cpl, uint32_t timeout_ms)
+{
+	return sync_reap(queue, cpl, timeout_ms);
+}
+
 static const char *rdma_peer(const void *queue)
 {
 	const struct rdma_queue *q = queue;
@@ -326,6 +360,8 @@ static const char *rdma_peer(const void *queue)
 
 const struct nvmf_queue_ops rdma_nvmf_ops = {
 	.exec = rdma_exec,
+	.send = rdma_send,
+	.reap = rdma_reap,
 	.peer = rdma_peer,
 };
 

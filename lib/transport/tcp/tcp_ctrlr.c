@@ -95,6 +95,11 @@ static uint32_t tcp_read32(void *ctx, uint32_t off)
 	return nvmf_regs_read32(&ctx_of(ctx)->regs, off);
 }
 
+static uint32_t tcp_read32_nowait(void *ctx, uint32_t off)
+{
+	return nvmf_regs_read32_nowait(&ctx_of(ctx)->regs, off);
+}
+
 static uint64_t tcp_read64(void *ctx, uint32_t off)
 {
 	return nvmf_regs_read64(&ctx_of(ctx)->regs, off);
@@ -429,6 +434,7 @@ static const struct unvme_transport_ops tcp_ops = {
 	.read32 = tcp_read32,
 	.write32 = tcp_write32,
 	.read64 = tcp_read64,
+	.read32_nowait = tcp_read32_nowait,
 	.write64 = tcp_write64,
 	.dma_map = tcp_dma_map,
 	.dma_unmap = tcp_dma_unmap,

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The fabrics layer (lib/fabrics/nvmf_host.h) on NVMe/TCP connections: its queue is a
- * tcp_queue, its commands run synchronously on the connection (tcp_queue_exec; on the admin
- * connection the caller holds tc->regs.lock), and a queue is connected once its socket is open and
- * its in-capsule size known.
+ * tcp_queue, its commands run synchronously on the connection (tcp_queue_exec) or in two
+ * halves (send, then reap at each look; on the admin connection the caller holds
+ * tc->regs.lock for each call), and a queue is connected once its socket is open and its
+ * in-capsule size known.
  */
 #include <errno.h>
 
@@ -16,6 +17,16 @@ static int tcp_exec(void *queue, struct nvme_sqe *cmd, void *buf, size_t len, bo
 	return tcp_queue_exec(queue, cmd, buf, len, to_ctrl, cpl, timeout_ms);
 }
 
+static int tcp_send(void *queue, struct nvme_sqe *cmd)
+{
+	return tcp_queue_send(queue, cmd, NULL, 0, false);
+}
+
+static int tcp_reap(void *queue, struct nvme_cqe *cpl, uint32_t timeout_ms)
+{
+	return tcp_queue_reap(queue, cpl, timeout_ms);
+}
+
 static const char *tcp_peer(const void *queue)
 {
 	const struct tcp_queue *q = queue;
@@ -24,6 +35,8 @@ static const char *tcp_peer(const void *queue)
 
 static const struct nvmf_queue_ops tcp_nvmf_ops = {
 	.exec = tcp_exec,
+	.send = tcp_send,
+	.reap = tcp_reap,
 	.peer = tcp_peer,
 };
 

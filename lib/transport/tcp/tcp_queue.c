@@ -314,13 +314,18 @@ static void wait_io(struct tcp_queue *q, uint64_t deadline)
 	poll(&pfd, 1, left > 10 ? 10 : (int)left);
 }
 
-int tcp_queue_exec(struct tcp_queue *q, struct nvme_sqe *cmd, void *data, uint32_t len,
-		   bool to_ctrl, struct nvme_cqe *cpl, uint32_t timeout_ms)
+int tcp_queue_send(struct tcp_queue *q, struct nvme_sqe *cmd, void *data, uint32_t len, bool to_ctrl)
 {
 	if (atomic_load(&q->dead) || q->conn.fd < 0)
 		return unvme_fail(-ENOTCONN, "%s: not connected%s%s", q->conn.peer,
 				  q->dead_why ? ": " : "", q->dead_why ? q->dead_why : "");
-	uint64_t deadline = mono_ms_coarse() + (timeout_ms ? timeout_ms : 10000) + mono_coarse_slack_ms();
+	if (q->sync_active)
+		return -EAGAIN;
+	if (tcp_txq_full(&q->tx)) {
+		tcp_tx_flush(q);
+		if (tcp_txq_full(&q->tx))
+			return -EAGAIN;
+	}
 	cmd->cid = TCP_SYNC_CID;
 	/* the direction of fabrics commands is not in their opcode: the caller says it */
 	int rc = prepare(q, &q->sync, cmd, data, len, to_ctrl);
@@ -328,36 +333,46 @@ int tcp_queue_exec(struct tcp_queue *q, struct nvme_sqe *cmd, void *data, uint32
 		return rc;
 	q->sync_active = true;
 	q->sync_done = false;
-	while (tcp_txq_full(&q->tx) && !atomic_load(&q->dead) && mono_ms_coarse() < deadline) {
+	q->sync_opc = cmd->opc;
+	q->sync_fctype = ((struct nvmf_cmd *)cmd)->fctype;
+	tcp_tx_capsule(q, cmd, &q->sync);
+	tcp_tx_flush(q);
+	return 0;
+}
+
+/* The message of a command of the transport's that got no answer in time. */
+static const char *sync_late(struct tcp_queue *q, uint32_t timeout_ms)
+{
+	static __thread char why[96];
+	bool fab = q->sync_opc == NVME_FABRICS_OPC;
+	snprintf(why, sizeof(why), "%s command (%s %#x) got no answer within %u ms",
+		 fab ? "fabrics" : "admin", fab ? "type" : "opcode", fab ? q->sync_fctype : q->sync_opc,
+		 timeout_ms);
+	return why;
+}
+
+int tcp_queue_reap(struct tcp_queue *q, struct nvme_cqe *cpl, uint32_t timeout_ms)
+{
+	if (!q->sync_active)
+		return unvme_fail(-EINVAL, "%s: no command of the transport's in flight", q->conn.peer);
+	if (!q->sync_done && !atomic_load(&q->dead)) {
 		tcp_tx_flush(q);
-		wait_io(q, deadline);
-	}
-	if (!tcp_txq_full(&q->tx))
-		tcp_tx_capsule(q, cmd, &q->sync);
-	while (!q->sync_done && !atomic_load(&q->dead)) {
-		tcp_tx_flush(q);
-		if (tcp_rx_pump(q) > 0)
-			continue;
+		tcp_rx_pump(q);
 		uint64_t now = mono_ms_coarse();
-		/* the queue's own commands time out while this one waits (a keep alive holds
-		 * the admin connection: a stalled admin command must not wait for it) */
+		/* the queue's own commands time out too (a keep alive on the admin connection: a
+		 * stalled admin command must not wait for it) */
 		if (now - q->last_scan_ms >= SCAN_INTERVAL_MS)
 			scan_timeouts(q, now);
-		if (now >= deadline && !atomic_load(&q->dead)) {
-			static __thread char why[96];
-			snprintf(why, sizeof(why), "%s command (%s %#x) got no answer within %u ms",
-				 cmd->opc == NVME_FABRICS_OPC ? "fabrics" : "admin",
-				 cmd->opc == NVME_FABRICS_OPC ? "type" : "opcode",
-				 cmd->opc == NVME_FABRICS_OPC ? ((struct nvmf_cmd *)cmd)->fctype : cmd->opc,
-				 timeout_ms);
+		uint64_t limit = (timeout_ms ? timeout_ms : 10000) + mono_coarse_slack_ms();
+		if (!q->sync_done && !atomic_load(&q->dead) && now >= q->sync.track.start_ms + limit) {
 			q->timed_out = true;
-			tcp_queue_mark_dead(q, why);
-			break;
+			tcp_queue_mark_dead(q, sync_late(q, timeout_ms));
 		}
-		wait_io(q, deadline);
 	}
 	if (atomic_load(&q->dead) && (!q->fail_done || unanswered(q) || !q->sync_done))
 		fail_in_flight(q);
+	if (!q->sync_done)
+		return -EINPROGRESS;
 	q->sync_active = false;
 	uint16_t sct = NVME_CQE_SCT(q->sync_cqe.status), sc = NVME_CQE_SC(q->sync_cqe.status);
 	if (sct == NVME_SCT_PATH && (sc == NVME_SC_HOST_PATH_ERROR || sc == NVME_SC_ABORTED_BY_HOST) &&
@@ -367,4 +382,28 @@ int tcp_queue_exec(struct tcp_queue *q, struct nvme_sqe *cmd, void *data, uint32
 	if (cpl)
 		*cpl = q->sync_cqe;
 	return NVME_STATUS_FROM_CQE(q->sync_cqe.status);
+}
+
+int tcp_queue_exec(struct tcp_queue *q, struct nvme_sqe *cmd, void *data, uint32_t len,
+		   bool to_ctrl, struct nvme_cqe *cpl, uint32_t timeout_ms)
+{
+	uint64_t deadline = mono_ms_coarse() + (timeout_ms ? timeout_ms : 10000) + mono_coarse_slack_ms();
+	int rc;
+	while ((rc = tcp_queue_send(q, cmd, data, len, to_ctrl)) == -EAGAIN) {
+		if (mono_ms_coarse() >= deadline) {
+			/* (the transmit queue stayed full: the connection does not move) */
+			q->sync_opc = cmd->opc;
+			q->sync_fctype = ((struct nvmf_cmd *)cmd)->fctype;
+			q->timed_out = true;
+			tcp_queue_mark_dead(q, sync_late(q, timeout_ms));
+			fail_in_flight(q);
+			return unvme_fail(-ETIMEDOUT, "%s: %s", q->conn.peer, q->dead_why);
+		}
+		wait_io(q, deadline);
+	}
+	if (rc)
+		return rc;
+	while ((rc = tcp_queue_reap(q, cpl, timeout_ms)) == -EINPROGRESS)
+		wait_io(q, deadline);
+	return rc;
 }

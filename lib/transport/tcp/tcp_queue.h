@@ -86,6 +86,7 @@ struct tcp_queue {
 	bool sync_active;
 	bool sync_done;
 	struct nvme_cqe sync_cqe;
+	uint8_t sync_opc, sync_fctype; /* what it is, for the message of a timeout */
 
 	/* transmit */
 	struct tcp_txq tx;
@@ -141,6 +142,12 @@ int tcp_queue_pump(struct tcp_queue *q);
  * (0, > 0) or a negative errno. On failure of the connection the queue is marked dead. */
 int tcp_queue_exec(struct tcp_queue *q, struct nvme_sqe *cmd, void *data, uint32_t len,
 		   bool to_ctrl, struct nvme_cqe *cpl, uint32_t timeout_ms);
+/* tcp_queue_exec in two halves (nvmf_queue_ops.send / reap): send puts the command on the
+ * wire (-EAGAIN: the transport's command id is in flight or the transmit queue is full), reap
+ * takes what arrived without waiting (-EINPROGRESS while its answer has not come; past
+ * timeout_ms the connection ends, -ETIMEDOUT). */
+int tcp_queue_send(struct tcp_queue *q, struct nvme_sqe *cmd, void *data, uint32_t len, bool to_ctrl);
+int tcp_queue_reap(struct tcp_queue *q, struct nvme_cqe *cpl, uint32_t timeout_ms);
 
 /* Marks the connection failed (any thread): nothing more is sent or received. The receiver
  * then completes what was in flight (tcp_queue_pump). */

@@ -13,12 +13,17 @@
  *     successfully with the data written before;
  *   - the commands that were in flight complete exactly once each (with an error: they
  *     were lost with the connection), also after many more polls.
+ * The same holds when the network is slow on a live association (off_poll_live_property,
+ * off_poll_keep_alive): the answers to the Property Gets and Sets of CC and CSTS, or to the
+ * Keep Alives, come OFF_POLL_DELAY_MS late, while a recovery step would read CSTS, end a
+ * live association (CC.EN = 0) or ring and reap the admin queue.
  * Header only: both tests include it with their own proxy.
  */
 #ifndef UNVME_TEST_FABRICS_OFF_POLL_H
 #define UNVME_TEST_FABRICS_OFF_POLL_H
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -148,6 +153,107 @@ static void off_poll_run(struct unvme_ctrlr *c, struct unvme_qpair *qp, const ui
 		(void)unvme_qpair_poll(qp, 0);
 	unvme_dma_free(lost_buf);
 	unvme_dma_free(buf);
+}
+
+/* What the live-association cases ask of the test's proxy (or relay) besides hold and cut. */
+enum off_poll_kind {
+	OFF_POLL_PROPERTY = 1, /* Property Get / Set of CC or CSTS */
+	OFF_POLL_KEEP_ALIVE,
+	OFF_POLL_DISABLE,      /* Property Set CC with EN = 0: counted (seen), never held alone */
+	OFF_POLL_REFUSED,      /* an I/O queue's Connect refused */
+};
+
+struct off_poll_net {
+	void (*hold)(void *arg, bool on);
+	void (*cut)(void *arg);                     /* every connection cut, nothing else */
+	void (*delay_connect)(void *arg, unsigned ms); /* new connections' Connect that late */
+	/* from now on the answer to each host command of the kinds in the mask (1u << kind)
+	 * comes ms late (0: no more) */
+	void (*hold_answers)(void *arg, unsigned kinds, unsigned ms);
+	void (*refuse_io_connect)(void *arg, unsigned n); /* the next n I/O queues' Connects */
+	unsigned (*seen)(void *arg, enum off_poll_kind kind); /* host commands of a kind so far */
+	void *arg;
+};
+
+__attribute__((unused)) static void off_poll_report(const char *what, const struct off_poll_result *r)
+{
+	fprintf(stderr, "  %s: %u polls, slowest %llu us, I/O back after %llu ms\n", what, r->polls,
+		(unsigned long long)r->slowest_us, (unsigned long long)r->recovered_ms);
+}
+
+/*
+ * (a), (b): every connection cut under I/O; on the new association the answers to the
+ * Property Gets and Sets of CC and CSTS come 600 ms late, and the I/O queue's first Connect is
+ * refused, so the association is reset while it is live (a refused queue connect). The steps
+ * that find the association live after each reconnect read CSTS (before: a Property Get
+ * inside the step, 600 ms), and the reset ends a live association (before: Property Get of
+ * CSTS and CC, then Property Set CC.EN = 0, each waited for inside the step). Now: no
+ * application call over 500 ms, the Property Set CC.EN = 0 still went to the target, every
+ * read in flight completed once, I/O resumes with the data.
+ */
+__attribute__((unused)) static void off_poll_live_property(struct unvme_ctrlr *c, struct unvme_qpair *qp,
+				   const uint8_t *pattern, const struct off_poll_net *net)
+{
+	unsigned held0 = net->seen(net->arg, OFF_POLL_PROPERTY);
+	unsigned off0 = net->seen(net->arg, OFF_POLL_DISABLE);
+	unsigned refused0 = net->seen(net->arg, OFF_POLL_REFUSED);
+	uint32_t resets0 = unvme_ctrlr_reset_count(c);
+	net->hold_answers(net->arg, 1u << OFF_POLL_PROPERTY, OFF_POLL_DELAY_MS);
+	net->refuse_io_connect(net->arg, 1);
+	struct off_poll_result r;
+	off_poll_run(c, qp, pattern, net->hold, net->cut, net->arg, &r);
+	net->hold_answers(net->arg, 0, 0);
+	off_poll_report("property answers held", &r);
+	fprintf(stderr, "    %u property commands held %u ms, %u CC.EN = 0 sent, %u queue "
+		"connect refused, %u resets\n", net->seen(net->arg, OFF_POLL_PROPERTY) - held0,
+		OFF_POLL_DELAY_MS, net->seen(net->arg, OFF_POLL_DISABLE) - off0,
+		net->seen(net->arg, OFF_POLL_REFUSED) - refused0, unvme_ctrlr_reset_count(c) - resets0);
+	CHECK_EQ(r.slow_calls, 0);
+	CHECK(r.resumed);
+	CHECK(r.lost_once);
+	CHECK(r.lost_failed);
+	/* the network did take its time: two associations' Set CC and Get CSTS held */
+	CHECK(net->seen(net->arg, OFF_POLL_PROPERTY) - held0 >= 4);
+	CHECK(r.recovered_ms >= 2 * OFF_POLL_DELAY_MS);
+	/* the reset of the live association happened, and still told the target */
+	CHECK_EQ(net->seen(net->arg, OFF_POLL_REFUSED) - refused0, 1);
+	CHECK(net->seen(net->arg, OFF_POLL_DISABLE) - off0 >= 1);
+	CHECK(unvme_ctrlr_reset_count(c) - resets0 >= 2);
+	CHECK(!unvme_ctrlr_is_failed(c));
+}
+
+/*
+ * (c): the same cut with keep alive on (the controller opened with a KATO of 400 ms: a Keep
+ * Alive every 200 ms) and the answer to every Keep Alive 600 ms late, each new Connect too:
+ * while the I/O queue's connection is being made on the live association, every step rings
+ * and reaps the admin queue (before: each waited for the keep-alive thread's lock while its
+ * Keep Alive was in flight). Now: no application call over 500 ms, I/O resumes.
+ */
+__attribute__((unused)) static void off_poll_keep_alive(struct unvme_ctrlr *c, struct unvme_qpair *qp,
+				const uint8_t *pattern, const struct off_poll_net *net)
+{
+	unsigned held0 = net->seen(net->arg, OFF_POLL_KEEP_ALIVE);
+	net->hold_answers(net->arg, 1u << OFF_POLL_KEEP_ALIVE, OFF_POLL_DELAY_MS);
+	net->delay_connect(net->arg, OFF_POLL_DELAY_MS);
+	struct off_poll_result r;
+	off_poll_run(c, qp, pattern, net->hold, net->cut, net->arg, &r);
+	net->delay_connect(net->arg, 0);
+	unsigned held = net->seen(net->arg, OFF_POLL_KEEP_ALIVE) - held0;
+	off_poll_report("keep-alive answers held", &r);
+	fprintf(stderr, "    %u Keep Alives held %u ms\n", held, OFF_POLL_DELAY_MS);
+	CHECK_EQ(r.slow_calls, 0);
+	CHECK(r.resumed);
+	CHECK(r.lost_once);
+	CHECK(r.lost_failed);
+	CHECK(held >= 1);
+	CHECK(r.recovered_ms >= OFF_POLL_DELAY_MS);
+	CHECK(!unvme_ctrlr_is_failed(c));
+	/* the Keep Alives go on being held after the recovery: I/O still works meanwhile */
+	uint8_t *b = unvme_dma_zalloc(4096, 4096);
+	CHECK(b && unvme_read_sync(unvme_ctrlr_ns(c, 1), qp, b, 0, 8) == 0 &&
+	      memcmp(b, pattern, 4096) == 0);
+	unvme_dma_free(b);
+	net->hold_answers(net->arg, 0, 0);
 }
 
 #endif

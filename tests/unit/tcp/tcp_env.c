@@ -14,8 +14,12 @@
 #include <unistd.h>
 
 #include "tcp_env.h"
+#include "unvme/spec.h"
+#include "unvme/spec/fabrics.h"
+#include "unvme/spec/tcp.h"
 
 #define MAX_PAIRS 64
+#define WATCH_HEAD 72u /* a PDU's common header and a capsule's command */
 
 uint64_t env_now_ms(void)
 {
@@ -79,6 +83,15 @@ struct proxy {
 	unsigned pair_delay[MAX_PAIRS];
 	uint32_t host_fwd[MAX_PAIRS];
 	uint64_t held_until[MAX_PAIRS];
+	/* the host's PDUs as they pass (proxy_hold_answers, proxy_refuse_io_connect) */
+	struct {
+		uint8_t head[WATCH_HEAD];
+		uint32_t have, plen;
+		bool looked;
+	} watch[MAX_PAIRS];
+	uint64_t answer_until[MAX_PAIRS]; /* the target's bytes held until then */
+	_Atomic unsigned hold_what, hold_ms, refuse_io;
+	_Atomic unsigned seen[PROXY_KINDS];
 };
 
 #define ICREQ_LEN 128u /* NVMe/TCP's ICReq PDU */
@@ -106,13 +119,82 @@ static void close_pair(struct proxy *p, int i)
 	}
 }
 
-/* Moves what is readable from one side to the other (at most max bytes); the bytes moved,
- * -1 when the pair is done. */
-static ssize_t pump(int from, int to, size_t max)
+static uint32_t le32(const uint8_t *b)
 {
-	char buf[65536];
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* A host's capsule (its command at sqe) passing on pair i: counted, its answer held when
+ * asked; false when the pair is to be dropped instead (a refused I/O queue Connect). */
+static bool look(struct proxy *p, int i, const uint8_t *sqe)
+{
+	unsigned kind = 0;
+	if (sqe[0] == NVME_FABRICS_OPC && sqe[4] == NVMF_FCTYPE_CONNECT && (sqe[42] | sqe[43])) {
+		unsigned n = atomic_load(&p->refuse_io);
+		while (n && !atomic_compare_exchange_weak(&p->refuse_io, &n, n - 1))
+			;
+		if (n) {
+			atomic_fetch_add(&p->seen[PROXY_REFUSED], 1);
+			return false;
+		}
+	}
+	if (sqe[0] == NVME_FABRICS_OPC &&
+	    (sqe[4] == NVMF_FCTYPE_PROPERTY_GET || sqe[4] == NVMF_FCTYPE_PROPERTY_SET) &&
+	    (le32(sqe + 44) == NVME_REG_CC || le32(sqe + 44) == NVME_REG_CSTS)) {
+		kind = PROXY_PROPERTY;
+		if (sqe[4] == NVMF_FCTYPE_PROPERTY_SET && le32(sqe + 44) == NVME_REG_CC &&
+		    !(le32(sqe + 48) & NVME_CC_EN))
+			atomic_fetch_add(&p->seen[PROXY_DISABLE], 1);
+	} else if (sqe[0] == NVME_ADM_KEEP_ALIVE) {
+		kind = PROXY_KEEP_ALIVE;
+	}
+	if (kind) {
+		atomic_fetch_add(&p->seen[kind], 1);
+		if (atomic_load(&p->hold_what) & (1u << kind))
+			p->answer_until[i] = env_now_ms() + atomic_load(&p->hold_ms);
+	}
+	return true;
+}
+
+/* Follows the host's PDUs in the bytes of pair i it forwards (NVMe/TCP's common header:
+ * PLEN at byte 4; a CapsuleCmd's command at byte 8). False: drop the pair. */
+static bool watch_host(struct proxy *p, int i, const uint8_t *b, size_t n)
+{
+	__typeof__(p->watch[0]) *w = &p->watch[i];
+	for (size_t k = 0; k < n;) {
+		if (w->have < 8 || (w->have < WATCH_HEAD && w->have < w->plen)) {
+			w->head[w->have++] = b[k++];
+			if (w->have == 8)
+				w->plen = le32(w->head + 4) < 8 ? 8 : le32(w->head + 4);
+		} else {
+			size_t skip = n - k < w->plen - w->have ? n - k : w->plen - w->have;
+			w->have += (uint32_t)skip;
+			k += skip;
+		}
+		uint32_t head = w->plen < WATCH_HEAD ? w->plen : WATCH_HEAD;
+		if (w->have >= 8 && w->have >= head && !w->looked) {
+			w->looked = true;
+			if (w->head[0] == NVME_TCP_CAPSULE_CMD && head == WATCH_HEAD &&
+			    !look(p, i, w->head + 8))
+				return false;
+		}
+		if (w->have >= 8 && w->have == w->plen) {
+			w->have = 0;
+			w->looked = false;
+		}
+	}
+	return true;
+}
+
+/* Moves what is readable from one side to the other (at most max bytes), the host's watched
+ * when p is given; the bytes moved, -1 when the pair is done. */
+static ssize_t pump(struct proxy *p, int i, int from, int to, size_t max)
+{
+	uint8_t buf[65536];
 	ssize_t n = recv(from, buf, max < sizeof(buf) ? max : sizeof(buf), MSG_DONTWAIT);
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		return -1;
+	if (n > 0 && p && !watch_host(p, i, buf, (size_t)n))
 		return -1;
 	for (ssize_t off = 0; n > 0 && off < n;) {
 		ssize_t w = send(to, buf + off, (size_t)(n - off), MSG_NOSIGNAL);
@@ -151,6 +233,8 @@ static void *proxy_main(void *arg)
 			for (int k = 0; k < 2; k++) {
 				if (k == 0 && host_held(p, i, now))
 					continue;
+				if (k == 1 && now < p->answer_until[i])
+					continue;
 				pfd[n] = (struct pollfd){.fd = p->pairs[i][k], .events = POLLIN};
 				map[n++] = i * 2 + k;
 			}
@@ -172,6 +256,8 @@ static void *proxy_main(void *arg)
 				p->pair_delay[slot] = atomic_load(&p->delay_ms);
 				p->host_fwd[slot] = 0;
 				p->held_until[slot] = 0;
+				memset(&p->watch[slot], 0, sizeof(p->watch[slot]));
+				p->answer_until[slot] = 0;
 				atomic_fetch_add(&p->accepted, 1);
 			} else {
 				if (d >= 0)
@@ -188,8 +274,10 @@ static void *proxy_main(void *arg)
 			int i = map[j] / 2, k = map[j] % 2;
 			if (p->pairs[i][k] != pfd[j].fd)
 				continue; /* closed meanwhile */
+			if (k == 1 && env_now_ms() < p->answer_until[i])
+				continue; /* (a command whose answer is held just passed) */
 			bool counting = k == 0 && p->pair_delay[i] && p->host_fwd[i] < ICREQ_LEN;
-			ssize_t moved = pump(p->pairs[i][k], p->pairs[i][1 - k],
+			ssize_t moved = pump(k == 0 ? p : NULL, i, p->pairs[i][k], p->pairs[i][1 - k],
 					     counting ? ICREQ_LEN - p->host_fwd[i] : SIZE_MAX);
 			if (moved < 0) {
 				close_pair(p, i);
@@ -256,6 +344,22 @@ void proxy_delay_connect(struct proxy *p, unsigned ms)
 unsigned proxy_delayed(const struct proxy *p)
 {
 	return atomic_load(&p->delayed);
+}
+
+void proxy_hold_answers(struct proxy *p, unsigned kinds, unsigned ms)
+{
+	atomic_store(&p->hold_ms, ms);
+	atomic_store(&p->hold_what, kinds);
+}
+
+void proxy_refuse_io_connect(struct proxy *p, unsigned n)
+{
+	atomic_store(&p->refuse_io, n);
+}
+
+unsigned proxy_seen(const struct proxy *p, enum proxy_kind kind)
+{
+	return atomic_load(&p->seen[kind]);
 }
 
 unsigned proxy_accepted(const struct proxy *p)

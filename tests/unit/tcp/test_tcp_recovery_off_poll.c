@@ -7,7 +7,9 @@
  * application may wait for that: the association is made on the fabrics layer's connect
  * thread, the queue's connection on a thread of its own, and the polls only look at the
  * result (fabrics_off_poll.h says what is checked). Then the same with keep alive on, whose
- * thread runs the recovery too. Threaded: TSan runs it too.
+ * thread runs the recovery too; then a slow network on a live association: the answers to
+ * Property Get / Set of CC and CSTS, or to Keep Alive, 600 ms late while recovery steps run
+ * (the proxy reads the host's capsules to tell them apart). Threaded: TSan runs it too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +83,88 @@ static void test_reconnect_with_keep_alive(void)
 	off_poll_case("kato=1000&reconnect_delay=20");
 }
 
+/* ---- a slow network on a live association (fabrics_off_poll.h) ---- */
+
+static void net_cut(void *arg)
+{
+	proxy_cut(arg);
+}
+
+static void net_delay_connect(void *arg, unsigned ms)
+{
+	proxy_delay_connect(arg, ms);
+}
+
+static void net_hold_answers(void *arg, unsigned kinds, unsigned ms)
+{
+	unsigned mask = 0;
+	if (kinds & (1u << OFF_POLL_PROPERTY))
+		mask |= 1u << PROXY_PROPERTY;
+	if (kinds & (1u << OFF_POLL_KEEP_ALIVE))
+		mask |= 1u << PROXY_KEEP_ALIVE;
+	proxy_hold_answers(arg, mask, ms);
+}
+
+static void net_refuse_io_connect(void *arg, unsigned n)
+{
+	proxy_refuse_io_connect(arg, n);
+}
+
+static unsigned net_seen(void *arg, enum off_poll_kind kind)
+{
+	static const enum proxy_kind of[] = {[OFF_POLL_PROPERTY] = PROXY_PROPERTY,
+					     [OFF_POLL_KEEP_ALIVE] = PROXY_KEEP_ALIVE,
+					     [OFF_POLL_DISABLE] = PROXY_DISABLE,
+					     [OFF_POLL_REFUSED] = PROXY_REFUSED};
+	return proxy_seen(arg, of[kind]);
+}
+
+/* A controller through the proxy with query, a queue pair, lba 0 written; then the case. */
+static void live_case(const char *query,
+		      void (*run)(struct unvme_ctrlr *, struct unvme_qpair *, const uint8_t *,
+				  const struct off_poll_net *))
+{
+	struct unvme_target *t;
+	uint16_t port = env_target(&t, "nqn.offlive", "emu://offlive?ns=mem:16M", NULL, NULL, NULL, NULL);
+	REQUIRE(port);
+	struct proxy *px = proxy_start(port);
+	REQUIRE(px);
+	char id[256];
+	snprintf(id, sizeof(id), "nvme-tcp://127.0.0.1:%u/nqn.offlive?%s", proxy_port(px), query);
+	struct unvme_ctrlr *c;
+	REQUIRE(unvme_ctrlr_open(id, NULL, &c) == 0);
+	struct unvme_qpair *qp;
+	REQUIRE(unvme_qpair_create(c, NULL, &qp) == 0);
+	uint8_t *pattern = unvme_dma_alloc(4096, 4096);
+	REQUIRE(pattern);
+	for (int i = 0; i < 4096; i++)
+		pattern[i] = (uint8_t)(i * 5 + 1);
+	REQUIRE(unvme_write_sync(unvme_ctrlr_ns(c, 1), qp, pattern, 0, 8) == 0);
+	const struct off_poll_net net = {.hold = px_hold, .cut = net_cut,
+					 .delay_connect = net_delay_connect,
+					 .hold_answers = net_hold_answers,
+					 .refuse_io_connect = net_refuse_io_connect,
+					 .seen = net_seen, .arg = px};
+	run(c, qp, pattern, &net);
+	unvme_dma_free(pattern);
+	unvme_qpair_destroy(qp);
+	unvme_ctrlr_close(c);
+	proxy_stop(px);
+	unvme_target_stop(t);
+}
+
+/* (a), (b): CSTS read and a live association ended by the steps, its answers 600 ms late. */
+static void test_live_reset_never_waits_for_a_property(void)
+{
+	live_case("kato=0&reconnect_delay=20", off_poll_live_property);
+}
+
+/* (c): the admin queue rung and reaped by the steps while a Keep Alive is 600 ms late. */
+static void test_steps_never_wait_for_a_keep_alive(void)
+{
+	live_case("kato=400&reconnect_delay=20", off_poll_keep_alive);
+}
+
 /* Closing the controller while the connect thread is held in its Connect: it is stopped and
  * joined (ASan / TSan would see it touch what close freed). */
 static void test_close_during_reconnect(void)
@@ -115,4 +199,5 @@ static void test_close_during_reconnect(void)
 }
 
 TEST_MAIN(TEST(test_reconnect_never_waits_in_a_poll), TEST(test_reconnect_with_keep_alive),
+	  TEST(test_live_reset_never_waits_for_a_property), TEST(test_steps_never_wait_for_a_keep_alive),
 	  TEST(test_close_during_reconnect))

@@ -223,18 +223,20 @@ __attribute__((unused)) static void off_poll_live_property(struct unvme_ctrlr *c
 }
 
 /*
- * (c): the same cut with keep alive on (the controller opened with a KATO of 400 ms: a Keep
- * Alive every 200 ms) and the answer to every Keep Alive 600 ms late, each new Connect too:
- * while the I/O queue's connection is being made on the live association, every step rings
- * and reaps the admin queue (before: each waited for the keep-alive thread's lock while its
- * Keep Alive was in flight). Now: no application call over 500 ms, I/O resumes.
+ * (c): the same cut with keep alive on (the controller opened with a KATO of 1000 ms: a Keep
+ * Alive every 500 ms, the target's grace of 1.5 KATO outlasts one held 600 ms) and the answer
+ * to every Keep Alive 600 ms late, each new Connect 1200 ms late: while the I/O queue's
+ * connection is being made on the live association (1200 ms), a Keep Alive goes out and
+ * every step rings and reaps the admin queue (before: each waited for the keep-alive
+ * thread's lock while its Keep Alive was in flight). Now: no application call over 500 ms,
+ * I/O resumes, also while Keep Alives go on being late.
  */
 __attribute__((unused)) static void off_poll_keep_alive(struct unvme_ctrlr *c, struct unvme_qpair *qp,
 				const uint8_t *pattern, const struct off_poll_net *net)
 {
 	unsigned held0 = net->seen(net->arg, OFF_POLL_KEEP_ALIVE);
 	net->hold_answers(net->arg, 1u << OFF_POLL_KEEP_ALIVE, OFF_POLL_DELAY_MS);
-	net->delay_connect(net->arg, OFF_POLL_DELAY_MS);
+	net->delay_connect(net->arg, 2 * OFF_POLL_DELAY_MS);
 	struct off_poll_result r;
 	off_poll_run(c, qp, pattern, net->hold, net->cut, net->arg, &r);
 	net->delay_connect(net->arg, 0);

@@ -11,11 +11,14 @@
  * Property Get / Set of CC and CSTS, or to Keep Alive, 600 ms late while recovery steps run
  * (the proxy reads the host's capsules to tell them apart). Threaded: TSan runs it too.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "unvme/unvme.h"
+#include "lib/driver/ctrlr.h"
+#include "lib/transport/tcp/tcp_ctrlr.h"
 #include "tcp_env.h"
 #include "fabrics_off_poll.h"
 
@@ -162,7 +165,57 @@ static void test_live_reset_never_waits_for_a_property(void)
 /* (c): the admin queue rung and reaped by the steps while a Keep Alive is 600 ms late. */
 static void test_steps_never_wait_for_a_keep_alive(void)
 {
-	live_case("kato=400&reconnect_delay=20", off_poll_keep_alive);
+	live_case("kato=1000&reconnect_delay=20", off_poll_keep_alive);
+}
+
+/* The CSTS a step reads when none is known of the live association (as after a CC write):
+ * a Property Get sent in the background, "not ready" meanwhile, its answer (600 ms late)
+ * taken by a later read. No read waits for it, and one Property Get serves them all. */
+static void test_step_reads_csts_in_the_background(void)
+{
+	struct unvme_target *t;
+	uint16_t port = env_target(&t, "nqn.offcsts", "emu://offcsts?ns=mem:8M", NULL, NULL, NULL, NULL);
+	REQUIRE(port);
+	struct proxy *px = proxy_start(port);
+	REQUIRE(px);
+	char id[256];
+	snprintf(id, sizeof(id), "nvme-tcp://127.0.0.1:%u/nqn.offcsts?kato=0", proxy_port(px));
+	struct unvme_ctrlr *c;
+	REQUIRE(unvme_ctrlr_open(id, NULL, &c) == 0);
+	struct tcp_ctrlr *tc = c->transport_ctx;
+	pthread_mutex_lock(&tc->regs.lock);
+	CHECK(tc->regs.csts_known); /* unvme_ctrlr_open's reads left it known */
+	tc->regs.csts_known = false;
+	pthread_mutex_unlock(&tc->regs.lock);
+	proxy_hold_answers(px, 1u << PROXY_PROPERTY, OFF_POLL_DELAY_MS);
+	unsigned seen0 = proxy_seen(px, PROXY_PROPERTY);
+	uint64_t t0 = env_now_ms(), slowest = 0;
+	uint32_t csts = 0;
+	unsigned reads = 0, not_ready = 0;
+	while (!(csts & NVME_CSTS_RDY) && env_now_ms() - t0 < OFF_POLL_GUARD_MS) {
+		uint64_t s = off_poll_now_us();
+		csts = c->ops->read32_nowait(c->transport_ctx, NVME_REG_CSTS);
+		uint64_t d = off_poll_now_us() - s;
+		slowest = d > slowest ? d : slowest;
+		reads++;
+		not_ready += !(csts & NVME_CSTS_RDY);
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	uint64_t took = env_now_ms() - t0;
+	fprintf(stderr, "  %u reads (%u not ready), slowest %llu us, RDY after %llu ms, %u Property "
+		"Gets\n", reads, not_ready, (unsigned long long)slowest, (unsigned long long)took,
+		proxy_seen(px, PROXY_PROPERTY) - seen0);
+	CHECK(csts & NVME_CSTS_RDY);
+	CHECK(!(csts & NVME_CSTS_CFS));
+	CHECK(took >= OFF_POLL_DELAY_MS);
+	CHECK(not_ready >= 2);
+	CHECK(slowest < OFF_POLL_SLOW_MS * 1000u);
+	CHECK_EQ(proxy_seen(px, PROXY_PROPERTY) - seen0, 1);
+	proxy_hold_answers(px, 0, 0);
+	unvme_ctrlr_close(c);
+	proxy_stop(px);
+	unvme_target_stop(t);
 }
 
 /* Closing the controller while the connect thread is held in its Connect: it is stopped and
@@ -200,4 +253,5 @@ static void test_close_during_reconnect(void)
 
 TEST_MAIN(TEST(test_reconnect_never_waits_in_a_poll), TEST(test_reconnect_with_keep_alive),
 	  TEST(test_live_reset_never_waits_for_a_property), TEST(test_steps_never_wait_for_a_keep_alive),
+	  TEST(test_step_reads_csts_in_the_background),
 	  TEST(test_close_during_reconnect))

@@ -48,9 +48,8 @@
  *   Connect, authentication, Property Set CC, CSTS.RDY = 1; retried every reconnect_delay for
  *   ctrl_loss_tmo: lib/fabrics/nvmf_regs.h), CSTS reading "not ready" meanwhile: the
  *   deadline is then that reconnect budget. A fabric queue's connection is made the same
- *   way (CONNECT, above). What a step still sends over a fabric is a single command on a
- *   live association (the CSTS Property Get of a step that finds it live, the Property Set
- *   CC.EN = 0 of a reset that ends a live one), bounded by the admin timeout.
+ *   way (CONNECT, above). On a live association a step waits for no command either (its
+ *   CSTS is the value known, CC.EN = 0 is not waited for: lib/fabrics/nvmf_regs.h).
  *
  * A split queue pair cannot be rebuilt from one side (the submitter's tail belongs to another
  * thread): its poller fences it, gives back what the device will never complete, at every

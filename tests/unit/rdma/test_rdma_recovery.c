@@ -78,6 +78,13 @@ static void relayed_close(struct relayed *r)
 	relay_down();
 }
 
+/* The association came back (reset at least min_resets times) and is up. */
+static void check_came_back(const struct relayed *x, unsigned min_resets)
+{
+	CHECK(unvme_ctrlr_reset_count(x->c) >= min_resets);
+	CHECK(!unvme_ctrlr_is_failed(x->c));
+}
+
 /* Retries a synchronous command while the association comes back. */
 static int sync_retry(struct unvme_ns *ns, struct unvme_qpair *qp, void *buf, uint64_t lba, bool write,
 		      int *failures)
@@ -109,8 +116,7 @@ static void test_reconnect_after_a_lost_connection(void)
 		CHECK(memcmp(w, r, 4096) == 0);
 		CHECK(relay_accepted() >= before + 2); /* a new admin and a new I/O connection */
 	}
-	CHECK(unvme_ctrlr_reset_count(x.c) >= 3);
-	CHECK(!unvme_ctrlr_is_failed(x.c));
+	check_came_back(&x, 3);
 	unvme_dma_free(w);
 	unvme_dma_free(r);
 	relayed_close(&x);
@@ -171,8 +177,7 @@ static void lie_case(enum lie lie, uint32_t io_timeout_ms)
 	CHECK_EQ(sync_retry(x.ns, x.qp, r, 0, false, &failures), 0);
 	unvme_read_sync(x.ns, x.qp, r, 0, 128);
 	CHECK(memcmp(w, r, 65536) == 0);
-	CHECK(unvme_ctrlr_reset_count(x.c) >= 1);
-	CHECK(!unvme_ctrlr_is_failed(x.c));
+	check_came_back(&x, 1);
 	unvme_dma_free(w);
 	unvme_dma_free(r);
 	relayed_close(&x);

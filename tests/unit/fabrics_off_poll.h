@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fabrics_capsule.h"
 #include "test_util.h"
 #include "unvme/unvme.h"
 
@@ -154,14 +155,6 @@ static void off_poll_run(struct unvme_ctrlr *c, struct unvme_qpair *qp, const ui
 	unvme_dma_free(lost_buf);
 	unvme_dma_free(buf);
 }
-
-/* What the live-association cases ask of the test's proxy (or relay) besides hold and cut. */
-enum off_poll_kind {
-	OFF_POLL_PROPERTY = 1, /* Property Get / Set of CC or CSTS */
-	OFF_POLL_KEEP_ALIVE,
-	OFF_POLL_DISABLE,      /* Property Set CC with EN = 0: counted (seen), never held alone */
-	OFF_POLL_REFUSED,      /* an I/O queue's Connect refused */
-};
 
 struct off_poll_net {
 	void (*hold)(void *arg, bool on);

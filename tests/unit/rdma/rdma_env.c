@@ -88,6 +88,7 @@ struct px_link {
 	uint16_t qid, depth;
 	unsigned delay_ms;        /* hold the target's first response (Connect's) this long */
 	bool answered;            /* its first response went */
+	uint64_t answer_until;    /* the target's side is not read before (relay_hold_answers) */
 	uint8_t *mem;             /* depth buffers for capsules, then depth for responses */
 	struct rv_mr *mr;
 };
@@ -104,6 +105,8 @@ static struct {
 	_Atomic bool hold;         /* move nothing (what is sent stays in flight) */
 	_Atomic unsigned delay_ms; /* links accepted from now on answer Connect this late */
 	_Atomic unsigned delayed;  /* Connect answers held so far */
+	_Atomic unsigned hold_what, hold_ms, refuse_io; /* relay_hold_answers, relay_refuse_io_connect */
+	_Atomic unsigned seen[OFF_POLL_KINDS];
 	struct px_link links[PX_LINKS];
 } px;
 
@@ -226,10 +229,39 @@ static bool px_respond(struct px_link *k, uint32_t j, uint32_t len)
 	return rv_post_send(k->down, WR_SEND | WR_UP | j, &s, 1) == 0;
 }
 
+/* A host's command capsule on its way to the target: counted, its answer held when asked;
+ * false when the link is to be dropped instead (a refused I/O queue Connect). */
+static bool px_look(struct px_link *k, const uint8_t *capsule, uint32_t len)
+{
+	if (len < sizeof(struct nvme_sqe))
+		return true; /* (the target says what it makes of it) */
+	bool disable, io_connect;
+	enum off_poll_kind kind = capsule_kind(capsule, &disable, &io_connect);
+	if (io_connect) {
+		unsigned n = atomic_load(&px.refuse_io);
+		while (n && !atomic_compare_exchange_weak(&px.refuse_io, &n, n - 1))
+			;
+		if (n) {
+			atomic_fetch_add(&px.seen[OFF_POLL_REFUSED], 1);
+			return false;
+		}
+	}
+	if (disable)
+		atomic_fetch_add(&px.seen[OFF_POLL_DISABLE], 1);
+	if (kind != OFF_POLL_OTHER) {
+		atomic_fetch_add(&px.seen[kind], 1);
+		if (atomic_load(&px.hold_what) & (1u << kind))
+			k->answer_until = test_now_ms() + atomic_load(&px.hold_ms);
+	}
+	return true;
+}
+
 static bool px_link_poll(struct px_link *k)
 {
 	struct rv_wc wc[32];
 	for (int side = 0; side < 2; side++) {
+		if (side && test_now_ms() < k->answer_until)
+			continue; /* a slow network: nothing of the target's moves meanwhile */
 		struct rv_ep *ep = side ? k->up : k->down;
 		int n = rv_poll(ep, wc, 32);
 		for (int i = 0; i < n; i++) {
@@ -242,6 +274,8 @@ static bool px_link_poll(struct px_link *k)
 				if (px_post_recv(k, b))
 					return false;
 			} else if (b < k->depth) {
+				if (!px_look(k, px_buf(k, b), wc[i].byte_len))
+					return false;
 				struct rv_sge s = {px_buf(k, b), wc[i].byte_len, k->mr->lkey};
 				if (rv_post_send(k->up, WR_SEND | b, &s, 1))
 					return false;
@@ -347,4 +381,20 @@ unsigned relay_delayed(void)
 unsigned relay_accepted(void)
 {
 	return atomic_load(&px.accepted);
+}
+
+void relay_hold_answers(unsigned kinds, unsigned ms)
+{
+	atomic_store(&px.hold_ms, ms);
+	atomic_store(&px.hold_what, kinds);
+}
+
+void relay_refuse_io_connect(unsigned n)
+{
+	atomic_store(&px.refuse_io, n);
+}
+
+unsigned relay_seen(enum off_poll_kind kind)
+{
+	return atomic_load(&px.seen[kind]);
 }

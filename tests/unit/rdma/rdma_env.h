@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "unvme/unvme.h"
+#include "fabrics_capsule.h"
 
 #define NQN "nqn.2024-01.io.unvme.test:rdma-host"
 #define HOST_OK "nqn.2014-08.io.unvme.test:rdma-host-ok" /* on the target's allow-list */
@@ -59,6 +60,14 @@ void relay_bad_accept(int how);
 void relay_hold(bool hold);
 /* Connections accepted from now on have their Connect answered ms late. */
 void relay_delay_connect(unsigned ms);
+/* From now on, on every connection, the target's side is held for ms after each host
+ * command of the kinds in the mask (1u << OFF_POLL_PROPERTY, 1u << OFF_POLL_KEEP_ALIVE,
+ * fabrics_capsule.h) passed: its answer comes that late (0: no more). */
+void relay_hold_answers(unsigned kinds, unsigned ms);
+/* The next n Connects of an I/O queue: the connection is dropped instead. */
+void relay_refuse_io_connect(unsigned n);
+/* Host commands of a kind seen so far. */
+unsigned relay_seen(enum off_poll_kind kind);
 /* Connect answers held so far; connections accepted so far. */
 unsigned relay_delayed(void);
 unsigned relay_accepted(void);

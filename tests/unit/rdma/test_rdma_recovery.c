@@ -2,7 +2,8 @@
 /*
  * The NVMe/RDMA host's recovery, through the relay between host and target (rdma_env.h): a
  * cut connection and the reconnect, a target gone for longer than ctrl_loss_tmo (the
- * controller stays failed), the reconnect off the poll (fabrics_off_poll.h), and a target
+ * controller stays failed), the reconnect off the poll and a slow network on a live
+ * association (fabrics_off_poll.h: Property and Keep Alive answers held), and a target
  * that lies (a CM reject, an accept with no NVMe/RDMA private data or too small a queue, a
  * response for a command not in flight or of the wrong length, a response that never comes).
  * Threaded (the target's pollers, the relay, keep alive): TSan runs it too.
@@ -267,9 +268,77 @@ static void test_reconnect_never_waits_in_a_poll(void)
 	relayed_close(&x);
 }
 
+/* ---- a slow network on a live association (fabrics_off_poll.h) ---- */
+
+static void net_cut(void *arg)
+{
+	(void)arg;
+	relay_cut(true);
+}
+
+static void net_delay_connect(void *arg, unsigned ms)
+{
+	(void)arg;
+	relay_delay_connect(ms);
+}
+
+static void net_hold_answers(void *arg, unsigned kinds, unsigned ms)
+{
+	(void)arg;
+	relay_hold_answers(kinds, ms);
+}
+
+static void net_refuse_io_connect(void *arg, unsigned n)
+{
+	(void)arg;
+	relay_refuse_io_connect(n);
+}
+
+static unsigned net_seen(void *arg, enum off_poll_kind kind)
+{
+	(void)arg;
+	return relay_seen(kind);
+}
+
+/* A controller through the relay with query, lba 0 written; then the case. */
+static void live_case(const char *query,
+		      void (*run)(struct unvme_ctrlr *, struct unvme_qpair *, const uint8_t *,
+				  const struct off_poll_net *))
+{
+	struct relayed x;
+	REQUIRE(relayed_open(&x, query, NULL));
+	uint8_t *pattern = unvme_dma_alloc(4096, 4096);
+	REQUIRE(pattern);
+	fabrics_fill(pattern, 4096, 5);
+	REQUIRE(unvme_write_sync(x.ns, x.qp, pattern, 0, 8) == 0);
+	const struct off_poll_net net = {.hold = relay_hold_cb, .cut = net_cut,
+					 .delay_connect = net_delay_connect,
+					 .hold_answers = net_hold_answers,
+					 .refuse_io_connect = net_refuse_io_connect,
+					 .seen = net_seen};
+	run(x.c, x.qp, pattern, &net);
+	relay_delay_connect(0);
+	unvme_dma_free(pattern);
+	relayed_close(&x);
+}
+
+/* CSTS read and a live association ended by the steps, their answers 600 ms late. */
+static void test_live_reset_never_waits_for_a_property(void)
+{
+	live_case("kato=0&reconnect_delay=20", off_poll_live_property);
+}
+
+/* The admin queue rung and reaped by the steps while a Keep Alive is 600 ms late. */
+static void test_steps_never_wait_for_a_keep_alive(void)
+{
+	live_case("kato=1000&reconnect_delay=20", off_poll_keep_alive);
+}
+
 TEST_MAIN(TEST(test_reconnect_after_a_lost_connection),
 	  TEST(test_reconnect_gives_up_after_ctrl_loss_tmo),
 	  TEST(test_reconnect_never_waits_in_a_poll),
+	  TEST(test_live_reset_never_waits_for_a_property),
+	  TEST(test_steps_never_wait_for_a_keep_alive),
 	  TEST(test_a_response_for_a_command_not_in_flight),
 	  TEST(test_a_response_naming_no_command_of_the_queue),
 	  TEST(test_a_response_of_the_wrong_length),

@@ -14,9 +14,8 @@
 #include <unistd.h>
 
 #include "tcp_env.h"
-#include "unvme/spec.h"
-#include "unvme/spec/fabrics.h"
 #include "unvme/spec/tcp.h"
+#include "tests/unit/fabrics_capsule.h"
 
 #define MAX_PAIRS 64
 #define WATCH_HEAD 72u /* a PDU's common header and a capsule's command */
@@ -91,7 +90,7 @@ struct proxy {
 	} watch[MAX_PAIRS];
 	uint64_t answer_until[MAX_PAIRS]; /* the target's bytes held until then */
 	_Atomic unsigned hold_what, hold_ms, refuse_io;
-	_Atomic unsigned seen[PROXY_KINDS];
+	_Atomic unsigned seen[OFF_POLL_KINDS];
 };
 
 #define ICREQ_LEN 128u /* NVMe/TCP's ICReq PDU */
@@ -119,36 +118,24 @@ static void close_pair(struct proxy *p, int i)
 	}
 }
 
-static uint32_t le32(const uint8_t *b)
-{
-	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-
 /* A host's capsule (its command at sqe) passing on pair i: counted, its answer held when
  * asked; false when the pair is to be dropped instead (a refused I/O queue Connect). */
 static bool look(struct proxy *p, int i, const uint8_t *sqe)
 {
-	unsigned kind = 0;
-	if (sqe[0] == NVME_FABRICS_OPC && sqe[4] == NVMF_FCTYPE_CONNECT && (sqe[42] | sqe[43])) {
+	bool disable, io_connect;
+	enum off_poll_kind kind = capsule_kind(sqe, &disable, &io_connect);
+	if (io_connect) {
 		unsigned n = atomic_load(&p->refuse_io);
 		while (n && !atomic_compare_exchange_weak(&p->refuse_io, &n, n - 1))
 			;
 		if (n) {
-			atomic_fetch_add(&p->seen[PROXY_REFUSED], 1);
+			atomic_fetch_add(&p->seen[OFF_POLL_REFUSED], 1);
 			return false;
 		}
 	}
-	if (sqe[0] == NVME_FABRICS_OPC &&
-	    (sqe[4] == NVMF_FCTYPE_PROPERTY_GET || sqe[4] == NVMF_FCTYPE_PROPERTY_SET) &&
-	    (le32(sqe + 44) == NVME_REG_CC || le32(sqe + 44) == NVME_REG_CSTS)) {
-		kind = PROXY_PROPERTY;
-		if (sqe[4] == NVMF_FCTYPE_PROPERTY_SET && le32(sqe + 44) == NVME_REG_CC &&
-		    !(le32(sqe + 48) & NVME_CC_EN))
-			atomic_fetch_add(&p->seen[PROXY_DISABLE], 1);
-	} else if (sqe[0] == NVME_ADM_KEEP_ALIVE) {
-		kind = PROXY_KEEP_ALIVE;
-	}
-	if (kind) {
+	if (disable)
+		atomic_fetch_add(&p->seen[OFF_POLL_DISABLE], 1);
+	if (kind != OFF_POLL_OTHER) {
 		atomic_fetch_add(&p->seen[kind], 1);
 		if (atomic_load(&p->hold_what) & (1u << kind))
 			p->answer_until[i] = env_now_ms() + atomic_load(&p->hold_ms);
@@ -165,7 +152,7 @@ static bool watch_host(struct proxy *p, int i, const uint8_t *b, size_t n)
 		if (w->have < 8 || (w->have < WATCH_HEAD && w->have < w->plen)) {
 			w->head[w->have++] = b[k++];
 			if (w->have == 8)
-				w->plen = le32(w->head + 4) < 8 ? 8 : le32(w->head + 4);
+				w->plen = capsule_le32(w->head + 4) < 8 ? 8 : capsule_le32(w->head + 4);
 		} else {
 			size_t skip = n - k < w->plen - w->have ? n - k : w->plen - w->have;
 			w->have += (uint32_t)skip;
@@ -357,7 +344,7 @@ void proxy_refuse_io_connect(struct proxy *p, unsigned n)
 	atomic_store(&p->refuse_io, n);
 }
 
-unsigned proxy_seen(const struct proxy *p, enum proxy_kind kind)
+unsigned proxy_seen(const struct proxy *p, enum off_poll_kind kind)
 {
 	return atomic_load(&p->seen[kind]);
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "lib/target/target.h"
+#include "tests/unit/fabrics_capsule.h"
 
 /* Starts a target exporting device as subsystem nqn to any host (or to host with secret when
  * host is not NULL). Returns its port, 0 on failure (message on stderr). */
@@ -34,23 +35,16 @@ void proxy_hold(struct proxy *p, bool hold);
 void proxy_delay_connect(struct proxy *p, unsigned ms);
 /* Connections whose Connect was held so far. */
 unsigned proxy_delayed(const struct proxy *p);
-/* What the proxy tells apart in the host's capsules (proxy_seen). */
-enum proxy_kind {
-	PROXY_PROPERTY = 1,   /* Property Get / Set of CC or CSTS */
-	PROXY_KEEP_ALIVE,
-	PROXY_DISABLE,        /* Property Set CC with EN = 0 (counted, never held by itself) */
-	PROXY_REFUSED,        /* an I/O queue's Connect refused (proxy_refuse_io_connect) */
-	PROXY_KINDS,
-};
 /* From now on, on every connection, the target's bytes are held for ms after each host
- * command of the kinds in the mask (1u << PROXY_PROPERTY, 1u << PROXY_KEEP_ALIVE) passed:
+ * command of the kinds in the mask (1u << OFF_POLL_PROPERTY, 1u << OFF_POLL_KEEP_ALIVE,
+ * tests/unit/fabrics_capsule.h) passed:
  * its answer comes that late (0: no more). */
 void proxy_hold_answers(struct proxy *p, unsigned kinds, unsigned ms);
 /* The next n Connects of an I/O queue: the connection is closed instead (the host's queue
  * connect fails; the admin queue's are passed). */
 void proxy_refuse_io_connect(struct proxy *p, unsigned n);
 /* Host commands of a kind seen so far. */
-unsigned proxy_seen(const struct proxy *p, enum proxy_kind kind);
+unsigned proxy_seen(const struct proxy *p, enum off_poll_kind kind);
 /* Connections accepted so far. */
 unsigned proxy_accepted(const struct proxy *p);
 void proxy_stop(struct proxy *p);

@@ -100,12 +100,7 @@ static void net_delay_connect(void *arg, unsigned ms)
 
 static void net_hold_answers(void *arg, unsigned kinds, unsigned ms)
 {
-	unsigned mask = 0;
-	if (kinds & (1u << OFF_POLL_PROPERTY))
-		mask |= 1u << PROXY_PROPERTY;
-	if (kinds & (1u << OFF_POLL_KEEP_ALIVE))
-		mask |= 1u << PROXY_KEEP_ALIVE;
-	proxy_hold_answers(arg, mask, ms);
+	proxy_hold_answers(arg, kinds, ms);
 }
 
 static void net_refuse_io_connect(void *arg, unsigned n)
@@ -115,11 +110,7 @@ static void net_refuse_io_connect(void *arg, unsigned n)
 
 static unsigned net_seen(void *arg, enum off_poll_kind kind)
 {
-	static const enum proxy_kind of[] = {[OFF_POLL_PROPERTY] = PROXY_PROPERTY,
-					     [OFF_POLL_KEEP_ALIVE] = PROXY_KEEP_ALIVE,
-					     [OFF_POLL_DISABLE] = PROXY_DISABLE,
-					     [OFF_POLL_REFUSED] = PROXY_REFUSED};
-	return proxy_seen(arg, of[kind]);
+	return proxy_seen(arg, kind);
 }
 
 /* A controller through the proxy with query, a queue pair, lba 0 written; then the case. */
@@ -187,8 +178,8 @@ static void test_step_reads_csts_in_the_background(void)
 	CHECK(tc->regs.csts_known); /* unvme_ctrlr_open's reads left it known */
 	tc->regs.csts_known = false;
 	pthread_mutex_unlock(&tc->regs.lock);
-	proxy_hold_answers(px, 1u << PROXY_PROPERTY, OFF_POLL_DELAY_MS);
-	unsigned seen0 = proxy_seen(px, PROXY_PROPERTY);
+	proxy_hold_answers(px, 1u << OFF_POLL_PROPERTY, OFF_POLL_DELAY_MS);
+	unsigned seen0 = proxy_seen(px, OFF_POLL_PROPERTY);
 	uint64_t t0 = env_now_ms(), slowest = 0;
 	uint32_t csts = 0;
 	unsigned reads = 0, not_ready = 0;
@@ -205,13 +196,13 @@ static void test_step_reads_csts_in_the_background(void)
 	uint64_t took = env_now_ms() - t0;
 	fprintf(stderr, "  %u reads (%u not ready), slowest %llu us, RDY after %llu ms, %u Property "
 		"Gets\n", reads, not_ready, (unsigned long long)slowest, (unsigned long long)took,
-		proxy_seen(px, PROXY_PROPERTY) - seen0);
+		proxy_seen(px, OFF_POLL_PROPERTY) - seen0);
 	CHECK(csts & NVME_CSTS_RDY);
 	CHECK(!(csts & NVME_CSTS_CFS));
 	CHECK(took >= OFF_POLL_DELAY_MS);
 	CHECK(not_ready >= 2);
 	CHECK(slowest < OFF_POLL_SLOW_MS * 1000u);
-	CHECK_EQ(proxy_seen(px, PROXY_PROPERTY) - seen0, 1);
+	CHECK_EQ(proxy_seen(px, OFF_POLL_PROPERTY) - seen0, 1);
 	proxy_hold_answers(px, 0, 0);
 	unvme_ctrlr_close(c);
 	proxy_stop(px);

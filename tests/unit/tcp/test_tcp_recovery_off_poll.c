@@ -34,44 +34,64 @@ static void px_cut(void *arg)
 	proxy_cut(arg);
 }
 
+/* A target exporting nqn through the proxy, the controller opened with query, a queue pair,
+ * lba 0 written with a pattern: what these cases start from. */
+struct proxied {
+	struct unvme_target *t;
+	struct proxy *px;
+	struct unvme_ctrlr *c;
+	struct unvme_qpair *qp;
+	uint8_t *pattern;
+};
+
+static void proxied_open(struct proxied *x, const char *name, const char *query)
+{
+	char nqn[64], dev[96], id[256];
+	snprintf(nqn, sizeof(nqn), "nqn.%s", name);
+	snprintf(dev, sizeof(dev), "emu://%s?ns=mem:16M", name);
+	uint16_t port = env_target(&x->t, nqn, dev, NULL, NULL, NULL, NULL);
+	REQUIRE(port);
+	x->px = proxy_start(port);
+	REQUIRE(x->px);
+	snprintf(id, sizeof(id), "nvme-tcp://127.0.0.1:%u/%s?%s", proxy_port(x->px), nqn, query);
+	REQUIRE(unvme_ctrlr_open(id, NULL, &x->c) == 0);
+	REQUIRE(unvme_qpair_create(x->c, NULL, &x->qp) == 0);
+	x->pattern = unvme_dma_alloc(4096, 4096);
+	REQUIRE(x->pattern);
+	for (int i = 0; i < 4096; i++)
+		x->pattern[i] = (uint8_t)(i * 7 + 3);
+	REQUIRE(unvme_write_sync(unvme_ctrlr_ns(x->c, 1), x->qp, x->pattern, 0, 8) == 0);
+}
+
+static void proxied_close(struct proxied *x)
+{
+	unvme_dma_free(x->pattern);
+	unvme_qpair_destroy(x->qp);
+	unvme_ctrlr_close(x->c);
+	proxy_stop(x->px);
+	unvme_target_stop(x->t);
+}
+
 static void off_poll_case(const char *query)
 {
-	struct unvme_target *t;
-	uint16_t port = env_target(&t, "nqn.offpoll", "emu://offpoll?ns=mem:16M", NULL, NULL, NULL, NULL);
-	REQUIRE(port);
-	struct proxy *px = proxy_start(port);
-	REQUIRE(px);
-	char id[256];
-	snprintf(id, sizeof(id), "nvme-tcp://127.0.0.1:%u/nqn.offpoll?%s", proxy_port(px), query);
-	struct unvme_ctrlr *c;
-	REQUIRE(unvme_ctrlr_open(id, NULL, &c) == 0);
-	struct unvme_qpair *qp;
-	REQUIRE(unvme_qpair_create(c, NULL, &qp) == 0);
-	uint8_t *pattern = unvme_dma_alloc(4096, 4096);
-	REQUIRE(pattern);
-	for (int i = 0; i < 4096; i++)
-		pattern[i] = (uint8_t)(i * 7 + 3);
-	REQUIRE(unvme_write_sync(unvme_ctrlr_ns(c, 1), qp, pattern, 0, 8) == 0);
-	unsigned delayed = proxy_delayed(px);
+	struct proxied x;
+	proxied_open(&x, "offpoll", query);
+	unsigned delayed = proxy_delayed(x.px);
 	struct off_poll_result r;
-	off_poll_run(c, qp, pattern, px_hold, px_cut, px, &r);
+	off_poll_run(x.c, x.qp, x.pattern, px_hold, px_cut, x.px, &r);
 	fprintf(stderr, "  %s: %u polls, slowest %llu us, I/O back after %llu ms, %u Connects "
 		"held %u ms\n", query, r.polls, (unsigned long long)r.slowest_us,
-		(unsigned long long)r.recovered_ms, proxy_delayed(px) - delayed, OFF_POLL_DELAY_MS);
+		(unsigned long long)r.recovered_ms, proxy_delayed(x.px) - delayed, OFF_POLL_DELAY_MS);
 	CHECK_EQ(r.slow_calls, 0);
 	CHECK(r.resumed);
 	CHECK(r.lost_once);
 	CHECK(r.lost_failed);
 	/* the network did take its time: the admin and the I/O connection were both held */
-	CHECK(proxy_delayed(px) - delayed >= 2);
+	CHECK(proxy_delayed(x.px) - delayed >= 2);
 	CHECK(r.recovered_ms >= OFF_POLL_DELAY_MS);
-	CHECK(unvme_ctrlr_reset_count(c) >= 1);
-	CHECK(!unvme_ctrlr_is_failed(c));
-	unvme_dma_free(pattern);
-	unvme_qpair_destroy(qp);
-	unvme_ctrlr_close(c);
-	proxy_stop(px);
-	unvme_target_stop(t);
+	CHECK(unvme_ctrlr_reset_count(x.c) >= 1);
+	CHECK(!unvme_ctrlr_is_failed(x.c));
+	proxied_close(&x);
 }
 
 /* Only the application's polls run the recovery. */
@@ -113,38 +133,20 @@ static unsigned net_seen(void *arg, enum off_poll_kind kind)
 	return proxy_seen(arg, kind);
 }
 
-/* A controller through the proxy with query, a queue pair, lba 0 written; then the case. */
+/* A controller through the proxy with query (proxied_open); then the case. */
 static void live_case(const char *query,
 		      void (*run)(struct unvme_ctrlr *, struct unvme_qpair *, const uint8_t *,
 				  const struct off_poll_net *))
 {
-	struct unvme_target *t;
-	uint16_t port = env_target(&t, "nqn.offlive", "emu://offlive?ns=mem:16M", NULL, NULL, NULL, NULL);
-	REQUIRE(port);
-	struct proxy *px = proxy_start(port);
-	REQUIRE(px);
-	char id[256];
-	snprintf(id, sizeof(id), "nvme-tcp://127.0.0.1:%u/nqn.offlive?%s", proxy_port(px), query);
-	struct unvme_ctrlr *c;
-	REQUIRE(unvme_ctrlr_open(id, NULL, &c) == 0);
-	struct unvme_qpair *qp;
-	REQUIRE(unvme_qpair_create(c, NULL, &qp) == 0);
-	uint8_t *pattern = unvme_dma_alloc(4096, 4096);
-	REQUIRE(pattern);
-	for (int i = 0; i < 4096; i++)
-		pattern[i] = (uint8_t)(i * 5 + 1);
-	REQUIRE(unvme_write_sync(unvme_ctrlr_ns(c, 1), qp, pattern, 0, 8) == 0);
+	struct proxied x;
+	proxied_open(&x, "offlive", query);
 	const struct off_poll_net net = {.hold = px_hold, .cut = net_cut,
 					 .delay_connect = net_delay_connect,
 					 .hold_answers = net_hold_answers,
 					 .refuse_io_connect = net_refuse_io_connect,
-					 .seen = net_seen, .arg = px};
-	run(c, qp, pattern, &net);
-	unvme_dma_free(pattern);
-	unvme_qpair_destroy(qp);
-	unvme_ctrlr_close(c);
-	proxy_stop(px);
-	unvme_target_stop(t);
+					 .seen = net_seen, .arg = x.px};
+	run(x.c, x.qp, x.pattern, &net);
+	proxied_close(&x);
 }
 
 /* (a), (b): CSTS read and a live association ended by the steps, its answers 600 ms late. */
@@ -164,15 +166,10 @@ static void test_steps_never_wait_for_a_keep_alive(void)
  * taken by a later read. No read waits for it, and one Property Get serves them all. */
 static void test_step_reads_csts_in_the_background(void)
 {
-	struct unvme_target *t;
-	uint16_t port = env_target(&t, "nqn.offcsts", "emu://offcsts?ns=mem:8M", NULL, NULL, NULL, NULL);
-	REQUIRE(port);
-	struct proxy *px = proxy_start(port);
-	REQUIRE(px);
-	char id[256];
-	snprintf(id, sizeof(id), "nvme-tcp://127.0.0.1:%u/nqn.offcsts?kato=0", proxy_port(px));
-	struct unvme_ctrlr *c;
-	REQUIRE(unvme_ctrlr_open(id, NULL, &c) == 0);
+	struct proxied x;
+	proxied_open(&x, "offcsts", "kato=0");
+	struct unvme_ctrlr *c = x.c;
+	struct proxy *px = x.px;
 	struct tcp_ctrlr *tc = c->transport_ctx;
 	pthread_mutex_lock(&tc->regs.lock);
 	CHECK(tc->regs.csts_known); /* unvme_ctrlr_open's reads left it known */
@@ -204,9 +201,7 @@ static void test_step_reads_csts_in_the_background(void)
 	CHECK(slowest < OFF_POLL_SLOW_MS * 1000u);
 	CHECK_EQ(proxy_seen(px, OFF_POLL_PROPERTY) - seen0, 1);
 	proxy_hold_answers(px, 0, 0);
-	unvme_ctrlr_close(c);
-	proxy_stop(px);
-	unvme_target_stop(t);
+	proxied_close(&x);
 }
 
 /* Closing the controller while the connect thread is held in its Connect: it is stopped and

@@ -148,6 +148,17 @@ static int slot_exec(struct nvmf_regs *r, struct nvme_sqe *cmd, struct nvme_cqe 
 	return rc;
 }
 
+void nvmf_regs_idle(struct nvmf_regs *r)
+{
+	uint32_t epoch = r->epoch;
+	while (r->epoch == epoch && atomic_load(&r->assoc) == NVMF_ASSOC_LIVE) {
+		slot_settle(r);
+		if (r->slot == NVMF_SLOT_FREE)
+			return;
+		pause_unlocked(r); /* (its reap ends it at the admin timeout at the latest) */
+	}
+}
+
 static int slot_prop_get(struct nvmf_regs *r, uint32_t off, bool wide, uint64_t *val)
 {
 	struct nvme_sqe cmd;

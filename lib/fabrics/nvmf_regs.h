@@ -130,6 +130,13 @@ uint64_t nvmf_regs_enable_limit_ms(const struct nvmf_regs *r);
  * go through this, so a poll never waits for a connection being made. */
 bool nvmf_regs_enter(struct nvmf_regs *r);
 
+/* Before the transport rewinds its admin queue (the driver's ring rewound: unvme_ctrlr_open's
+ * bring-up, a manual reset), lock held: waits, the lock let go meanwhile, until no command
+ * of the association's own is in flight on a live association (a Keep Alive, another
+ * caller's Property Get), whose answer would otherwise meet a queue that forgot it. Returns
+ * at once when the association is not live (a recovery step's rewind: it ended it). */
+void nvmf_regs_idle(struct nvmf_regs *r);
+
 /* The register accesses of struct unvme_transport_ops (each takes the lock). read32 waits
  * for a live association's answer (Property Get), with the lock let go meanwhile. */
 uint32_t nvmf_regs_read32(struct nvmf_regs *r, uint32_t off);

@@ -237,6 +237,7 @@ static int rdma_qp_init(struct unvme_qpair *qp)
 			return unvme_fail(-EINVAL, "%s: admin queue of %u entries, the connection has %u",
 					  rc->c->devid, qp->depth, rc->admin_depth);
 		pthread_mutex_lock(&rc->regs.lock);
+		nvmf_regs_idle(&rc->regs); /* (a Keep Alive may be in flight) */
 		q->qp = qp;
 		rdma_queue_reset(q);
 		pthread_mutex_unlock(&rc->regs.lock);
@@ -293,6 +294,7 @@ static void rdma_qp_reset(struct unvme_qpair *qp)
 		/* the admin connection is the association's: CC writes open and close it (a
 		 * connect thread resets it at each attempt) */
 		if (nvmf_regs_enter(&q->rc->regs)) {
+			nvmf_regs_idle(&q->rc->regs);
 			rdma_queue_reset(q);
 			pthread_mutex_unlock(&q->rc->regs.lock);
 		}

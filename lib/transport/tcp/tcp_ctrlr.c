@@ -250,6 +250,7 @@ static int tcp_qp_init(struct unvme_qpair *qp)
 	if (qp->qid == 0) {
 		q = &tc->admin;
 		pthread_mutex_lock(&tc->regs.lock);
+		nvmf_regs_idle(&tc->regs); /* (a Keep Alive may be in flight) */
 		rc = resize_reqs(q, qp->depth - 1u);
 		if (rc == 0) {
 			q->qp = qp;
@@ -311,6 +312,7 @@ static void tcp_qp_reset(struct unvme_qpair *qp)
 		/* the admin connection is the association's: CC writes open and close it (a
 		 * connect thread resets it at each attempt) */
 		if (nvmf_regs_enter(&q->tc->regs)) {
+			nvmf_regs_idle(&q->tc->regs);
 			tcp_queue_reset(q);
 			pthread_mutex_unlock(&q->tc->regs.lock);
 		}

@@ -15,7 +15,10 @@
  * slow-path entry, recovery_step, which advances two state machines by what can be done
  * without waiting and returns. Their admin commands are asynchronous (admin_submit_async):
  * each state waits for one completion, reaped by whoever polls the admin queue next (a later
- * step, an admin wait, unvme_ctrlr_process_events). No poll or submit enters an admin wait.
+ * step, an admin wait, unvme_ctrlr_process_events). A multi-process client has no admin
+ * queue: its commands are requests to the process that runs the controller, sent without
+ * waiting (the transport's admin_async) and answered at a later step (admin_reap, at the top
+ * of every step). No poll or submit enters an admin wait.
  *
  *   The queue pair's (its owner's thread: the poller of a split queue, the one thread of an
  *   unshared one), enum qp_rec:
@@ -27,7 +30,9 @@
  *              device refuses wants a controller reset;
  *     REBUILD  (REBUILDING) a gone queue: rings rewound, its doorbell held back, Create I/O
  *              CQ, then Create I/O SQ (a fabric's queue: CONNECT, the transport's connect
- *              running on a thread of its own, its result taken at a later step);
+ *              running on a thread of its own, its result taken at a later step; a
+ *              multi-process client's: CONNECT too, a request to the process that runs
+ *              the controller, its reply taken at a later step);
  *              meanwhile submit may queue entries, nothing rings; when both completed (or
  *              the connection is made) the doorbell takes the tail and the lost commands
  *              complete with ABORTED_SQ_DELETION from the queue's own poll. A Create (a
@@ -290,7 +295,8 @@ static int rebuild_start(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 	}
 	if (ctrlr_kind(c) != UNVME_TRANSPORT_REGISTERS) {
 		/* a fabric's queue is a connection, a client's is created by the process that
-		 * runs the controller: the transport creates it (no admin queue of ours) */
+		 * runs the controller: a transport that cannot do it off the step creates it
+		 * (no admin queue of ours) */
 		uint32_t gen = atomic_load(&c->generation);
 		int rc = ctrlr_create_io_queues(c, qp);
 		if (rc && atomic_load(&c->generation) != gen && !c->failed)

@@ -517,13 +517,20 @@ static int cli_admin(struct unvme_ctrlr *c, const struct nvme_sqe *cmd, void *bu
 	return rep_error(&rep);
 }
 
-static int cli_queue_create(struct unvme_qpair *qp)
+/* The request that creates qp's queues on its rings. */
+static struct mp_req queue_create_req(const struct unvme_qpair *qp)
 {
-	struct mp_cli *s = qp->ctrlr->transport_ctx;
 	struct mp_req rq = { .op = MP_QUEUE_CREATE };
 	rq.qcreate.depth = qp->depth;
 	rq.qcreate.sq_iova = qp->sq_iova;
 	rq.qcreate.cq_iova = qp->cq_iova;
+	return rq;
+}
+
+static int cli_queue_create(struct unvme_qpair *qp)
+{
+	struct mp_cli *s = qp->ctrlr->transport_ctx;
+	struct mp_req rq = queue_create_req(qp);
 	struct mp_rep rep;
 	int rc = call(s, &rq, -1, &rep, REQ_TIMEOUT_MS, NULL);
 	if (rc)
@@ -565,10 +572,7 @@ static void cli_admin_forget(struct unvme_ctrlr *c, const void *lo, const void *
 static int cli_queue_create_start(struct unvme_qpair *qp)
 {
 	struct mp_cli *s = qp->ctrlr->transport_ctx;
-	struct mp_req rq = { .op = MP_QUEUE_CREATE };
-	rq.qcreate.depth = qp->depth;
-	rq.qcreate.sq_iova = qp->sq_iova;
-	rq.qcreate.cq_iova = qp->cq_iova;
+	struct mp_req rq = queue_create_req(qp);
 	int rc = mp_chan_send(&s->ch, &rq, true, NULL, qp, 0);
 	if (rc && rc != -EAGAIN)
 		return unvme_fail(-ENODEV, "%s: queue %u cannot be created again: the process that "

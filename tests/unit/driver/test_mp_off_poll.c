@@ -33,12 +33,12 @@
 #include "lib/driver/ctrlr.h"
 #include "lib/driver/mp/mp.h"
 #include "fabrics_off_poll.h"
+#include "test_tmpdir.h"
 #include "test_util.h"
 
 #define DEV "emu://utmpop?ns=mem:16M:512&mode=thread"
 #define SWALLOWED_TIMEOUT 9 /* the 8 reads in flight and the first read after them */
 
-static char run_dir[64];
 
 /* ---- the relay between the client and the server ---- */
 
@@ -193,7 +193,10 @@ static int relay_start(struct unvme_ctrlr *c, struct relay *r)
 		return -1;
 	r->addr = w.sock;
 	r->real = w.sock;
-	snprintf(r->real.sun_path, sizeof(r->real.sun_path), "%s/real.sock", run_dir);
+	size_t n = strlen(r->addr.sun_path);
+	if (n + sizeof(".real") > sizeof(r->real.sun_path))
+		return -1;
+	memcpy(r->real.sun_path + n, ".real", sizeof(".real"));
 	if (rename(r->addr.sun_path, r->real.sun_path) != 0)
 		return -1;
 	r->lfd = mp_listen(&r->addr);
@@ -282,24 +285,13 @@ static int child_run(bool reset, int out_fd, int cmd_fd, int ack_fd)
 	return 0;
 }
 
-static void remove_run_dir(void)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", run_dir);
-	if (system(cmd) != 0)
-		(void)0;
-}
-
 __attribute__((constructor)) static void child_main(void)
 {
 	const char *role = getenv("UNVME_TEST_MPOP_ROLE");
 	if (!role) {
 		/* a run directory of the test's own, which its children inherit */
-		snprintf(run_dir, sizeof(run_dir), "/tmp/unvme-test-mpop-XXXXXX");
-		if (mkdtemp(run_dir)) {
-			setenv("UNVME_RUN_DIR", run_dir, 1);
-			atexit(remove_run_dir);
-		}
+		test_dir_make("unvme-mpop");
+		setenv("UNVME_RUN_DIR", test_dir, 1);
 		signal(SIGPIPE, SIG_IGN); /* (the relay's peers may go first) */
 		return;
 	}

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "unvme/unvme.h"
+#include "fabrics_io.h"
 #include "tcp_env.h"
 #include "test_util.h"
 
@@ -78,12 +79,6 @@ static void test_controller(void)
 	unvme_ctrlr_close(c);
 }
 
-static void fill(uint8_t *b, size_t len, unsigned seed)
-{
-	for (size_t i = 0; i < len; i++)
-		b[i] = (uint8_t)(i * 131 + seed * 7 + (i >> 9));
-}
-
 /* Writes and reads back transfers of sizes around every path boundary. */
 static void io_sizes(const char *query)
 {
@@ -96,25 +91,8 @@ static void io_sizes(const char *query)
 	REQUIRE(w && r);
 	/* 8 KiB goes in the capsule, 8.5 KiB by R2T; 1 MiB is one H2C PDU, 2 MiB two */
 	static const uint32_t sizes[] = {512, 4096, 8192, 8704, 65536, 131072, 1u << 20, MAXIO};
-	uint64_t lba = 0;
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		uint32_t nlb = sizes[i] / 512;
-		fill(w, sizes[i], (unsigned)i + 1);
-		memset(r, 0, sizes[i]);
-		CHECK_EQ(unvme_write_sync(ns, qp, w, lba, nlb), 0);
-		CHECK_EQ(unvme_read_sync(ns, qp, r, lba, nlb), 0);
-		CHECK(memcmp(w, r, sizes[i]) == 0);
-		CHECK_EQ(unvme_compare_sync(ns, qp, w, lba, nlb), 0);
-		lba += nlb;
-	}
-	/* compare of other data: the device's status comes back as it is */
-	w[0] ^= 0xff;
-	CHECK_EQ(unvme_compare_sync(ns, qp, w, 0, 1), NVME_STATUS(NVME_SCT_MEDIA, NVME_SC_COMPARE_FAILURE));
-	CHECK_EQ(unvme_read_sync(ns, qp, r, unvme_ns_nlbas(ns), 1),
-		 NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_LBA_OUT_OF_RANGE));
-	CHECK_EQ(unvme_write_zeroes_sync(ns, qp, 0, 8), 0);
-	CHECK_EQ(unvme_read_sync(ns, qp, r, 0, 8), 0);
-	CHECK(r[0] == 0 && r[4095] == 0);
+	fabrics_io_sizes(ns, qp, w, r, sizes, sizeof(sizes) / sizeof(sizes[0]));
+	fabrics_device_statuses(ns, qp, w, r);
 	CHECK_EQ(unvme_deallocate_sync(ns, qp, 8, 8), 0);
 	CHECK_EQ(unvme_flush_sync(ns, qp), 0);
 	unvme_dma_free(w);
@@ -162,7 +140,7 @@ static void test_deep_queue(void)
 	enum { N = 127, SZ = 16384 };
 	uint8_t *buf = unvme_dma_alloc((size_t)N * SZ, 4096), *back = unvme_dma_alloc((size_t)N * SZ, 4096);
 	REQUIRE(buf && back);
-	fill(buf, (size_t)N * SZ, 9);
+	fabrics_fill(buf, (size_t)N * SZ, 9);
 	struct done d = {0};
 	for (int i = 0; i < N; i++)
 		CHECK_EQ(unvme_write(ns, qp, buf + (size_t)i * SZ, (uint64_t)i * (SZ / 512), SZ / 512, count_cb, &d), 0);
@@ -211,7 +189,7 @@ static void test_split_queue(void)
 	REQUIRE(unvme_qpair_create(c, &o, &s.qp) == 0);
 	s.ns = unvme_ctrlr_ns(c, 1);
 	s.buf = unvme_dma_alloc(4096 * 64, 4096);
-	fill(s.buf, 4096 * 64, 3);
+	fabrics_fill(s.buf, 4096 * 64, 3);
 	pthread_t th;
 	pthread_create(&th, NULL, poller, &s);
 	uint64_t end = env_now_ms() + 30000;
@@ -293,7 +271,7 @@ static void test_kv_vendor_commands(void)
 	for (size_t i = 0; i < sizeof(klens); i++) {
 		for (size_t j = 0; j < sizeof(vlens) / sizeof(vlens[0]); j++) {
 			key[0] = (uint8_t)(i * 16 + j);
-			fill(val, vlens[j], (unsigned)(i + j));
+			fabrics_fill(val, vlens[j], (unsigned)(i + j));
 			CHECK_EQ(kvv(qp, NVME_KVV_STORE, 0, key, klens[i], keybuf, val, vlens[j], NULL), 0);
 			memset(back, 0, 65536);
 			uint32_t dw0 = 0;

@@ -66,6 +66,8 @@ int admin_submit_async(struct unvme_ctrlr *c, const struct nvme_sqe *cmd, void *
 {
 	if (atomic_load(&c->removed))
 		return unvme_fail(-ENODEV, "%s: the device was removed", c->devid);
+	if (c->ops->admin_async) /* a client's owner answers it later (admin_reap, a step) */
+		return c->ops->admin_async(c, cmd, buf, len, cb, arg);
 	int lk = ctrlr_admin_trylock(c);
 	if (lk < 0)
 		return -EAGAIN; /* its holder polls the admin queue; the next step tries again */

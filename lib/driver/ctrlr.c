@@ -765,6 +765,9 @@ UNVME_API void unvme_qpair_destroy(struct unvme_qpair *qp)
 		admin_forget_args(c, qp, qp + 1);
 		admin_forget_args(c, qp->reqs, qp->reqs + qp->depth);
 		ctrlr_admin_unlock(c);
+	} else if (c->ops->admin_forget) {
+		c->ops->admin_forget(c, qp, qp + 1); /* a client's, sent to its owner */
+		c->ops->admin_forget(c, qp->reqs, qp->reqs + qp->depth);
 	}
 	for (struct unvme_qpair **pp = &c->qpairs; *pp; pp = &(*pp)->next) {
 		if (*pp == qp) {

@@ -15,7 +15,10 @@
  * slow-path entry, recovery_step, which advances two state machines by what can be done
  * without waiting and returns. Their admin commands are asynchronous (admin_submit_async):
  * each state waits for one completion, reaped by whoever polls the admin queue next (a later
- * step, an admin wait, unvme_ctrlr_process_events). No poll or submit enters an admin wait.
+ * step, an admin wait, unvme_ctrlr_process_events). A multi-process client has no admin
+ * queue: its commands are requests to the process that runs the controller, sent without
+ * waiting (the transport's admin_async) and answered at a later step (admin_reap, at the top
+ * of every step). No poll or submit enters an admin wait.
  *
  *   The queue pair's (its owner's thread: the poller of a split queue, the one thread of an
  *   unshared one), enum qp_rec:
@@ -27,7 +30,9 @@
  *              device refuses wants a controller reset;
  *     REBUILD  (REBUILDING) a gone queue: rings rewound, its doorbell held back, Create I/O
  *              CQ, then Create I/O SQ (a fabric's queue: CONNECT, the transport's connect
- *              running on a thread of its own, its result taken at a later step);
+ *              running on a thread of its own, its result taken at a later step; a
+ *              multi-process client's: CONNECT too, a request to the process that runs
+ *              the controller, its reply taken at a later step);
  *              meanwhile submit may queue entries, nothing rings; when both completed (or
  *              the connection is made) the doorbell takes the tail and the lost commands
  *              complete with ABORTED_SQ_DELETION from the queue's own poll. A Create (a
@@ -242,6 +247,28 @@ static int create_failed(struct unvme_ctrlr *c, struct unvme_qpair *qp, const ch
 	return unvme_fail(-EIO, "queue %u: could not be created again: %s", qp->qid, msg);
 }
 
+/* The transport that makes a queue without waiting (CONNECT): a fabric's connect, run on a
+ * thread of its own, or a client's request to the process that runs the controller, answered
+ * at a later step. Start: 0, -EAGAIN (start again at the next step) or an error; done:
+ * -EINPROGRESS while it is under way, then the result. */
+static int make_start(struct unvme_ctrlr *c, struct unvme_qpair *qp)
+{
+	return ctrlr_kind(c) == UNVME_TRANSPORT_CLIENT ? c->ops->queue_create_start(qp)
+						       : c->ops->qp_connect_start(qp);
+}
+
+static int make_done(struct unvme_ctrlr *c, struct unvme_qpair *qp)
+{
+	return ctrlr_kind(c) == UNVME_TRANSPORT_CLIENT ? c->ops->queue_create_done(qp)
+						       : c->ops->qp_connect_done(qp);
+}
+
+static bool made_off_the_step(const struct unvme_ctrlr *c)
+{
+	return (ctrlr_kind(c) == UNVME_TRANSPORT_FABRICS && c->ops->qp_connect_start) ||
+	       (ctrlr_kind(c) == UNVME_TRANSPORT_CLIENT && c->ops->queue_create_start);
+}
+
 /* REBUILD's start: the device has no queue of this id any more. */
 static int rebuild_start(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 {
@@ -250,20 +277,25 @@ static int rebuild_start(struct unvme_ctrlr *c, struct unvme_qpair *qp)
 				  "reset", qp->qid, c->max_io_queues);
 	qpair_doom_outstanding(qp);
 	qpair_reset_rings(qp);
-	if (ctrlr_kind(c) == UNVME_TRANSPORT_FABRICS && c->ops->qp_connect_start) {
-		/* a fabric's queue is a connection: made on the transport's thread, taken at a
-		 * later step (CONNECT); submissions wait in the ring meanwhile */
+	if (made_off_the_step(c)) {
+		/* a fabric's queue is a connection, made on the transport's thread; a client's
+		 * is created by the process that runs the controller when it reads the request:
+		 * taken at a later step (CONNECT); submissions wait in the ring meanwhile */
 		qp->rec_gen = atomic_load(&c->generation);
-		int rc = c->ops->qp_connect_start(qp);
+		int rc = make_start(c, qp);
+		if (rc == -EAGAIN)
+			return -EAGAIN; /* no room to send it now: at the next step */
 		if (rc)
-			return create_failed(c, qp, "the transport's connect", rc);
+			return create_failed(c, qp, ctrlr_kind(c) == UNVME_TRANSPORT_CLIENT
+				? "the request to create it" : "the transport's connect", rc);
 		hold_doorbell(qp);
 		next_state(qp, QP_REC_CONNECT);
 		return 0;
 	}
 	if (ctrlr_kind(c) != UNVME_TRANSPORT_REGISTERS) {
 		/* a fabric's queue is a connection, a client's is created by the process that
-		 * runs the controller: the transport creates it (no admin queue of ours) */
+		 * runs the controller: a transport that cannot do it off the step creates it
+		 * (no admin queue of ours) */
 		uint32_t gen = atomic_load(&c->generation);
 		int rc = ctrlr_create_io_queues(c, qp);
 		if (rc && atomic_load(&c->generation) != gen && !c->failed)
@@ -390,14 +422,27 @@ static int qp_advance(struct unvme_ctrlr *c, struct unvme_qpair *qp, bool rebuil
 			rebuilt(qp, qp->rec_gen);
 			return 0;
 		case QP_REC_CONNECT:
-			rc = c->ops->qp_connect_done(qp);
+			rc = make_done(c, qp);
 			if (rc == -EINPROGRESS)
 				return 0; /* REBUILDING: entries may be queued */
-			if (overtaken(c, qp))
+			if (ctrlr_kind(c) == UNVME_TRANSPORT_CLIENT) {
+				/* a client's queue made after a reset it heard of meanwhile is not
+				 * lost (the transport knows by the server's epochs); one made before
+				 * it (-ESTALE), or refused while a reset was under way, is made
+				 * again */
+				if (rc == -ESTALE) {
+					next_state(qp, QP_REC_NONE);
+					continue;
+				}
+				if (rc && overtaken(c, qp))
+					continue;
+			} else if (overtaken(c, qp)) {
 				continue; /* made for the association before: connected again */
+			}
 			if (rc)
-				return create_failed(c, qp, "the transport's connect", rc);
-			rebuilt(qp, qp->rec_gen);
+				return create_failed(c, qp, ctrlr_kind(c) == UNVME_TRANSPORT_CLIENT
+					? "the process that runs the controller" : "the transport's connect", rc);
+			rebuilt(qp, atomic_load(&c->generation));
 			return 0;
 		}
 		return -EIO;
@@ -462,6 +507,8 @@ static void scan_timeouts(struct unvme_ctrlr *c, struct unvme_qpair *qp, uint64_
 int recovery_step(struct unvme_ctrlr *c, struct unvme_qpair *qp, bool scan, uint64_t now)
 {
 	bool io = qp && qp->qid != 0 && !qp->msg;
+	if (c->ops->admin_reap)
+		c->ops->admin_reap(c); /* a client's: the answers that came to its requests */
 	if (io && scan)
 		scan_timeouts(c, qp, now);
 	if (io && qp->fabric && c->failed && !c->gave_up && !atomic_load(&c->resetting)) {

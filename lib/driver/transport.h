@@ -126,6 +126,20 @@ struct unvme_transport_ops {
 	int (*queue_create)(struct unvme_qpair *qp);
 	int (*queue_delete)(struct unvme_qpair *qp);
 	int (*dma_map_shared)(void *ctx, void *vaddr, uint64_t iova, size_t len, int fd, uint64_t off);
+	/* A client's, for the recovery inside a poll or submit, which must not wait for the
+	 * owner: admin_async sends an admin command and returns (0, -EAGAIN to send it at a later
+	 * step, or a negative errno with a message); cb(arg, completion) runs at the admin_reap
+	 * (a recovery step) after the owner answered. admin_forget drops the callbacks whose arg
+	 * lies in [lo, hi) (a queue pair being freed). queue_create_start asks the owner to
+	 * create qp's queues again (0, -EAGAIN, or an error); queue_create_done answers
+	 * -EINPROGRESS until it did, then queue_create's result, or -ESTALE when the queue it
+	 * made went with a reset since (make it again). */
+	int (*admin_async)(struct unvme_ctrlr *c, const struct nvme_sqe *cmd, void *buf, size_t len,
+			   void (*cb)(void *arg, const struct nvme_cqe *cpl), void *arg);
+	void (*admin_reap)(struct unvme_ctrlr *c);
+	void (*admin_forget)(struct unvme_ctrlr *c, const void *lo, const void *hi);
+	int (*queue_create_start)(struct unvme_qpair *qp);
+	int (*queue_create_done)(struct unvme_qpair *qp);
 	/* A client's: Asynchronous Events from the controller's owner (unvme_ctrlr_aer_enable),
 	 * and an emulated card pulled out or put back in the owner's slot (unvme_emu_unplug,
 	 * unvme_emu_plug). */

@@ -192,7 +192,7 @@ def mp_admin(sqe_bytes, iova, length):
 
 def seeds_mp():
     iova = 0x100000000000
-    hello = mp_msg(1, struct.pack("<Ii", 3, 1234))  # MP_VERSION 3
+    hello = mp_msg(1, struct.pack("<Ii", 4, 1234))  # MP_VERSION 4
     dma_map = mp_msg(6, struct.pack("<QQQ", iova, 2 << 20, 0), fd=True)
     write("mp", "hello_regs", hello + mp_msg(2, struct.pack("<II", 0x1c, 4))
           + mp_msg(2, struct.pack("<II", 0, 8)) + mp_msg(2, struct.pack("<II", 0xffc, 8)))

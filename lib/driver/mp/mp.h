@@ -16,11 +16,14 @@
  *     an unnamed memory device: it serves the others until it closes the device.
  * mp_claim.c decides, per open, which of these a process is.
  *
- * Wire format: SOCK_SEQPACKET, one request and its reply at a time per connection, file
- * descriptors as SCM_RIGHTS. Requests have the length their operation gives (mp_req_len),
- * checked exactly; both sides are the same build (HELLO checks the version). The server
- * talks first only on a session's notice socket (a socketpair it hands out at HELLO): a card
- * removed or back, queues lost to a reset, Asynchronous Events.
+ * Wire format: SOCK_SEQPACKET, file descriptors as SCM_RIGHTS. Requests have the length their
+ * operation gives (mp_req_len), checked exactly; both sides are the same build (HELLO checks
+ * the version). The server answers a connection's requests one at a time, in the order they
+ * came, each reply carrying its request's id: a client may have several requests out (its
+ * recovery's admin commands and queue creations are sent without waiting, mp_channel.c) and
+ * files each reply with the request it names. The server talks first only on a session's
+ * notice socket (a socketpair it hands out at HELLO): a card removed or back, queues lost to
+ * a reset, Asynchronous Events.
  */
 #ifndef UNVME_DRIVER_MP_H
 #define UNVME_DRIVER_MP_H
@@ -34,7 +37,7 @@
 #include "lib/driver/ctrlr.h"
 #include "unvme/spec.h"
 
-#define MP_VERSION 3u
+#define MP_VERSION 4u  /* 4: replies carry their request's id */
 #define MP_URI_MAX 4352u   /* a card URI in MP_PLUG (the size of an address) */
 #define MP_MAX_FDS 2u      /* descriptors that travel with one message */
 
@@ -58,7 +61,7 @@ enum mp_op {
 
 struct mp_req {
 	uint32_t op;
-	uint32_t rsvd;
+	uint32_t id;       /* the client's, echoed in the reply (0: a request made alone) */
 	union {
 		struct { uint32_t version; int32_t pid; } hello;
 		struct { uint32_t off; uint32_t width; } reg;
@@ -79,7 +82,7 @@ size_t mp_req_len(uint32_t op, uint32_t card_len);
 
 struct mp_rep {
 	int32_t rc;        /* 0, an NVMe status (admin) or a negative errno (msg says why) */
-	uint32_t rsvd;
+	uint32_t id;       /* the request's (0: a refusal of the whole connection) */
 	union {
 		struct {
 			uint64_t cap;
@@ -94,7 +97,7 @@ struct mp_rep {
 		} hello;
 		uint64_t reg;
 		struct nvme_cqe cpl;
-		uint32_t qid;
+		struct { uint32_t qid; uint32_t epoch; } queue; /* QUEUE_CREATE: made at this epoch */
 		struct { int32_t pid; uint32_t sessions; uint32_t idle_ms; uint32_t rsvd; } status; /* sessions: clients (said HELLO) */
 	};
 	char msg[256];
@@ -120,6 +123,8 @@ struct mp_note {
 
 /* Sends msg of len bytes with nfds descriptors; 0 or a negative errno. */
 int mp_send(int sock, const void *msg, size_t len, const int *fds, unsigned nfds);
+/* The same without waiting for room in the socket's buffer: -EAGAIN when there is none. */
+int mp_send_nowait(int sock, const void *msg, size_t len);
 /* Receives one message into buf (at most len bytes) and up to maxfds descriptors (fds may be
  * NULL: any that come are closed; unfilled entries are -1), waiting at most timeout_ms (-1:
  * forever). Returns the bytes received, 0 when the peer is gone, or a negative errno

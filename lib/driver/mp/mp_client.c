@@ -9,8 +9,13 @@
  * emulated device's memfd, whose wake word is kicked after the store when the device's
  * watcher sleeps, or a VFIO device's BAR0 from its registers' end on, through the device's
  * descriptor the server passed): the data path is this process's rings, its DMA memory and
- * those stores. Admin commands, queue creation and DMA mappings are requests to the server,
- * one at a time.
+ * those stores. Admin commands, queue creation and DMA mappings are requests to the server
+ * (mp_channel.c). An application's are synchronous calls; a recovery's, made inside a queue
+ * pair's poll or submit, are not: its Abort, Delete and Create I/O SQ/CQ are sent without
+ * waiting (admin_async) and complete at a later recovery step that finds their replies
+ * (admin_reap), and a queue lost to a fence or to the server's reset is created again the
+ * same way (queue_create_start, then queue_create_done at the steps that follow, the queue
+ * pair's REBUILD, recovery.c). So no poll or submit of a client waits for its server.
  *
  * A watcher thread reads the server's notices and waits for its socket to close:
  *   - QUEUES_LOST (the controller was reset): every queue pair is failed and gone, and its
@@ -43,6 +48,7 @@
 #include "lib/driver/ctrlr.h"
 #include "lib/driver/errmsg.h"
 #include "mp.h"
+#include "mp_channel.h"
 #include "lib/common/thread.h"
 
 #define REQ_TIMEOUT_MS 10000   /* beyond the admin timeout, for everything but admin */
@@ -61,9 +67,15 @@ struct mp_win {
 struct mp_cli {
 	struct unvme_ctrlr *c;
 	int sock;
+	struct mp_chan ch;         /* requests on sock */
 	int note;                  /* the server's notices */
-	pthread_mutex_t lock;      /* one request at a time */
 	pthread_mutex_t note_lock; /* notices are acted on by one thread at a time */
+	/* The server's epoch (mp_server.h) each queue id was created at, and the epoch of the
+	 * last reset whose QUEUES_LOST was acted on: a queue created at or after a reset's
+	 * epoch did not go with it (its notice may come after the queue was made again). */
+	_Atomic uint32_t *queue_epoch;
+	uint32_t nr_queue_epoch;
+	_Atomic uint32_t lost_epoch;
 	_Atomic(struct mp_win *) win;
 	struct mp_win *old[MAX_OLD_WINDOWS];
 	unsigned nr_old;
@@ -81,26 +93,13 @@ struct mp_cli {
 static int call(struct mp_cli *s, struct mp_req *rq, int fd, struct mp_rep *rep, int timeout_ms,
 		int *got)
 {
-	size_t len = mp_req_len(rq->op, rq->op == MP_PLUG ? rq->card.len : 0);
-	pthread_mutex_lock(&s->lock);
-	int rc = mp_send(s->sock, rq, len, &fd, fd >= 0 ? 1 : 0);
-	ssize_t n = 0;
+	int rc = mp_chan_call(&s->ch, rq, fd, rep, timeout_ms, got);
 	if (rc == 0)
-		n = mp_recv(s->sock, rep, sizeof(*rep), got, got ? MP_MAX_FDS : 0, timeout_ms);
-	pthread_mutex_unlock(&s->lock);
-	if (rc == 0 && n == (ssize_t)sizeof(*rep))
 		return 0;
-	if (rc == 0)
-		rc = n < 0 ? (int)n : -ENODEV;
-	if (got)
-		for (unsigned i = 0; i < MP_MAX_FDS; i++)
-			if (got[i] >= 0) {
-				close(got[i]);
-				got[i] = -1;
-			}
 	return unvme_fail(rc == -ETIMEDOUT ? rc : -ENODEV, "%s: the process that runs the device "
 			  "(pid %d) %s", s->c->devid, (int)s->server,
-			  rc == -ETIMEDOUT ? "does not answer" : "is gone");
+			  rc == -ETIMEDOUT ? "does not answer"
+			  : rc == -EPROTO ? "sent a malformed reply" : "is gone");
 }
 
 static int rep_error(const struct mp_rep *rep)
@@ -181,12 +180,38 @@ static int refresh_window(struct mp_cli *s)
 
 /* ---- notices ---- */
 
-static void queues_lost(struct unvme_ctrlr *c)
+/* The epoch queue qid was created at (0: not known). */
+static uint32_t queue_epoch(struct mp_cli *s, uint16_t qid)
 {
-	/* as after a reset in this process: each owner creates its queue pair again */
+	return s->queue_epoch && qid < s->nr_queue_epoch ? atomic_load(&s->queue_epoch[qid]) : 0;
+}
+
+/* A queue id the server gave is one the controller granted, and its epoch is kept. */
+static int queue_made(struct mp_cli *s, struct unvme_qpair *qp, const struct mp_rep *rep)
+{
+	struct unvme_ctrlr *c = s->c;
+	uint32_t qid = rep->queue.qid;
+	if (qid == 0 || qid > c->max_io_queues || qid >= s->nr_queue_epoch)
+		return unvme_fail(-EPROTO, "%s: the process that runs the device gave queue id %u; "
+				  "it granted 1..%u", c->devid, qid, c->max_io_queues);
+	atomic_store(&s->queue_epoch[qid], rep->queue.epoch);
+	qpair_set_qid(qp, (uint16_t)qid);
+	return 0;
+}
+
+static void queues_lost(struct mp_cli *s, uint32_t epoch)
+{
+	/* as after a reset in this process: each owner creates its queue pair again (one it
+	 * created after this reset already is not touched) */
+	struct unvme_ctrlr *c = s->c;
 	ctrlr_lock_qps(c);
+	if ((int32_t)(epoch - atomic_load(&s->lost_epoch)) > 0)
+		atomic_store(&s->lost_epoch, epoch);
 	atomic_fetch_add(&c->generation, 1);
 	for (struct unvme_qpair *qp = c->qpairs; qp; qp = qp->next) {
+		if (!atomic_load(&qp->gone) && queue_epoch(s, qp->qid) &&
+		    (int32_t)(queue_epoch(s, qp->qid) - epoch) >= 0)
+			continue;
 		atomic_store(&qp->gone, true);
 		atomic_store(&qp->failed, 1);
 	}
@@ -199,7 +224,7 @@ static void act_on(struct mp_cli *s, const struct mp_note *n)
 	switch (n->type) {
 	case MP_NOTE_QUEUES_LOST:
 		if (!atomic_load(&c->removed))
-			queues_lost(c);
+			queues_lost(s, n->epoch);
 		break;
 	case MP_NOTE_REMOVED:
 		if (!atomic_load(&c->removed)) {
@@ -299,7 +324,7 @@ static int cli_attach(struct unvme_ctrlr *c, const char *address)
 	s->sock = c->wrap_fd;
 	c->wrap_fd = -1; /* ours now */
 	s->note = s->wake[0] = s->wake[1] = -1;
-	pthread_mutex_init(&s->lock, NULL);
+	mp_chan_init(&s->ch, s->sock, c->devid);
 	pthread_mutex_init(&s->note_lock, NULL);
 	c->transport_ctx = s;
 	struct mp_req rq = { .op = MP_HELLO };
@@ -334,6 +359,13 @@ static int cli_attach(struct unvme_ctrlr *c, const char *address)
 	c->cap = rep.hello.cap;
 	c->vs = rep.hello.vs;
 	c->queue_grant = rep.hello.queues ? rep.hello.queues : 1;
+	if (c->queue_grant > 65535)
+		return unvme_fail(-EPROTO, "%s: process %d grants %u queues; a controller has at most "
+				  "65535", c->devid, (int)s->server, c->queue_grant);
+	s->nr_queue_epoch = c->queue_grant + 1;
+	s->queue_epoch = calloc(s->nr_queue_epoch, sizeof(*s->queue_epoch));
+	if (!s->queue_epoch)
+		return -ENOMEM;
 	c->dstrd = NVME_CAP_DSTRD(c->cap);
 	c->page_size = 4096u << NVME_CAP_MPSMIN(c->cap);
 	if (s->device_process)
@@ -379,7 +411,8 @@ static void cli_detach(struct unvme_ctrlr *c)
 		free(s->old[i]);
 	}
 	pthread_mutex_destroy(&s->note_lock);
-	pthread_mutex_destroy(&s->lock);
+	mp_chan_fini(&s->ch);
+	free(s->queue_epoch);
 	free(s);
 	c->transport_ctx = NULL;
 }
@@ -484,21 +517,101 @@ static int cli_admin(struct unvme_ctrlr *c, const struct nvme_sqe *cmd, void *bu
 	return rep_error(&rep);
 }
 
-static int cli_queue_create(struct unvme_qpair *qp)
+/* The request that creates qp's queues on its rings. */
+static struct mp_req queue_create_req(const struct unvme_qpair *qp)
 {
-	struct mp_cli *s = qp->ctrlr->transport_ctx;
 	struct mp_req rq = { .op = MP_QUEUE_CREATE };
 	rq.qcreate.depth = qp->depth;
 	rq.qcreate.sq_iova = qp->sq_iova;
 	rq.qcreate.cq_iova = qp->cq_iova;
+	return rq;
+}
+
+static int cli_queue_create(struct unvme_qpair *qp)
+{
+	struct mp_cli *s = qp->ctrlr->transport_ctx;
+	struct mp_req rq = queue_create_req(qp);
 	struct mp_rep rep;
 	int rc = call(s, &rq, -1, &rep, REQ_TIMEOUT_MS, NULL);
 	if (rc)
 		return rc;
 	if (rep.rc)
 		return rep_error(&rep);
-	qpair_set_qid(qp, (uint16_t)rep.qid);
-	return 0;
+	return queue_made(s, qp, &rep);
+}
+
+/* ---- a recovery's requests, sent without waiting (mp_channel.h) ---- */
+
+static int cli_admin_async(struct unvme_ctrlr *c, const struct nvme_sqe *cmd, void *buf,
+			   size_t len, void (*cb)(void *arg, const struct nvme_cqe *cpl), void *arg)
+{
+	struct mp_cli *s = c->transport_ctx;
+	struct mp_req rq = { .op = MP_ADMIN };
+	rq.admin.sqe = *cmd;
+	rq.admin.data_iova = len ? unvme_dma_iova(buf) : 0; /* DMA memory, as on an admin queue */
+	rq.admin.len = (uint32_t)len;
+	int rc = mp_chan_send(&s->ch, &rq, false, cb, arg, 0);
+	if (rc && rc != -EAGAIN)
+		return unvme_fail(-ENODEV, "%s: admin command 0x%02x not sent: the process that "
+				  "runs the device (pid %d) is gone", c->devid, cmd->opc, (int)s->server);
+	return rc;
+}
+
+static void cli_admin_reap(struct unvme_ctrlr *c)
+{
+	struct mp_cli *s = c->transport_ctx;
+	mp_chan_reap(&s->ch);
+}
+
+static void cli_admin_forget(struct unvme_ctrlr *c, const void *lo, const void *hi)
+{
+	struct mp_cli *s = c->transport_ctx;
+	mp_chan_forget(&s->ch, lo, hi);
+}
+
+static int cli_queue_create_start(struct unvme_qpair *qp)
+{
+	struct mp_cli *s = qp->ctrlr->transport_ctx;
+	struct mp_req rq = queue_create_req(qp);
+	int rc = mp_chan_send(&s->ch, &rq, true, NULL, qp, 0);
+	if (rc && rc != -EAGAIN)
+		return unvme_fail(-ENODEV, "%s: queue %u cannot be created again: the process that "
+				  "runs the device (pid %d) is gone", qp->ctrlr->devid, qp->qid,
+				  (int)s->server);
+	return rc;
+}
+
+static int cli_queue_create_done(struct unvme_qpair *qp)
+{
+	struct unvme_ctrlr *c = qp->ctrlr;
+	struct mp_cli *s = c->transport_ctx;
+	/* no reset's QUEUES_LOST is acted on meanwhile (it decides by the queue's id and epoch,
+	 * under qp_lock): or at the next step. (Held here already by a queue's destroy, which
+	 * settles its recovery.) */
+	bool mine = !ctrlr_qps_locked_here(c);
+	if (mine && !ctrlr_trylock_qps(c))
+		return -EINPROGRESS;
+	struct mp_rep rep;
+	uint32_t tag;
+	int rc = mp_chan_take(&s->ch, MP_QUEUE_CREATE, qp, &rep, &tag, REQ_TIMEOUT_MS);
+	if (rc == -EINPROGRESS) {
+		if (mine)
+			ctrlr_unlock_qps(c);
+		return rc;
+	}
+	if (rc == -ETIMEDOUT || rc == -ENOENT)
+		rc = unvme_fail(rc == -ENOENT ? -EIO : rc, "%s: the process that runs the device "
+				"(pid %d) did not create queue %u again within %d ms", c->devid,
+				(int)s->server, qp->qid, REQ_TIMEOUT_MS);
+	else if (rep.rc)
+		rc = rep.rc < 0 ? rep_error(&rep) : -EIO;
+	else if ((int32_t)(rep.queue.epoch - atomic_load(&s->lost_epoch)) < 0)
+		rc = -ESTALE; /* made before a reset this process heard of since: gone with it */
+	else
+		rc = queue_made(s, qp, &rep);
+	if (mine)
+		ctrlr_unlock_qps(c);
+	return rc;
 }
 
 static int cli_queue_delete(struct unvme_qpair *qp)
@@ -523,6 +636,7 @@ static int cli_events_subscribe(struct unvme_ctrlr *c)
 static void cli_events_poll(struct unvme_ctrlr *c)
 {
 	drain_notes(c->transport_ctx); /* (the watcher may not have woken yet) */
+	cli_admin_reap(c);
 }
 
 int mp_client_unplug(struct unvme_ctrlr *c)
@@ -608,6 +722,11 @@ static int cli_card_plug(struct unvme_ctrlr *c, const char *card)
 	.admin = cli_admin,                         \
 	.queue_create = cli_queue_create,           \
 	.queue_delete = cli_queue_delete,           \
+	.admin_async = cli_admin_async,             \
+	.admin_reap = cli_admin_reap,               \
+	.admin_forget = cli_admin_forget,           \
+	.queue_create_start = cli_queue_create_start, \
+	.queue_create_done = cli_queue_create_done, \
 	.events_subscribe = cli_events_subscribe,   \
 	.events_poll = cli_events_poll,             \
 	.card_unplug = cli_card_unplug,             \

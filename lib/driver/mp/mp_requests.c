@@ -311,7 +311,8 @@ static void do_queue_create(struct mp_server *mp, struct mp_session *s, const st
 	}
 	s->queues[s->nr_queues++] = (struct mp_queue){ .qid = qid, .epoch = epoch };
 	ctrlr_unlock_qps(c);
-	rep->qid = qid;
+	rep->queue.qid = qid;
+	rep->queue.epoch = epoch; /* the client tells a reset after it from one before */
 	rep->rc = 0;
 }
 
@@ -456,6 +457,7 @@ void mp_serve_request(struct mp_server *mp, struct mp_session *s, const struct m
 	if (n >= offsetof(struct mp_req, card.uri) && rq->op == MP_PLUG)
 		card_len = rq->card.len;
 	size_t want = n >= head ? mp_req_len(rq->op, card_len) : 0;
+	rep->id = n >= head ? rq->id : 0; /* the client files the reply by it */
 	if (n < head || !want) {
 		fail(rep, -EPROTO, "%s: unknown request (%zu bytes)", c->devid, n);
 	} else if (n != want) {

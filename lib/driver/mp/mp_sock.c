@@ -38,7 +38,8 @@ size_t mp_req_len(uint32_t op, uint32_t card_len)
 	}
 }
 
-int mp_send(int sock, const void *msg, size_t len, const int *fds, unsigned nfds)
+static int send_msg(int sock, const void *msg, size_t len, const int *fds, unsigned nfds,
+		    int flags)
 {
 	struct iovec iov = { .iov_base = (void *)msg, .iov_len = len };
 	union {
@@ -59,13 +60,25 @@ int mp_send(int sock, const void *msg, size_t len, const int *fds, unsigned nfds
 		memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
 	}
 	for (;;) {
-		ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+		ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL | flags);
 		if (n == (ssize_t)len)
 			return 0;
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == EWOULDBLOCK)
+			return -EAGAIN;
 		return n < 0 ? -errno : -EIO;
 	}
+}
+
+int mp_send(int sock, const void *msg, size_t len, const int *fds, unsigned nfds)
+{
+	return send_msg(sock, msg, len, fds, nfds, 0);
+}
+
+int mp_send_nowait(int sock, const void *msg, size_t len)
+{
+	return send_msg(sock, msg, len, NULL, 0, MSG_DONTWAIT);
 }
 
 ssize_t mp_recv(int sock, void *buf, size_t len, int *fds, unsigned maxfds, int timeout_ms)

@@ -13,9 +13,11 @@ import sys
 import time
 
 DEL = {"execute": "device_del", "arguments": {"id": "hp"}}
-# a replacement: the same drive, another serial number
+# a replacement: the same medium (hp.raw) behind a block node of its own (dh2, see
+# scripts/qemu/run.sh: QEMU 7.2 sometimes keeps the unplugged controller's hold on dh), another
+# serial number
 ADD = {"execute": "device_add", "arguments": {"driver": "nvme", "id": "hp", "serial": "unvme-hp2",
-                                              "drive": "dh", "bus": "rp1"}}
+                                              "drive": "dh2", "bus": "rp1"}}
 
 
 def monitor(path, cmd):
@@ -35,6 +37,13 @@ def monitor(path, cmd):
         if "return" in doc or "error" in doc:  # (events come in between)
             s.close()
             return doc
+
+
+def old_holds_dh(mon):
+    """Whether a block backend still uses node dh after the replacement went in on dh2."""
+    graph = monitor(mon, {"execute": "x-debug-query-block-graph"}).get("return", {})
+    ids = {n["id"]: n.get("name", "") for n in graph.get("nodes", [])}
+    return any(ids.get(e["child"]) == "dh" for e in graph.get("edges", []))
 
 
 def main():
@@ -64,11 +73,20 @@ def main():
                     # drive) once the guest has powered the slot off too: until then the id
                     # or the drive is taken
                     t0 = time.monotonic()
+                    seen = set()
                     while cmd is ADD and "error" in out and time.monotonic() - t0 < 60:
+                        if json.dumps(out) not in seen:  # each refusal once, for the log
+                            seen.add(json.dumps(out))
+                            print(f"hotplug agent: device_add refused at {time.monotonic() - t0:.1f} s: "
+                                  f"{json.dumps(out)}", file=sys.stderr, flush=True)
                         time.sleep(0.5)
                         out = monitor(mon, cmd)
                     print(f"hotplug agent: {cmd['execute']}: {json.dumps(out)}",
                           file=sys.stderr, flush=True)
+                    if cmd is ADD and "return" in out and old_holds_dh(mon):
+                        print("hotplug agent: the removed controller still holds block node dh "
+                              "(QEMU's defect, see scripts/qemu/run.sh); the replacement uses dh2",
+                              file=sys.stderr, flush=True)
                 except OSError as e:
                     print(f"hotplug agent: {cmd['execute']}: {e}", file=sys.stderr, flush=True)
                     return 1

@@ -66,6 +66,13 @@ log "booting the guest ($MODE, timeout ${TIMEOUT}s, serial log $LOG)"
 : > "$LOG"
 # QEMU's monitor for PCIe hot-plug of the controller behind the root port rp1: the guest asks
 # on its console, the agent does it (device_del / device_add)
+# The replacement plugged in by the agent reaches the same medium (hp.raw) through a block
+# node of its own, dh2 (file locking off: dh still has the file open). QEMU 7.2 sometimes keeps
+# an unplugged controller's hold on its node although the device is gone from the machine
+# (measured: 1 in 5 to 8 runs of the fault tests, commands in flight at the removal; the old
+# controller's block backend keeps 'write' on dh for good, so a device_add on dh was refused
+# for 60 s with "Permission conflict on node 'dh'"). A real replacement is a device of its own
+# too; the data written before the removal must still be there (the guest test checks it).
 python3 "$ROOT/scripts/qemu/hotplug_agent.py" "$LOG" "$T/qmp.sock" 2> >(tee "$T/agent.log" >&2) &
 agent=$!
 start=$(date +%s)
@@ -87,6 +94,7 @@ timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
 	-global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off \
 	-device pcie-root-port,id=rp1,bus=pcie.0,chassis=1,slot=1,addr=0x8 \
 	-blockdev driver=raw,node-name=dh,file.driver=file,file.filename="$T/hp.raw" \
+	-blockdev driver=raw,node-name=dh2,file.driver=file,file.filename="$T/hp.raw",file.locking=off \
 	-device nvme,id=hp,serial=unvme-hp,drive=dh,bus=rp1 \
 	-qmp unix:"$T/qmp.sock",server=on,wait=off \
 	-fsdev local,id=src,path="$ROOT",security_model=none,readonly=on \
@@ -100,17 +108,6 @@ elapsed=$(($(date +%s) - start))
 kill $agent 2>/dev/null
 wait $agent 2>/dev/null
 
-# QEMU 7.2 sometimes never finishes unplugging the hot-plug slot's old controller although the
-# guest removed it and powered the slot off (about 1 run in 5 of the fault tests alone): its
-# device_add of the replacement is then refused for a minute ("Permission conflict on node
-# 'dh' ... block device 'hp'", the old device still holding the drive). The re-insertion
-# cannot happen; that is QEMU's, not the driver's (the removal half passed before it): a
-# known defect, printed, when and only when the agent saw exactly that refusal.
-if grep -q '^UNVME-TEST FAIL hotplug-pcie-removal-and-reinsertion' "$LOG" &&
-	grep -q 'device_add: {"error".*Permission conflict on node .dh.' "$T/agent.log" 2>/dev/null &&
-	grep -q 'PASS hotplug-removal' "$LOG"; then
-	sed -i 's/^UNVME-TEST FAIL hotplug-pcie-removal-and-reinsertion.*/UNVME-TEST KNOWN hotplug-pcie-removal-and-reinsertion: QEMU refused the replacement'"'"'s device_add for 60 s (its old device was never unplugged although the guest powered the slot off); the removal half passed/' "$LOG"
-fi
 npass=$(grep -c '^UNVME-TEST PASS' "$LOG")
 nfail=$(grep -c '^UNVME-TEST FAIL' "$LOG")
 if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then

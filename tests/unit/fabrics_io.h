@@ -8,6 +8,7 @@
 #ifndef UNVME_TEST_FABRICS_IO_H
 #define UNVME_TEST_FABRICS_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -51,6 +52,21 @@ static inline void fabrics_device_statuses(struct unvme_ns *ns, struct unvme_qpa
 	CHECK_EQ(unvme_write_zeroes_sync(ns, qp, 0, 8), 0);
 	CHECK_EQ(unvme_read_sync(ns, qp, r, 0, 8), 0);
 	CHECK(r[0] == 0 && r[4095] == 0);
+}
+
+/* A synchronous 8-block write or read from lba, retried while it fails (a fabric coming back
+ * after a cut) for at most guard_ms; each failure counted in *failures. The last status. */
+static inline int fabrics_sync_retry(struct unvme_ns *ns, struct unvme_qpair *qp, void *buf,
+				     uint64_t lba, bool write, int *failures, uint64_t guard_ms)
+{
+	uint64_t end = test_now_ms() + guard_ms;
+	int rc;
+	do {
+		rc = write ? unvme_write_sync(ns, qp, buf, lba, 8) : unvme_read_sync(ns, qp, buf, lba, 8);
+		if (rc)
+			(*failures)++;
+	} while (rc && test_now_ms() < end);
+	return rc;
 }
 
 #endif

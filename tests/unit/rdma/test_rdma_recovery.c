@@ -87,19 +87,6 @@ static void check_came_back(const struct relayed *x, unsigned min_resets)
 }
 
 /* Retries a synchronous command while the association comes back. */
-static int sync_retry(struct unvme_ns *ns, struct unvme_qpair *qp, void *buf, uint64_t lba, bool write,
-		      int *failures)
-{
-	uint64_t end = test_now_ms() + GUARD_MS;
-	int rc;
-	do {
-		rc = write ? unvme_write_sync(ns, qp, buf, lba, 8) : unvme_read_sync(ns, qp, buf, lba, 8);
-		if (rc)
-			(*failures)++;
-	} while (rc && test_now_ms() < end);
-	return rc;
-}
-
 static void test_reconnect_after_a_lost_connection(void)
 {
 	struct relayed x;
@@ -108,12 +95,12 @@ static void test_reconnect_after_a_lost_connection(void)
 	int failures = 0;
 	for (int round = 0; round < 3; round++) {
 		memset(w, 0x30 + round, 4096);
-		CHECK_EQ(sync_retry(x.ns, x.qp, w, (uint64_t)round * 8, true, &failures), 0);
+		CHECK_EQ(fabrics_sync_retry(x.ns, x.qp, w, (uint64_t)round * 8, true, &failures, GUARD_MS), 0);
 		unsigned before = relay_accepted();
 		relay_cut(false);
 		/* the next commands fail (Host Pathing Error) until the association is back */
 		memset(r, 0, 4096);
-		CHECK_EQ(sync_retry(x.ns, x.qp, r, (uint64_t)round * 8, false, &failures), 0);
+		CHECK_EQ(fabrics_sync_retry(x.ns, x.qp, r, (uint64_t)round * 8, false, &failures, GUARD_MS), 0);
 		CHECK(memcmp(w, r, 4096) == 0);
 		CHECK(relay_accepted() >= before + 2); /* a new admin and a new I/O connection */
 	}
@@ -175,7 +162,7 @@ static void lie_case(enum lie lie, uint32_t io_timeout_ms)
 	CHECK(rc != 0); /* the lie is never a success */
 	CHECK_EQ(relay_lie_left(), LIE_NONE);
 	int failures = 0;
-	CHECK_EQ(sync_retry(x.ns, x.qp, r, 0, false, &failures), 0);
+	CHECK_EQ(fabrics_sync_retry(x.ns, x.qp, r, 0, false, &failures, GUARD_MS), 0);
 	unvme_read_sync(x.ns, x.qp, r, 0, 128);
 	CHECK(memcmp(w, r, 65536) == 0);
 	check_came_back(&x, 1);

@@ -22,6 +22,7 @@
 #include "unvme/unvme.h"
 #include "unvme/spec/tcp.h"
 #include "lib/fabrics/dhchap.h"
+#include "fabrics_io.h"
 #include "tcp_env.h"
 #include "test_util.h"
 
@@ -113,19 +114,6 @@ static void test_auth_ffdhe2048_transformed_keys(void)
 }
 
 /* Retries a synchronous command while the connection comes back. */
-static int sync_retry(struct unvme_ns *ns, struct unvme_qpair *qp, void *buf, uint64_t lba, bool write,
-		      int *failures)
-{
-	uint64_t end = env_now_ms() + 20000;
-	int rc;
-	do {
-		rc = write ? unvme_write_sync(ns, qp, buf, lba, 8) : unvme_read_sync(ns, qp, buf, lba, 8);
-		if (rc)
-			(*failures)++;
-	} while (rc && env_now_ms() < end);
-	return rc;
-}
-
 static void test_reconnect_after_cut(void)
 {
 	struct unvme_target *t;
@@ -142,12 +130,12 @@ static void test_reconnect_after_cut(void)
 	int failures = 0;
 	for (int round = 0; round < 3; round++) {
 		memset(w, 0x30 + round, 4096);
-		CHECK_EQ(sync_retry(ns, qp, w, (uint64_t)round * 8, true, &failures), 0);
+		CHECK_EQ(fabrics_sync_retry(ns, qp, w, (uint64_t)round * 8, true, &failures, 20000), 0);
 		unsigned before = proxy_accepted(px);
 		proxy_cut(px);
 		/* the next commands fail (Host Pathing Error) until the association is back */
 		memset(r, 0, 4096);
-		CHECK_EQ(sync_retry(ns, qp, r, (uint64_t)round * 8, false, &failures), 0);
+		CHECK_EQ(fabrics_sync_retry(ns, qp, r, (uint64_t)round * 8, false, &failures, 20000), 0);
 		CHECK(memcmp(w, r, 4096) == 0);
 		CHECK(proxy_accepted(px) >= before + 2); /* a new admin and a new I/O connection */
 	}
@@ -213,7 +201,7 @@ static void test_timeout_then_reconnect(void)
 	CHECK(took >= 500 && took < 10000);
 	pthread_join(th, NULL);
 	int failures = 0;
-	CHECK_EQ(sync_retry(ns, qp, b, 0, true, &failures), 0);
+	CHECK_EQ(fabrics_sync_retry(ns, qp, b, 0, true, &failures, 20000), 0);
 	unvme_dma_free(b);
 	unvme_qpair_destroy(qp);
 	unvme_ctrlr_close(c);

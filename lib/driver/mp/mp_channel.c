@@ -207,6 +207,23 @@ int mp_chan_call(struct mp_chan *ch, struct mp_req *rq, int fd, struct mp_rep *r
 	return rc == 0 || rc == -ETIMEDOUT || rc == -EPROTO ? rc : -ENODEV;
 }
 
+/* A kept request of op owned by arg is one at a time: an earlier one still filed (sent for a
+ * queue's creation before the queue was lost again, say, across a card's removal) is done
+ * with, so that mp_chan_take can only find the reply to the newest (lock held). */
+static void supersede(struct mp_chan *ch, uint32_t op, const void *arg)
+{
+	for (unsigned i = 0; i < MP_CHAN_SLOTS; i++) {
+		struct mp_pending *p = &ch->pend[i];
+		if (!p->kept || p->op != op || p->arg != arg || p->state == PEND_FREE ||
+		    p->state == PEND_ABANDONED)
+			continue;
+		if (p->state == PEND_OUT)
+			p->state = PEND_ABANDONED; /* its reply is dropped when it comes */
+		else
+			memset(p, 0, sizeof(*p));
+	}
+}
+
 int mp_chan_send(struct mp_chan *ch, struct mp_req *rq, bool kept, mp_chan_cb cb, void *arg,
 		 uint32_t tag)
 {
@@ -218,6 +235,8 @@ int mp_chan_send(struct mp_chan *ch, struct mp_req *rq, bool kept, mp_chan_cb cb
 			p = &ch->pend[i];
 	if (rc == 0 && !p)
 		rc = -EAGAIN;
+	if (rc == 0 && kept)
+		supersede(ch, rq->op, arg);
 	if (rc == 0) {
 		rq->id = new_id(ch);
 		/* (the lock is held over a send that never waits: a reply cannot come before

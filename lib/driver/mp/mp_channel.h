@@ -85,7 +85,9 @@ int mp_chan_send(struct mp_chan *ch, struct mp_req *rq, bool kept, mp_chan_cb cb
  * runs the callbacks of the answered admin commands. */
 void mp_chan_reap(struct mp_chan *ch);
 
-/* Without waiting, the kept request of op owned by arg: 0 (its reply in *rep, its tag in
+/* (mp_chan_send: a kept request supersedes an earlier kept one of the same op and arg, whose
+ * reply is then dropped: one at a time per owner.)
+ * Without waiting, the kept request of op owned by arg: 0 (its reply in *rep, its tag in
  * *tag; the request is done), -EINPROGRESS while it is out, -ETIMEDOUT once it has been out
  * for timeout_ms (it is abandoned: its reply will be dropped), -ENOENT when there is none. */
 int mp_chan_take(struct mp_chan *ch, uint32_t op, const void *arg, struct mp_rep *rep,

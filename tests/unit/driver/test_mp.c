@@ -765,6 +765,38 @@ static void test_client_checks_every_reply(void)
 	mp_chan_reap(ch);
 	CHECK_EQ(ch->strays, 2);
 	CHECK_EQ(mp_chan_take(ch, MP_QUEUE_CREATE, &a, &rep, &tag, 0), -ENOENT);
+	/* a second kept request of the same owner supersedes the first (a queue created again
+	 * after it was lost once more, across a card's removal): the first's reply, answered
+	 * already or still to come, is never what the owner takes */
+	REQUIRE(mp_chan_send(ch, &qc, true, NULL, &a, 1) == 0);
+	uint32_t old_id = chan_request(sv[1], MP_QUEUE_CREATE);
+	chan_reply(sv[1], old_id, -ENODEV, -1);
+	mp_chan_reap(ch);
+	REQUIRE(mp_chan_send(ch, &qc, true, NULL, &a, 2) == 0);
+	uint32_t new_id = chan_request(sv[1], MP_QUEUE_CREATE);
+	CHECK_EQ(mp_chan_take(ch, MP_QUEUE_CREATE, &a, &rep, &tag, 0), -EINPROGRESS);
+	memset(&made, 0, sizeof(made));
+	made.id = new_id;
+	made.queue.qid = 4;
+	CHECK_EQ(mp_send(sv[1], &made, sizeof(made), NULL, 0), 0);
+	mp_chan_reap(ch);
+	CHECK_EQ(mp_chan_take(ch, MP_QUEUE_CREATE, &a, &rep, &tag, 0), 0);
+	CHECK(rep.rc == 0 && rep.queue.qid == 4 && tag == 2);
+	REQUIRE(mp_chan_send(ch, &qc, true, NULL, &a, 3) == 0);
+	old_id = chan_request(sv[1], MP_QUEUE_CREATE);
+	REQUIRE(mp_chan_send(ch, &qc, true, NULL, &a, 4) == 0);
+	new_id = chan_request(sv[1], MP_QUEUE_CREATE);
+	made.id = old_id;
+	made.queue.qid = 5;
+	CHECK_EQ(mp_send(sv[1], &made, sizeof(made), NULL, 0), 0);
+	made.id = new_id;
+	made.queue.qid = 6;
+	CHECK_EQ(mp_send(sv[1], &made, sizeof(made), NULL, 0), 0);
+	mp_chan_reap(ch);
+	CHECK_EQ(mp_chan_take(ch, MP_QUEUE_CREATE, &a, &rep, &tag, 0), 0);
+	CHECK(rep.queue.qid == 6 && tag == 4);
+	CHECK_EQ(mp_chan_take(ch, MP_QUEUE_CREATE, &a, &rep, &tag, 0), -ENOENT);
+	CHECK_EQ(ch->strays, 2);
 	/* a synchronous call files a reply to another request that comes before its own */
 	a.calls = 0;
 	REQUIRE(mp_chan_send(ch, &rq, false, chan_cb, &a, 0) == 0);

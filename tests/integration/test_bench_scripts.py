@@ -279,7 +279,7 @@ def test_memcpy_floor_reports_and_refuses_bad_input():
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     assert r["pattern"] == "sequential" and r["buffers"] == 1 and r["copies_per_s"] > 0
-    for args in (["0"], ["abc"], ["4096", "100"], ["4096", "1M", "0"], []):
+    for args in (["0"], ["4"], ["abc"], ["4096", "100"], ["4096", "1M", "0"], []):
         p = subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=60)
         assert p.returncode == 2 and ("usage" in p.stderr or "must" in p.stderr), (args, p.stderr)
     p = subprocess.run([str(exe), "4096", str(1 << 20), "1", "5000"], capture_output=True,

@@ -12,8 +12,13 @@
  * As many copies are in flight as there are buffers, no more: which block a copy reads depends
  * on the data that the copy BUFFERS places before it left in its buffer (a dependency the core
  * must wait for, through an AND with zero), as a device learns of an I/O only when the host
- * sends one after a completion. With one buffer (QD 1) the copies run one after the other;
- * with many the core overlaps their cache misses as far as it can.
+ * sends one after a completion. The word depended on is the buffer's last, the copy's last
+ * store: a completion comes after the whole block, and with the first word (as until
+ * 2026-11-30) the core began the next copy's loads while the previous copy's last lines were
+ * still arriving: 25-45% more copies per CPU-second at QD 1 (4 KiB of 1 GiB) than a
+ * device could make one after the other.
+ * With one buffer (QD 1) the copies run one after the other; with many the core overlaps
+ * their cache misses as far as it can.
  *
  *   memcpy_floor [--seq] BLOCK [REGION_BYTES [SECONDS [CPU [BUFFERS]]]]
  *       prints {"block", "region", "cpu", "buffers", "pattern", "page_bytes",
@@ -62,7 +67,7 @@ static int number(const char *s, unsigned long long *out)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: memcpy_floor [--seq] BLOCK [REGION_BYTES [SECONDS [CPU [BUFFERS]]]]\n"
-		   "  BLOCK 1..64 MiB, REGION_BYTES >= BLOCK, BUFFERS 1..4096; --seq: consecutive\n"
+		   "  BLOCK 8 bytes..64 MiB, REGION_BYTES >= BLOCK, BUFFERS 1..4096; --seq: consecutive\n"
 		   "  blocks instead of random ones\n");
 }
 
@@ -80,7 +85,7 @@ int main(int argc, char **argv)
 	}
 	unsigned long long block = 4096, region = 1ull << 30, seconds = 1, nbuf = 32;
 	long long cpu = -1;
-	if (argc < 2 || argc > 6 || number(argv[1], &block) || block == 0 || block > (64u << 20) ||
+	if (argc < 2 || argc > 6 || number(argv[1], &block) || block < 8 || block > (64u << 20) ||
 	    (argc > 2 && number(argv[2], &region)) || (argc > 3 && number(argv[3], &seconds)) ||
 	    (argc > 5 && (number(argv[5], &nbuf) || nbuf == 0 || nbuf > 4096))) {
 		usage(stderr);
@@ -142,8 +147,9 @@ int main(int argc, char **argv)
 				b = (uint64_t)(((unsigned __int128)rng * nblocks) >> 64);
 			}
 			uint8_t *d = dst + slot * block;
-			/* the buffer's previous copy must be done before this one is known */
-			b ^= *(const uint64_t *)d & zero;
+			/* the buffer's previous copy must be done before this one is known: its
+			 * last word, the last a forward copy stores */
+			b ^= *(const uint64_t *)(d + block - 8) & zero;
 			memcpy(d, src + b * block, block);
 			__asm__ volatile("" : : "r"(d) : "memory"); /* the copy is used */
 			if (++slot == nbuf)

@@ -52,17 +52,25 @@ struct relay {
 	pthread_t thread, down;
 	pthread_mutex_t lock;
 	bool held[RELAY_HELD];     /* per request forwarded, in order: is its reply late? */
+	bool create[RELAY_HELD];   /* ...and is it a queue's creation? */
+	_Atomic uint32_t lie_qid;  /* not 0: the queue id every creation's reply claims */
 	unsigned head, tail;
 	_Atomic unsigned late;     /* replies held back so far */
 	_Atomic bool stop;
 };
 
-/* Is the reply to this request one of a recovery's (held back)? */
-static bool recovery_request(const uint8_t *msg, ssize_t n)
+static struct mp_req request_of(const uint8_t *msg, ssize_t n)
 {
 	struct mp_req rq;
 	memset(&rq, 0, sizeof(rq));
 	memcpy(&rq, msg, (size_t)n < sizeof(rq) ? (size_t)n : sizeof(rq));
+	return rq;
+}
+
+/* Is the reply to this request one of a recovery's (held back)? */
+static bool recovery_request(const uint8_t *msg, ssize_t n)
+{
+	struct mp_req rq = request_of(msg, n);
 	if (rq.op == MP_QUEUE_CREATE)
 		return true;
 	if (rq.op != MP_ADMIN)
@@ -129,8 +137,12 @@ static void *relay_down(void *arg)
 			continue;
 		}
 		pthread_mutex_lock(&r->lock);
+		bool create = r->head != r->tail && r->create[r->head % RELAY_HELD];
 		bool late = r->head != r->tail && r->held[r->head++ % RELAY_HELD];
 		pthread_mutex_unlock(&r->lock);
+		uint32_t lie = atomic_load(&r->lie_qid);
+		if (create && lie && m->n == (ssize_t)sizeof(struct mp_rep))
+			((struct mp_rep *)m->buf)->queue.qid = lie; /* a server that lies */
 		m->due_us = off_poll_now_us() + (late ? OFF_POLL_DELAY_MS * 1000ull : 0);
 		if (head != tail && q[(tail - 1) % 64].due_us > m->due_us)
 			m->due_us = q[(tail - 1) % 64].due_us; /* (in order) */
@@ -171,8 +183,10 @@ static void *relay_main(void *arg)
 		if (n <= 0)
 			break;
 		pthread_mutex_lock(&r->lock);
-		if (r->tail - r->head < RELAY_HELD)
+		if (r->tail - r->head < RELAY_HELD) {
+			r->create[r->tail % RELAY_HELD] = request_of(buf, n).op == MP_QUEUE_CREATE;
 			r->held[r->tail++ % RELAY_HELD] = recovery_request(buf, n);
+		}
 		pthread_mutex_unlock(&r->lock);
 		int rc = mp_send(r->srv, buf, (size_t)n, fds, nr_fds(fds));
 		close_all(fds);
@@ -285,6 +299,23 @@ static int child_run(bool reset, int out_fd, int cmd_fd, int ack_fd)
 	return 0;
 }
 
+/* A client whose server claims a queue id beyond the controller's grant: the create fails
+ * with a message, nothing is written past the client's table (ASan), the device stays usable
+ * for the application to close. */
+static int child_lied_to(void)
+{
+	struct unvme_ctrlr *c;
+	if (unvme_ctrlr_open(DEV, NULL, &c) != 0)
+		return 20;
+	struct unvme_qpair *qp = NULL;
+	int rc = unvme_qpair_create(c, NULL, &qp);
+	int ret = rc == -EPROTO && qp == NULL && strstr(unvme_errmsg(), "gave queue id 60000") ? 0 : 21;
+	if (ret)
+		fprintf(stderr, "  lied to: create %d (%s)\n", rc, unvme_errmsg());
+	unvme_ctrlr_close(c);
+	return ret;
+}
+
 __attribute__((constructor)) static void child_main(void)
 {
 	const char *role = getenv("UNVME_TEST_MPOP_ROLE");
@@ -295,6 +326,8 @@ __attribute__((constructor)) static void child_main(void)
 		signal(SIGPIPE, SIG_IGN); /* (the relay's peers may go first) */
 		return;
 	}
+	if (strcmp(role, "lie") == 0)
+		_exit(child_lied_to());
 	int out = atoi(getenv("UNVME_TEST_MPOP_OUT"));
 	int cmd = atoi(getenv("UNVME_TEST_MPOP_CMD"));
 	int ack = atoi(getenv("UNVME_TEST_MPOP_ACK"));
@@ -384,5 +417,31 @@ static void test_client_rebuild_after_primary_reset_never_waits_in_a_poll(void)
 	scenario(true);
 }
 
+/* The queue id a server's reply claims is an index into the client's tables: checked against
+ * the controller's grant before use (before, a lying server could make the client write past
+ * its array). */
+static void test_client_refuses_a_queue_id_beyond_the_grant(void)
+{
+	setenv("UNVME_MP", "primary", 1);
+	struct unvme_ctrlr *c;
+	REQUIRE(unvme_ctrlr_open(DEV, NULL, &c) == 0);
+	struct relay r;
+	REQUIRE(relay_start(c, &r) == 0);
+	atomic_store(&r.lie_qid, 60000);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("UNVME_TEST_MPOP_ROLE", "lie", 1);
+		execl("/proc/self/exe", "test_driver_mp_off_poll", (char *)NULL);
+		_exit(98);
+	}
+	int st = 0;
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	relay_stop(&r);
+	unvme_ctrlr_close(c);
+}
+
 TEST_MAIN(TEST(test_client_timeout_recovery_never_waits_in_a_poll),
-	  TEST(test_client_rebuild_after_primary_reset_never_waits_in_a_poll))
+	  TEST(test_client_rebuild_after_primary_reset_never_waits_in_a_poll),
+	  TEST(test_client_refuses_a_queue_id_beyond_the_grant))

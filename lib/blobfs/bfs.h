@@ -246,6 +246,7 @@ struct bfs_inode {
 	struct bfs_inode *dnext, *dprev;
 	struct bfs_inode *onext, *oprev; /* fs->orphans (under jlock) */
 	bool orphan;
+	bool reclaimed;              /* an orphan whose clusters went back (files_lock+jlock) */
 	_Atomic bool shadowed;       /* its writes go to the shadow (set once, never cleared) */
 };
 
@@ -257,6 +258,11 @@ void bfs_inode_ref(struct bfs_inode *in);
 void bfs_inode_unref(struct blobfs *fs, struct bfs_inode *in);
 /* Releases an unlinked inode whose last reference is gone. */
 void bfs_inode_release(struct blobfs *fs, struct bfs_inode *in);
+/* Removed files that nobody has open give their clusters back now (as statfs counts them
+ * free already): called by a write short of space, before its commit. FUSE's kernel side
+ * holds such an inode until it forgets it, which may come late; the inode lives on for that
+ * reference but can no longer be opened. Skips an inode whose rw is held. */
+void bfs_orphans_reclaim(struct blobfs *fs);
 struct bfs_inode *bfs_itable_find(struct blobfs *fs, uint64_t ino);
 int bfs_itable_insert(struct blobfs *fs, struct bfs_inode *in);
 void bfs_itable_remove(struct blobfs *fs, struct bfs_inode *in);

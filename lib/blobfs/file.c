@@ -43,6 +43,15 @@ int bfs_open_inode(struct blobfs *fs, struct bfs_inode *in, int flags, struct bl
 	pthread_mutex_init(&f->pos_lock, NULL);
 	pthread_mutex_init(&f->ra.lock, NULL);
 	pthread_mutex_lock(&fs->files_lock);
+	if (in->reclaimed) {
+		/* Removed, and its clusters went back to a write short of space while nobody had
+		 * it open: as if the open had come after the kernel forgot the inode. */
+		pthread_mutex_unlock(&fs->files_lock);
+		pthread_mutex_destroy(&f->pos_lock);
+		pthread_mutex_destroy(&f->ra.lock);
+		free(f);
+		return bfs_err(-ENOENT, "inode %llu was removed", (unsigned long long)in->ino);
+	}
 	f->next = fs->files;
 	if (fs->files)
 		fs->files->prev = f;

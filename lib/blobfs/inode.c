@@ -75,6 +75,48 @@ void bfs_inode_release(struct blobfs *fs, struct bfs_inode *in)
 	bfs_inode_destroy(fs, in);
 }
 
+void bfs_orphans_reclaim(struct blobfs *fs)
+{
+	if (fs->read_only)
+		return;
+	size_t n = 0, cap = 0;
+	struct bfs_inode **v = NULL;
+	pthread_mutex_lock(&fs->files_lock);
+	pthread_mutex_lock(&fs->jlock);
+	for (struct bfs_inode *in = fs->orphans; in; in = in->onext) {
+		if (in->nopen || in->reclaimed || !atomic_load(&in->refs))
+			continue; /* open, done already, or being released */
+		if (n == cap) {
+			struct bfs_inode **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		/* Never waits for rw under these locks: one held belongs to a write-back (which
+		 * finds nothing to write afterwards) or the caller's own inode; it is left. */
+		if (pthread_rwlock_trywrlock(&in->rw))
+			continue;
+		in->reclaimed = true;
+		bfs_inode_ref(in);
+		v[n++] = in;
+	}
+	pthread_mutex_unlock(&fs->jlock);
+	pthread_mutex_unlock(&fs->files_lock);
+	for (size_t i = 0; i < n; i++) {
+		struct bfs_inode *in = v[i];
+		bfs_dirty_list_remove(fs, in);
+		pthread_mutex_lock(&in->cache_lock);
+		bfs_cache_drop_from(fs, in, 0, false);
+		pthread_mutex_unlock(&in->cache_lock);
+		pthread_mutex_lock(&fs->jlock);
+		bfs_ext_trim(&in->ext, 0, bfs_free_range, fs);
+		pthread_mutex_unlock(&fs->jlock);
+		pthread_rwlock_unlock(&in->rw);
+		bfs_inode_unref(fs, in);
+	}
+	free(v);
+}
+
 void bfs_inode_unref(struct blobfs *fs, struct bfs_inode *in)
 {
 	if (atomic_fetch_sub(&in->refs, 1) == 1)

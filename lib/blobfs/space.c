@@ -125,13 +125,20 @@ uint64_t bfs_holes_in(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uin
 	return n;
 }
 
+/* Short of space: removed files nobody has open give theirs back, and clusters freed by
+ * records not yet durable come back after a commit. */
+static int make_room(struct blobfs *fs)
+{
+	bfs_orphans_reclaim(fs);
+	return bfs_jnl_commit(fs);
+}
+
 int bfs_space_check(struct blobfs *fs, struct bfs_inode *in, uint64_t off, uint64_t end)
 {
 	uint64_t need = bfs_holes_in(fs, in, off, end);
 	if (need == 0 || need <= bfs_alloc_nfree(&fs->alloc))
 		return 0;
-	/* Clusters freed by records not yet durable come back after a commit. */
-	int rc = bfs_jnl_commit(fs);
+	int rc = make_room(fs);
 	if (rc)
 		return rc;
 	uint64_t nfree = bfs_alloc_nfree(&fs->alloc);
@@ -181,9 +188,8 @@ static int alloc_range(struct blobfs *fs, struct bfs_qctx *q, struct bfs_inode *
 		}
 		uint64_t got = bfs_alloc_take(&fs->alloc, goal, want, &pclu);
 		if (got == 0 && !committed) {
-			/* Clusters freed by records not yet durable come back after a commit. */
 			committed = true;
-			int rc = bfs_jnl_commit(fs);
+			int rc = make_room(fs);
 			if (rc) {
 				undo(fs, in, t, nt);
 				return rc;

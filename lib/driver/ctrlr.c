@@ -664,6 +664,29 @@ UNVME_API int unvme_ctrlr_reset(struct unvme_ctrlr *c)
 	return rc;
 }
 
+/* How long a queue's creation waits for a fabric target to release an id (see below). */
+#define QID_RELEASE_WAIT_MS 3000u
+#define QID_RELEASE_POLL_MS 10u
+
+/* A free I/O queue id (0: none): the lowest, or on a fabric the next after the last taken,
+ * so that an id just given back is taken last: the target releases a disconnected queue's
+ * id in the background. (qp_lock held.) */
+static uint16_t qid_pick(struct unvme_ctrlr *c)
+{
+	uint32_t n = c->max_io_queues;
+	bool fabric = ctrlr_kind(c) == UNVME_TRANSPORT_FABRICS;
+	uint32_t start = fabric && n ? c->qid_last % n : 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t q = (start + i) % n + 1;
+		if (!c->qid_used[q]) {
+			if (fabric)
+				c->qid_last = (uint16_t)q;
+			return (uint16_t)q;
+		}
+	}
+	return 0;
+}
+
 static int qpair_create_once(struct unvme_ctrlr *c, const struct unvme_qpair_opts *opts,
 			     struct unvme_qpair **out)
 {
@@ -678,29 +701,39 @@ static int qpair_create_once(struct unvme_ctrlr *c, const struct unvme_qpair_opt
 		timeout = 0;
 
 	ctrlr_lock_qps(c);
-	uint16_t qid = 0;
-	for (uint32_t q = 1; q <= c->max_io_queues; q++) {
-		if (!c->qid_used[q]) {
-			qid = (uint16_t)q;
-			break;
+	struct unvme_qpair *qp = NULL;
+	int rc;
+	for (uint32_t waited_ms = 0;; waited_ms += QID_RELEASE_POLL_MS) {
+		uint16_t qid = qid_pick(c);
+		if (!qid) {
+			ctrlr_unlock_qps(c);
+			return unvme_fail(-EBUSY, "%s: all %u I/O queue pairs granted by the controller are in use",
+					  c->devid, c->max_io_queues);
 		}
-	}
-	if (!qid) {
-		ctrlr_unlock_qps(c);
-		return unvme_fail(-EBUSY, "%s: all %u I/O queue pairs granted by the controller are in use",
-				  c->devid, c->max_io_queues);
-	}
-	struct unvme_qpair *qp;
-	int rc = qpair_alloc(c, qid, depth, timeout, opts && opts->split, &qp);
-	if (rc == 0) {
+		rc = qpair_alloc(c, qid, depth, timeout, opts && opts->split, &qp);
+		if (rc)
+			break;
 		qp->generation = atomic_load(&c->generation);
 		rc = ctrlr_create_io_queues(c, qp);
-		if (rc) {
-			char why[512];
-			snprintf(why, sizeof(why), "%s", unvme_errmsg());
-			qpair_free(qp);
-			unvme_fail(rc, "%s", why);
+		if (rc == 0)
+			break;
+		char why[512];
+		snprintf(why, sizeof(why), "%s", unvme_errmsg());
+		qpair_free(qp);
+		qp = NULL;
+		/* A target answers the Connect of an id whose earlier connection it is still
+		 * tearing down with Command Sequence Error (Linux nvmet does so until its release
+		 * work has run): another id, or the same one a little later, is taken. */
+		bool releasing = ctrlr_kind(c) == UNVME_TRANSPORT_FABRICS &&
+				 rc == NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_CMD_SEQ_ERROR);
+		if (!releasing || waited_ms >= QID_RELEASE_WAIT_MS) {
+			unvme_fail(rc, "%s%s", why,
+				   releasing ? " (the target was still releasing the queue id)" : "");
+			break;
 		}
+		ctrlr_unlock_qps(c);
+		usleep(QID_RELEASE_POLL_MS * 1000);
+		ctrlr_lock_qps(c);
 	}
 	if (rc == 0) {
 		c->qid_used[qp->qid] = 1; /* a secondary's queue id is the primary's choice */

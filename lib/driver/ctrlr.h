@@ -201,6 +201,7 @@ struct unvme_ctrlr {
 	pthread_mutex_t qp_lock;     /* qpair list and qid allocation */
 	struct unvme_qpair *qpairs;
 	uint8_t *qid_used;           /* max_io_queues + 1 entries */
+	uint16_t qid_last;           /* a fabric's last id taken: the next search starts after it */
 
 	uint32_t nr_ns;
 	struct unvme_ns **ns;        /* active namespaces, sorted by nsid */

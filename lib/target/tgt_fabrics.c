@@ -141,13 +141,16 @@ static void connect_io(struct tgt_cmd *cmd, struct tgt_subsys *ss, const struct 
 	} else if (ss->discovery) {
 		st = NVMF_SC_CONNECT_INVALID;
 		dw0 = NVMF_CONNECT_INVALID_PARAM(false, offsetof(struct nvmf_connect_cmd, qid));
-	} else if (cc->qid > ctrl->nr_io || ctrl->qid_used[cc->qid]) {
+	} else if (cc->qid > ctrl->nr_io) {
 		st = NVMF_SC_CONNECT_INVALID;
 		dw0 = NVMF_CONNECT_INVALID_PARAM(false, offsetof(struct nvmf_connect_cmd, qid));
-		if (cc->qid > ctrl->nr_io)
-			tgt_limit_hit(c->t, &c->t->lim_queues, "host %s (%s): I/O queue %u refused: controller "
-				      "%u has %u (max_io_queues %u)", c->peer, ctrl->hostnqn, cc->qid,
-				      ctrl->cntlid, ctrl->nr_io, c->t->cfg->lim.max_io_queues);
+		tgt_limit_hit(c->t, &c->t->lim_queues, "host %s (%s): I/O queue %u refused: controller "
+			      "%u has %u (max_io_queues %u)", c->peer, ctrl->hostnqn, cc->qid,
+			      ctrl->cntlid, ctrl->nr_io, c->t->cfg->lim.max_io_queues);
+	} else if (ctrl->qid_used[cc->qid]) {
+		/* The spec's answer for a queue that exists (also while its connection's end is
+		 * still on its way here): the host may take another id or try again. */
+		st = NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_CMD_SEQ_ERROR);
 	} else if (cc->sqsize < 1 || cc->sqsize > c->t->cfg->lim.queue_depth - 1) {
 		st = NVMF_SC_CONNECT_INVALID;
 		dw0 = NVMF_CONNECT_INVALID_PARAM(false, offsetof(struct nvmf_connect_cmd, sqsize));

@@ -28,7 +28,8 @@ uint64_t env_now_ms(void)
 }
 
 static uint16_t start(struct unvme_target **t, const char *nqn, const char *device, const char *host,
-		      const char *secret, const char *ctrl_secret, const char *dhgroup, const char *tls_key)
+		      const char *secret, const char *ctrl_secret, const char *dhgroup, const char *tls_key,
+		      const char *limit, uint64_t limit_value)
 {
 	char err[512];
 	struct tgt_config *cfg = tgt_config_new();
@@ -41,6 +42,8 @@ static uint16_t start(struct unvme_target **t, const char *nqn, const char *devi
 		rc = tgt_config_add_host(cfg, si, host, secret, ctrl_secret, NULL, dhgroup, err, sizeof(err));
 	else if (rc == 0)
 		tgt_config_allow_any(cfg, si);
+	if (rc == 0 && limit)
+		rc = tgt_config_set_limit(cfg, limit, limit_value, err, sizeof(err));
 	if (rc == 0 && tls_key) {
 		tgt_config_set_tls(cfg, 1);
 		rc = tgt_config_set_tls_key(cfg, si, host, tls_key, err, sizeof(err));
@@ -60,13 +63,19 @@ static uint16_t start(struct unvme_target **t, const char *nqn, const char *devi
 uint16_t env_target(struct unvme_target **t, const char *nqn, const char *device, const char *host,
 		    const char *secret, const char *ctrl_secret, const char *dhgroup)
 {
-	return start(t, nqn, device, host, secret, ctrl_secret, dhgroup, NULL);
+	return start(t, nqn, device, host, secret, ctrl_secret, dhgroup, NULL, NULL, 0);
 }
 
 uint16_t env_target_tls(struct unvme_target **t, const char *nqn, const char *device, const char *host,
 			const char *key)
 {
-	return start(t, nqn, device, host, NULL, NULL, NULL, key);
+	return start(t, nqn, device, host, NULL, NULL, NULL, key, NULL, 0);
+}
+
+uint16_t env_target_limited(struct unvme_target **t, const char *nqn, const char *device,
+			    const char *limit, uint64_t value)
+{
+	return start(t, nqn, device, NULL, NULL, NULL, NULL, NULL, limit, value);
 }
 
 struct proxy {
@@ -74,7 +83,7 @@ struct proxy {
 	uint16_t port, up;
 	pthread_t thread;
 	pthread_mutex_t lock;
-	int pairs[MAX_PAIRS][2]; /* downstream, upstream; -1 when free */
+	int pairs[MAX_PAIRS][2]; /* downstream, upstream; -1 when free (-2: the host's gone) */
 	_Atomic bool stop, hold, cut;
 	_Atomic unsigned accepted;
 	_Atomic unsigned delay_ms, delayed;
@@ -89,7 +98,8 @@ struct proxy {
 		bool looked;
 	} watch[MAX_PAIRS];
 	uint64_t answer_until[MAX_PAIRS]; /* the target's bytes held until then */
-	_Atomic unsigned hold_what, hold_ms, refuse_io;
+	_Atomic unsigned hold_what, hold_ms, refuse_io, linger_ms;
+	uint64_t linger_until[MAX_PAIRS]; /* the host left: the target's side closes then */
 	_Atomic unsigned seen[OFF_POLL_KINDS];
 };
 
@@ -116,12 +126,17 @@ static void close_pair(struct proxy *p, int i)
 		}
 		p->pairs[i][k] = -1;
 	}
+	p->linger_until[i] = 0;
 }
 
 /* A host's capsule (its command at sqe) passing on pair i: counted, its answer held when
  * asked; false when the pair is to be dropped instead (a refused I/O queue Connect). */
 static bool look(struct proxy *p, int i, const uint8_t *sqe)
 {
+	/* lingering: a queue's Disconnect would end it on the target at once, so the host's
+	 * side ends there instead */
+	if (atomic_load(&p->linger_ms) && sqe[0] == NVME_FABRICS_OPC && sqe[4] == NVMF_FCTYPE_DISCONNECT)
+		return false;
 	bool disable, io_connect;
 	enum off_poll_kind kind = capsule_kind(sqe, &disable, &io_connect);
 	if (io_connect) {
@@ -210,13 +225,18 @@ static void *proxy_main(void *arg)
 		pthread_mutex_lock(&p->lock);
 		if (atomic_exchange(&p->cut, false))
 			for (int i = 0; i < MAX_PAIRS; i++)
-				if (p->pairs[i][0] >= 0)
+				if (p->pairs[i][0] != -1)
 					close_pair(p, i);
 		bool hold = atomic_load(&p->hold);
 		uint64_t now = env_now_ms();
 		for (int i = 0; i < MAX_PAIRS && !hold; i++) {
-			if (p->pairs[i][0] < 0)
+			if (p->pairs[i][0] == -1)
 				continue;
+			if (p->linger_until[i]) {
+				if (now >= p->linger_until[i])
+					close_pair(p, i);
+				continue;
+			}
 			for (int k = 0; k < 2; k++) {
 				if (k == 0 && host_held(p, i, now))
 					continue;
@@ -235,7 +255,7 @@ static void *proxy_main(void *arg)
 			pthread_mutex_lock(&p->lock);
 			int slot = -1;
 			for (int i = 0; i < MAX_PAIRS && slot < 0; i++)
-				if (p->pairs[i][0] < 0)
+				if (p->pairs[i][0] == -1)
 					slot = i;
 			if (d >= 0 && u >= 0 && slot >= 0) {
 				p->pairs[slot][0] = d;
@@ -267,7 +287,13 @@ static void *proxy_main(void *arg)
 			ssize_t moved = pump(k == 0 ? p : NULL, i, p->pairs[i][k], p->pairs[i][1 - k],
 					     counting ? ICREQ_LEN - p->host_fwd[i] : SIZE_MAX);
 			if (moved < 0) {
-				close_pair(p, i);
+				unsigned linger = k == 0 ? atomic_load(&p->linger_ms) : 0;
+				if (linger) {
+					close(p->pairs[i][0]); /* the host sees its end now */
+					p->pairs[i][0] = -2;
+					p->linger_until[i] = env_now_ms() + linger;
+				} else
+					close_pair(p, i);
 				continue;
 			}
 			if (counting) {
@@ -337,6 +363,11 @@ void proxy_hold_answers(struct proxy *p, unsigned kinds, unsigned ms)
 {
 	atomic_store(&p->hold_ms, ms);
 	atomic_store(&p->hold_what, kinds);
+}
+
+void proxy_linger_close(struct proxy *p, unsigned ms)
+{
+	atomic_store(&p->linger_ms, ms);
 }
 
 void proxy_refuse_io_connect(struct proxy *p, unsigned n)

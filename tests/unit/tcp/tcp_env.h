@@ -22,6 +22,10 @@ uint16_t env_target(struct unvme_target **t, const char *nqn, const char *device
 uint16_t env_target_tls(struct unvme_target **t, const char *nqn, const char *device, const char *host,
 			const char *key);
 
+/* The same, open to any host, with one limit of docs/nvme-tcp.md's set (e.g. max_io_queues). */
+uint16_t env_target_limited(struct unvme_target **t, const char *nqn, const char *device,
+			    const char *limit, uint64_t value);
+
 struct proxy;
 /* A proxy from an ephemeral port to 127.0.0.1:port. */
 struct proxy *proxy_start(uint16_t port);
@@ -43,6 +47,9 @@ void proxy_hold_answers(struct proxy *p, unsigned kinds, unsigned ms);
 /* The next n Connects of an I/O queue: the connection is closed instead (the host's queue
  * connect fails; the admin queue's are passed). */
 void proxy_refuse_io_connect(struct proxy *p, unsigned n);
+/* From now on, a connection the host ends stays open towards the target for ms more: the
+ * target learns of the end that late (0: at once). */
+void proxy_linger_close(struct proxy *p, unsigned ms);
 /* Host commands of a kind seen so far. */
 unsigned proxy_seen(const struct proxy *p, enum off_poll_kind kind);
 /* Connections accepted so far. */

@@ -209,6 +209,60 @@ static void test_timeout_then_reconnect(void)
 	unvme_target_stop(t);
 }
 
+/* A queue pair destroyed and created again at once: the target may not yet have seen the old
+ * connection end, its queue id still taken. The host takes another id while one is free, and
+ * otherwise tries the id again until the target gives it back (it answers Command Sequence
+ * Error meanwhile, as the spec and Linux nvmet do): the create succeeds either way. */
+static void queue_again(unsigned max_io_queues, bool expect_wait)
+{
+	struct unvme_target *t;
+	uint16_t port = env_target_limited(&t, "nqn.again", "emu://again?ns=mem:8M", "max_io_queues",
+					   max_io_queues);
+	REQUIRE(port);
+	struct proxy *px = proxy_start(port);
+	REQUIRE(px);
+	struct unvme_ctrlr *c;
+	REQUIRE(try_open(proxy_port(px), "nqn.again", "kato=0", &c) == 0);
+	CHECK_EQ(unvme_ctrlr_max_io_queues(c), max_io_queues);
+	struct unvme_ns *ns = unvme_ctrlr_ns(c, 1);
+	uint8_t *b = unvme_dma_zalloc(4096, 4096);
+	REQUIRE(b);
+	struct unvme_qpair *qp;
+	REQUIRE(unvme_qpair_create(c, NULL, &qp) == 0);
+	uint16_t first = unvme_qpair_id(qp);
+	CHECK_EQ(unvme_write_sync(ns, qp, b, 0, 8), 0);
+	proxy_linger_close(px, 400); /* the target hears of each queue's end 400 ms late */
+	unvme_qpair_destroy(qp);
+	unsigned before = proxy_accepted(px);
+	REQUIRE(unvme_qpair_create(c, NULL, &qp) == 0);
+	unsigned attempts = proxy_accepted(px) - before;
+	if (expect_wait) {
+		/* the only id: refused while the old connection lingers, then taken */
+		CHECK_EQ(unvme_qpair_id(qp), first);
+		CHECK(attempts > 1);
+	} else {
+		/* another id at once */
+		CHECK(unvme_qpair_id(qp) != first);
+		CHECK_EQ(attempts, 1);
+	}
+	CHECK_EQ(unvme_read_sync(ns, qp, b, 0, 8), 0);
+	unvme_qpair_destroy(qp);
+	unvme_dma_free(b);
+	unvme_ctrlr_close(c);
+	proxy_stop(px);
+	unvme_target_stop(t);
+}
+
+static void test_queue_id_still_held_by_the_target(void)
+{
+	queue_again(1, true);
+}
+
+static void test_queue_ids_taken_in_turn(void)
+{
+	queue_again(2, false);
+}
+
 static void test_keep_alive_idle(void)
 {
 	struct unvme_target *t;
@@ -328,5 +382,6 @@ static void test_misbehaving_target(void)
 }
 
 TEST_MAIN(TEST(test_allow_list), TEST(test_auth_null_group), TEST(test_auth_ffdhe2048_transformed_keys),
-	  TEST(test_reconnect_after_cut), TEST(test_timeout_then_reconnect), TEST(test_keep_alive_idle),
+	  TEST(test_reconnect_after_cut), TEST(test_timeout_then_reconnect), TEST(test_queue_id_still_held_by_the_target),
+	  TEST(test_queue_ids_taken_in_turn), TEST(test_keep_alive_idle),
 	  TEST(test_misbehaving_target))

@@ -13,7 +13,7 @@
  */
 #include "emu_ctrl.h"
 
-static void invalid_doorbell(struct emu_ctrl *c, uint32_t off, enum emu_event ev)
+static __attribute__((cold, noinline)) void invalid_doorbell(struct emu_ctrl *c, uint32_t off, enum emu_event ev)
 {
 	pthread_mutex_lock(&c->lock);
 	emu_errlog_record_doorbell(c, off);
@@ -21,7 +21,16 @@ static void invalid_doorbell(struct emu_ctrl *c, uint32_t off, enum emu_event ev
 	pthread_mutex_unlock(&c->lock);
 }
 
-static void sq_tail_write(struct emu_ctrl *c, uint32_t qid, uint32_t off, uint32_t val)
+static __attribute__((noinline)) void admin_sq_run(struct emu_ctrl *c)
+{
+	pthread_mutex_lock(&c->lock);
+	emu_admin_run(c, UINT32_MAX);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Inlined into emu_doorbell_write with every call it makes a tail call (the rare ones are out
+ * of line), so that the I/O SQ's doorbell, once a command at QD 1, saves no registers. */
+static inline void sq_tail_write(struct emu_ctrl *c, uint32_t qid, uint32_t off, uint32_t val)
 {
 	struct emu_sq *sq = &c->sq[qid];
 	uint32_t limit = atomic_load_explicit(&sq->db_limit, memory_order_acquire);
@@ -34,16 +43,13 @@ static void sq_tail_write(struct emu_ctrl *c, uint32_t qid, uint32_t off, uint32
 		emu_engine_kick(c); /* it may sleep */
 		return;
 	}
-	if (qid) {
+	if (qid)
 		emu_sq_run_inline(c, sq);
-	} else {
-		pthread_mutex_lock(&c->lock);
-		emu_admin_run(c, UINT32_MAX);
-		pthread_mutex_unlock(&c->lock);
-	}
+	else
+		admin_sq_run(c);
 }
 
-static void cq_head_write(struct emu_ctrl *c, uint32_t qid, uint32_t off, uint32_t val)
+static __attribute__((noinline)) void cq_head_write(struct emu_ctrl *c, uint32_t qid, uint32_t off, uint32_t val)
 {
 	struct emu_cq *cq = &c->cq[qid];
 	uint32_t limit = atomic_load_explicit(&cq->db_limit, memory_order_acquire);

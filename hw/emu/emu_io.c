@@ -288,7 +288,21 @@ static inline void prefetch_cmd(const struct emu_ctrl *c, const struct emu_sq *s
 		emu_nvm_prefetch(ns->be, flat, shift, (uint8_t)w0, w[5], (uint32_t)w[6]);
 }
 
-uint32_t emu_sq_run(struct emu_ctrl *c, struct emu_sq *sq, uint32_t budget)
+/*
+ * The fetch loop, for the engine (emu_sq_run, a budget per pass) and for a host thread that
+ * rang the doorbell in inline mode (emu_sq_run_inline), which it is inlined into: at QD 1
+ * every command pays this function's entry and exit, so the inline caller does not pay a
+ * second call frame.
+ *
+ * once: stop after a batch that took every command up to the tail read (inline mode). The
+ * engine looks at the tail again, as it sleeps on nothing newer; a host thread need not: every
+ * tail written meanwhile is followed by its writer's own emu_sq_run_inline, which waits for
+ * this SQ's fetch lock and then runs those commands (sq_tail_write), so reading the tail a
+ * second time only found nothing at QD 1 (about 15 instructions a command).
+ */
+static inline __attribute__((always_inline)) uint32_t sq_run(struct emu_ctrl *c,
+							     struct emu_sq *sq, uint32_t budget,
+							     bool once)
 {
 	struct emu_cq *cq = sq->cq;
 	const uint32_t size = sq->size;
@@ -378,8 +392,15 @@ uint32_t emu_sq_run(struct emu_ctrl *c, struct emu_sq *sq, uint32_t budget)
 		if (b.n)
 			batch_commit(c, sq, &b);
 		done += n;
+		if (once && n == pending)
+			break;
 	}
 	return done;
+}
+
+uint32_t emu_sq_run(struct emu_ctrl *c, struct emu_sq *sq, uint32_t budget)
+{
+	return sq_run(c, sq, budget, false);
 }
 
 void emu_sq_run_inline(struct emu_ctrl *c, struct emu_sq *sq)
@@ -387,6 +408,6 @@ void emu_sq_run_inline(struct emu_ctrl *c, struct emu_sq *sq)
 	emu_spin_lock(&sq->busy);
 	/* a reset or a deletion may have happened while this thread waited for the lock */
 	if (__builtin_expect(sq->live && atomic_load_explicit(&c->running, memory_order_relaxed), 1))
-		emu_sq_run(c, sq, UINT32_MAX);
+		(void)sq_run(c, sq, UINT32_MAX, true);
 	emu_spin_unlock(&sq->busy);
 }

@@ -109,6 +109,7 @@ struct unvme_qpair {
 	_Alignas(64) _Atomic uint32_t ncompleted;
 	uint16_t cq_head;
 	uint16_t cq_head_rung;  /* the CQ head doorbell's value */
+	uint32_t ncompleted_rung; /* ncompleted when it was written (cq_head_due) */
 	uint8_t phase;
 	uint8_t poll_depth;     /* > 1: a poll from a completion callback of this queue pair */
 	uint32_t poll_count;

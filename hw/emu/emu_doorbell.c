@@ -13,7 +13,8 @@
  */
 #include "emu_ctrl.h"
 
-static __attribute__((cold, noinline)) void invalid_doorbell(struct emu_ctrl *c, uint32_t off, enum emu_event ev)
+static __attribute__((cold, noinline)) void invalid_doorbell(struct emu_ctrl *c, uint32_t off,
+							     enum emu_event ev)
 {
 	pthread_mutex_lock(&c->lock);
 	emu_errlog_record_doorbell(c, off);
@@ -49,7 +50,8 @@ static inline void sq_tail_write(struct emu_ctrl *c, uint32_t qid, uint32_t off,
 		admin_sq_run(c);
 }
 
-static __attribute__((noinline)) void cq_head_write(struct emu_ctrl *c, uint32_t qid, uint32_t off, uint32_t val)
+static __attribute__((noinline)) void cq_head_write(struct emu_ctrl *c, uint32_t qid,
+						    uint32_t off, uint32_t val)
 {
 	struct emu_cq *cq = &c->cq[qid];
 	uint32_t limit = atomic_load_explicit(&cq->db_limit, memory_order_acquire);

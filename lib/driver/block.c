@@ -37,8 +37,9 @@ static void rw_cmd(struct nvme_sqe *cmd, uint8_t opc, const struct unvme_ns *ns,
 
 /* Why data_cmd refuses a command (never 0 when io_args_ok said no). Out of line: a call the
  * I/O path makes would have it save registers on every command (see qpair_submit_rw). */
-static __attribute__((cold, noinline)) int data_cmd_refused(const struct unvme_ns *ns, struct unvme_qpair *qp, const void *buf,
-			    uint32_t nlb)
+static __attribute__((cold, noinline)) int data_cmd_refused(const struct unvme_ns *ns,
+							    struct unvme_qpair *qp,
+							    const void *buf, uint32_t nlb)
 {
 	int rc = check_ns(ns, qp, nlb);
 	if (rc)

@@ -301,9 +301,9 @@ static void ring_split(struct unvme_qpair *qp)
 	atomic_flag_clear_explicit(&qp->ring_lock, memory_order_release);
 }
 
-/* unvme_qpair_ring, inline in the poll (an exported function is called through the PLT
- * and with a frame of its own: a fifth of the driver's instructions besides the reaping at QD
- * 1, where every poll rings). */
+/* unvme_qpair_ring, inline in the poll: the exported function is not inlined (in the shared
+ * library a call to it goes through the PLT), and at QD 1, where every poll rings, its call
+ * and frame were 8 of the driver's instructions a command. */
 static inline void qpair_ring(struct unvme_qpair *qp)
 {
 	if (unlikely(qp->msg != NULL)) {

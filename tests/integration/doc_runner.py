@@ -141,10 +141,17 @@ NS_DIR = Path("/run/unvme-doc")
 PRIVATE_DIRS = ("/tmp", "/var/tmp", "/mnt", "/srv")
 
 
-def _sandbox(token, base):
+def _under_private(path):
+    path = Path(path).resolve()
+    return any(path == Path(d) or Path(d) in path.parents for d in PRIVATE_DIRS)
+
+
+def _sandbox(token, base, keep_also=()):
     """A mount and a network namespace for the page, kept by bind mounts under NS_DIR: every
-    block enters both (nsenter). Returns [nsenter args] or None where that cannot be done (not
-    root, no unshare): the page then runs in the machine's namespaces."""
+    block enters both (nsenter). base, and whichever of keep_also lies under a directory the
+    page gets empty (a checkout under /tmp), stay visible there. Returns [nsenter args] or
+    None where that cannot be done (not root, no unshare): the page then runs in the
+    machine's namespaces."""
     if os.geteuid() != 0 or not all(shutil.which(t) for t in ("unshare", "nsenter", "ip")):
         return None
     NS_DIR.mkdir(exist_ok=True)
@@ -156,11 +163,17 @@ def _sandbox(token, base):
     mnt.touch()
     net.touch()
     keep.mkdir()
+    kept = [Path(base)]
+    for p in (Path(p).resolve() for p in keep_also if _under_private(p)):
+        if not any(k == p or k in p.parents for k in kept):
+            kept.append(p)
     setup = ("set -e; ip link set lo up; "
-             f"mount --bind {base} {keep}; "
+             + "".join(f"mkdir -p {keep}/{i}; mount --bind {d} {keep}/{i}; "
+                       for i, d in enumerate(kept))
              + "".join(f"mkdir -p {d}; mount -t tmpfs -o mode=1777 tmpfs {d}; "
                        for d in PRIVATE_DIRS)
-             + f"mkdir -p {base}; mount --bind {keep} {base}; umount {keep}")
+             + "".join(f"mkdir -p {d}; mount --bind {keep}/{i} {d}; umount {keep}/{i}; "
+                       for i, d in enumerate(kept)))
     p = subprocess.run(["unshare", f"--mount={mnt}", f"--net={net}", "--propagation", "private",
                         "--", "bash", "-c", setup], capture_output=True, text=True)
     if p.returncode != 0:
@@ -197,7 +210,7 @@ class Page:
         self.token = uuid.uuid4().hex[:16]
         home = Path(tmp) / "home"
         home.mkdir()
-        self.enter = _sandbox(self.token, Path(tmp))
+        self.enter = _sandbox(self.token, Path(tmp), (REPO, self.build))
         # short (multi-process sockets live there), and private in the sandbox
         if self.enter:
             self.run_dir = Path("/tmp/unvme-run")

@@ -104,6 +104,7 @@ struct rhost {
 	bool done[MAXQ];
 	uint32_t lie_rkey;           /* nonzero: keyed SGLs name this RKEY instead */
 	struct rv_mr fake_mr;
+	bool failed;                 /* its queue pair reported an error (a completion's status) */
 };
 
 static void h_done(void *arg, uint16_t cid, const struct nvme_cqe *cqe)
@@ -177,8 +178,10 @@ static int rhost_cmd(struct rhost *h, struct nvme_sqe *sqe, void *buf, uint32_t 
 	while (!h->done[cid] && now_ms() < end) {
 		/* a response handed on counts even when the queue ended right after it (the
 		 * target answers Disconnect, then disconnects) */
-		if (nvrdma_hq_poll(&h->q) < 0 && !h->done[cid])
+		if (nvrdma_hq_poll(&h->q) < 0 && !h->done[cid]) {
+			h->failed = true;
 			return -1;
+		}
 		if (!h->done[cid])
 			rv_wait(h->ep, 5);
 	}
@@ -401,7 +404,11 @@ static void test_a_host_lying_about_its_rkey_loses_only_its_queue(void)
 	fill(buf, sizeof(buf), 4);
 	q.lie_rkey = 0x5a5a5a5a;
 	CHECK_EQ(rw(&q, 4, NVME_CMD_WRITE, 0, 128, buf, sizeof(buf)), -1); /* its queue fails */
-	CHECK(disconnected(q.ep));
+	/* The target ends the connection. On a device (soft-RoCE in the guest) the bad key
+	 * fails the host's queue pair itself first (the responder's access error), and the
+	 * connection manager's disconnect may come later than the guard: that failure is the
+	 * end there. The fake has no such error: the target's disconnect must arrive. */
+	CHECK((!pair_is_fake() && q.failed) || disconnected(q.ep));
 	rhost_close(&q);
 	/* the admin queue and a new I/O queue of the same controller go on (queue 1 is free
 	 * again once the target's poller let the failed connection go) */

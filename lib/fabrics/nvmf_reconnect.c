@@ -10,7 +10,9 @@
 
 int nvmf_reconnect_run(const struct nvmf_reconnect *r, int *attempts)
 {
-	uint64_t until = mono_ms_coarse() + r->ctrl_loss_tmo_ms;
+	/* the coarse clock's slack (clock.h): without it two readings ctrl_loss_tmo apart may be
+	 * a tick less apart in truth, and the controller given up early */
+	uint64_t until = mono_ms_coarse() + r->ctrl_loss_tmo_ms + mono_coarse_slack_ms();
 	*attempts = 0;
 	if (r->closing(r->arg))
 		return unvme_fail(-ECANCELED, "the reconnect was stopped");

@@ -52,13 +52,19 @@ void bfs_inode_ref(struct bfs_inode *in)
 	atomic_fetch_add(&in->refs, 1);
 }
 
-/* The last reference of an unlinked inode: nobody can reach it any more. */
-void bfs_inode_release(struct blobfs *fs, struct bfs_inode *in)
+/* An unlinked inode's cached data goes, dirty or not: nothing will write it back. */
+static void drop_cached(struct blobfs *fs, struct bfs_inode *in)
 {
 	bfs_dirty_list_remove(fs, in);
 	pthread_mutex_lock(&in->cache_lock);
 	bfs_cache_drop_from(fs, in, 0, false);
 	pthread_mutex_unlock(&in->cache_lock);
+}
+
+/* The last reference of an unlinked inode: nobody can reach it any more. */
+void bfs_inode_release(struct blobfs *fs, struct bfs_inode *in)
+{
+	drop_cached(fs, in);
 	pthread_mutex_lock(&fs->jlock);
 	if (in->orphan) {
 		if (in->oprev)
@@ -104,10 +110,7 @@ void bfs_orphans_reclaim(struct blobfs *fs)
 	pthread_mutex_unlock(&fs->files_lock);
 	for (size_t i = 0; i < n; i++) {
 		struct bfs_inode *in = v[i];
-		bfs_dirty_list_remove(fs, in);
-		pthread_mutex_lock(&in->cache_lock);
-		bfs_cache_drop_from(fs, in, 0, false);
-		pthread_mutex_unlock(&in->cache_lock);
+		drop_cached(fs, in);
 		pthread_mutex_lock(&fs->jlock);
 		bfs_ext_trim(&in->ext, 0, bfs_free_range, fs);
 		pthread_mutex_unlock(&fs->jlock);

@@ -277,12 +277,46 @@ UNVME_API int unvme_qpair_submit(struct unvme_qpair *qp, const struct nvme_sqe *
 	return 0;
 }
 
-/* qpair_submit_rw's every other case, out of line (qpair_submit.h). */
+/*
+ * Read and Write, the I/O path's commands (NVM Command Set 1.0, 3.2.4 and 3.2.6): the entry is
+ * written in place in the ring, without the copy through a caller's SQE that
+ * unvme_qpair_submit makes. What it does is the same: anything but a memory-ring queue pair
+ * in good order, or a transfer that needs a PRP list, goes the general way. The common case
+ * of it runs inline in qpair_submit_rw (qpair_submit.h); this is every case.
+ */
 int qpair_submit_rw_slow(struct unvme_qpair *qp, uint8_t opc, uint32_t nsid, uint64_t slba,
 			 uint32_t nlb, void *buf, size_t len, unvme_cmd_cb cb, void *arg)
 {
-	return qpair_submit_rw_any(qp, opc, nsid, slba, nlb, buf, len, cb, arg);
+	size_t contig;
+	uint64_t iova;
+	if (unlikely(qp->msg != NULL || qp->fabric != NULL ||
+		     atomic_load_explicit(&qp->failed, memory_order_relaxed) ||
+		     len > qp->ctrlr->max_xfer))
+		goto general;
+	iova = dma_translate_cached(&qp->xlate, buf, &contig);
+	uint64_t first = qp->page_size - (iova & (qp->page_size - 1));
+	/* not DMA memory, not dword aligned, or more than two pages: the general path says why
+	 * or builds the list */
+	if (unlikely(iova == UINT64_MAX || contig < len || (iova & 3u) ||
+		     len > first + qp->page_size))
+		goto general;
+	uint16_t cid = claim_req(qp);
+	if (unlikely(cid == REQ_NONE))
+		return -EAGAIN;
+	rw_entry_put(qp, cid, opc, nsid, slba, nlb, iova, len, first);
+	queue_sqe(qp, cid, opc, cb, arg);
+	return 0;
+general:;
+	struct nvme_sqe cmd = {
+		.opc = opc,
+		.nsid = nsid,
+		.cdw10 = (uint32_t)slba,
+		.cdw11 = (uint32_t)(slba >> 32),
+		.cdw12 = nlb - 1,
+	};
+	return unvme_qpair_submit(qp, &cmd, buf, len, cb, arg);
 }
+
 
 /* A split queue's doorbell: rung by the poller at each poll and by the submitter when it
  * wants, so two threads may ring. Under ring_lock the tail written only moves forward; a side

@@ -79,15 +79,21 @@ static inline void sqe_put(struct nvme_sqe *slot, const uint64_t q[8])
 		d[i] = q[i];
 }
 
+/* The tail moves past the entry just written. */
+static inline void sq_advance(struct unvme_qpair *qp)
+{
+	if (unlikely(++qp->sq_tail == qp->depth))
+		qp->sq_tail = 0;
+	count_up(&qp->nsubmitted);
+}
+
 /* The entry at the tail is complete: its tracker goes ACTIVE and the tail moves on. The
  * doorbell waits for the next ring (or poll). */
 static inline void queue_sqe(struct unvme_qpair *qp, uint16_t cid, uint8_t opc, unvme_cmd_cb cb,
 			     void *arg)
 {
 	activate_req(qp, cid, opc, cb, arg);
-	if (unlikely(++qp->sq_tail == qp->depth))
-		qp->sq_tail = 0;
-	count_up(&qp->nsubmitted);
+	sq_advance(qp);
 	if (qp->split)
 		atomic_store_explicit(&qp->sq_tail_pub, qp->sq_tail, memory_order_release);
 	else
@@ -112,47 +118,7 @@ static inline void rw_entry_put(struct unvme_qpair *qp, uint16_t cid, uint8_t op
 	d[7] = 0;
 }
 
-/*
- * Read and Write, the I/O path's commands (NVM Command Set 1.0, 3.2.4 and 3.2.6): the entry is
- * written in place in the ring, without the copy through a caller's SQE that
- * unvme_qpair_submit makes. What it does is the same: anything but a memory-ring queue pair
- * in good order, or a transfer that needs a PRP list, goes the general way.
- */
-static inline __attribute__((always_inline)) int
-qpair_submit_rw_any(struct unvme_qpair *qp, uint8_t opc, uint32_t nsid, uint64_t slba,
-		    uint32_t nlb, void *buf, size_t len, unvme_cmd_cb cb, void *arg)
-{
-	size_t contig;
-	uint64_t iova;
-	if (unlikely(qp->msg != NULL || qp->fabric != NULL ||
-		     atomic_load_explicit(&qp->failed, memory_order_relaxed) ||
-		     len > qp->ctrlr->max_xfer))
-		goto general;
-	iova = dma_translate_cached(&qp->xlate, buf, &contig);
-	uint64_t first = qp->page_size - (iova & (qp->page_size - 1));
-	/* not DMA memory, not dword aligned, or more than two pages: the general path says why
-	 * or builds the list */
-	if (unlikely(iova == UINT64_MAX || contig < len || (iova & 3u) ||
-		     len > first + qp->page_size))
-		goto general;
-	uint16_t cid = claim_req(qp);
-	if (unlikely(cid == REQ_NONE))
-		return -EAGAIN;
-	rw_entry_put(qp, cid, opc, nsid, slba, nlb, iova, len, first);
-	queue_sqe(qp, cid, opc, cb, arg);
-	return 0;
-general:;
-	struct nvme_sqe cmd = {
-		.opc = opc,
-		.nsid = nsid,
-		.cdw10 = (uint32_t)slba,
-		.cdw11 = (uint32_t)(slba >> 32),
-		.cdw12 = nlb - 1,
-	};
-	return unvme_qpair_submit(qp, &cmd, buf, len, cb, arg);
-}
-
-/* qpair_submit_rw_any out of line (qpair.c). */
+/* Read and Write in every case (qpair.c): what qpair_submit_rw does not take inline. */
 int qpair_submit_rw_slow(struct unvme_qpair *qp, uint8_t opc, uint32_t nsid, uint64_t slba,
 			 uint32_t nlb, void *buf, size_t len, unvme_cmd_cb cb, void *arg);
 
@@ -183,9 +149,7 @@ static inline int qpair_submit_rw(struct unvme_qpair *qp, uint8_t opc, uint32_t 
 			/* queue_sqe of an unshared queue (the volatile entry stores make the
 			 * compiler read qp->split again) */
 			activate_req(qp, cid, opc, cb, arg);
-			if (unlikely(++qp->sq_tail == qp->depth))
-				qp->sq_tail = 0;
-			count_up(&qp->nsubmitted);
+			sq_advance(qp);
 			qp->unrung++;
 			return 0;
 		}

@@ -372,7 +372,39 @@ static void test_statfs_exact_after_removes(void)
 	blobfs_unmount(fs);
 }
 
+/* The clusters of a removed file that only a reference still holds (FUSE's, until its FORGET)
+ * go to a write short of space, and only once the removal is durable. A kill -9 after the
+ * new file's data reached those clusters, before anything was synced, must find the old file
+ * either gone or whole: never back, holding the new file's bytes. */
+static void test_reclaimed_space_survives_a_crash(void)
+{
+	struct blobfs *fs = bt_fresh(ns, 4096, &quiet);
+	REQUIRE(fs);
+	REQUIRE(bt_write_file(fs, "/old", 5, 0, 409600, true) == 0);
+	struct blobfs_inode *root = blobfs_root(fs), *h;
+	REQUIRE(blobfs_lookup(fs, root, "old", &h, NULL) == 0);
+	REQUIRE(blobfs_unlink(fs, "/old") == 0); /* its record not committed (commit interval 1 h) */
+	struct blobfs_statfs sf;
+	REQUIRE(blobfs_statfs(fs, &sf) == 0);
+	size_t len = (size_t)sf.free_clusters * 4096u;
+	/* written back at close (its data on the device), not synced */
+	CHECK_EQ(bt_write_file(fs, "/new", 6, 0, len, false), 0);
+	bfs_simulate_crash(fs); /* the reference still held, as FUSE's would be */
+	struct blobfs_fsck_result r;
+	CHECK_EQ(blobfs_fsck(ns, 0, NULL, &r), 0);
+	CHECK_EQ(r.errors, 0);
+	fs = bt_mount(ns, &quiet);
+	REQUIRE(fs);
+	struct blobfs_stat st;
+	if (blobfs_stat(fs, "/old", &st) == 0)
+		CHECK_EQ(bt_verify_file(fs, "/old", 5, 409600), 0);
+	/* here it is gone: the commit that gave the space back made the removal durable */
+	CHECK_EQ(blobfs_stat(fs, "/old", &st), -ENOENT);
+	blobfs_unmount(fs);
+}
+
 BT_DEVICE_MAIN(DEV, TEST(test_handles_outlive_names), TEST(test_special_files_survive_a_crash),
 	       TEST(test_version_1_refuses_new_features), TEST(test_tmpfile_leaves_nothing),
 	       TEST(test_fallocate_modes), TEST(test_fallocate_never_shows_old_data),
-	       TEST(test_statfs_exact_after_removes))
+	       TEST(test_statfs_exact_after_removes),
+	       TEST(test_reclaimed_space_survives_a_crash))

@@ -726,9 +726,15 @@ static int qpair_create_once(struct unvme_ctrlr *c, const struct unvme_qpair_opt
 		 * work has run): another id, or the same one a little later, is taken. */
 		bool releasing = ctrlr_kind(c) == UNVME_TRANSPORT_FABRICS &&
 				 rc == NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_CMD_SEQ_ERROR);
-		if (!releasing || waited_ms >= QID_RELEASE_WAIT_MS) {
-			unvme_fail(rc, "%s%s", why,
-				   releasing ? " (the target was still releasing the queue id)" : "");
+		if (!releasing) {
+			unvme_fail(rc, "%s", why);
+			break;
+		}
+		if (waited_ms >= QID_RELEASE_WAIT_MS) {
+			/* (a Connect's status comes without a message of its own) */
+			unvme_fail(rc, "%s: I/O queue %u: Connect answered %s for %u ms (the target was "
+				   "still releasing the queue id)", c->devid, qid,
+				   unvme_status_str(rc, NVME_CSI_NVM), waited_ms);
 			break;
 		}
 		ctrlr_unlock_qps(c);

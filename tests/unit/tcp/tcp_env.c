@@ -100,6 +100,7 @@ struct proxy {
 	uint64_t answer_until[MAX_PAIRS]; /* the target's bytes held until then */
 	_Atomic unsigned hold_what, hold_ms, refuse_io, linger_ms;
 	uint64_t linger_until[MAX_PAIRS]; /* the host left: the target's side closes then */
+	bool disconnected[MAX_PAIRS];     /* the host's Disconnect was held back (lingering) */
 	_Atomic unsigned seen[OFF_POLL_KINDS];
 };
 
@@ -127,6 +128,7 @@ static void close_pair(struct proxy *p, int i)
 		p->pairs[i][k] = -1;
 	}
 	p->linger_until[i] = 0;
+	p->disconnected[i] = false;
 }
 
 /* A host's capsule (its command at sqe) passing on pair i: counted, its answer held when
@@ -135,8 +137,10 @@ static bool look(struct proxy *p, int i, const uint8_t *sqe)
 {
 	/* lingering: a queue's Disconnect would end it on the target at once, so the host's
 	 * side ends there instead */
-	if (atomic_load(&p->linger_ms) && sqe[0] == NVME_FABRICS_OPC && sqe[4] == NVMF_FCTYPE_DISCONNECT)
+	if (atomic_load(&p->linger_ms) && sqe[0] == NVME_FABRICS_OPC && sqe[4] == NVMF_FCTYPE_DISCONNECT) {
+		p->disconnected[i] = true;
 		return false;
+	}
 	bool disable, io_connect;
 	enum off_poll_kind kind = capsule_kind(sqe, &disable, &io_connect);
 	if (io_connect) {
@@ -265,6 +269,7 @@ static void *proxy_main(void *arg)
 				p->held_until[slot] = 0;
 				memset(&p->watch[slot], 0, sizeof(p->watch[slot]));
 				p->answer_until[slot] = 0;
+				p->disconnected[slot] = false;
 				atomic_fetch_add(&p->accepted, 1);
 			} else {
 				if (d >= 0)
@@ -287,7 +292,7 @@ static void *proxy_main(void *arg)
 			ssize_t moved = pump(k == 0 ? p : NULL, i, p->pairs[i][k], p->pairs[i][1 - k],
 					     counting ? ICREQ_LEN - p->host_fwd[i] : SIZE_MAX);
 			if (moved < 0) {
-				unsigned linger = k == 0 ? atomic_load(&p->linger_ms) : 0;
+				unsigned linger = k == 0 && p->disconnected[i] ? atomic_load(&p->linger_ms) : 0;
 				if (linger) {
 					close(p->pairs[i][0]); /* the host sees its end now */
 					p->pairs[i][0] = -2;

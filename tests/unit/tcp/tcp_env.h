@@ -47,8 +47,9 @@ void proxy_hold_answers(struct proxy *p, unsigned kinds, unsigned ms);
 /* The next n Connects of an I/O queue: the connection is closed instead (the host's queue
  * connect fails; the admin queue's are passed). */
 void proxy_refuse_io_connect(struct proxy *p, unsigned n);
-/* From now on, a connection the host ends stays open towards the target for ms more: the
- * target learns of the end that late (0: at once). */
+/* From now on, a queue the host ends with a Disconnect: the Disconnect is held back and the
+ * connection stays open towards the target for ms more, so the target learns of the end that
+ * late (0: at once). Other connections end at once. */
 void proxy_linger_close(struct proxy *p, unsigned ms);
 /* Host commands of a kind seen so far. */
 unsigned proxy_seen(const struct proxy *p, enum off_poll_kind kind);

@@ -263,6 +263,31 @@ static void test_queue_ids_taken_in_turn(void)
 	queue_again(2, false);
 }
 
+/* A target that never gives a queue id back (or says so forever): the create gives up after
+ * its 3 s of retries with the status and a message that says why, instead of hanging. */
+static void test_queue_id_never_given_back(void)
+{
+	struct unvme_target *t;
+	uint16_t port = env_target_limited(&t, "nqn.never", "emu://never?ns=mem:8M", "max_io_queues", 1);
+	REQUIRE(port);
+	struct proxy *px = proxy_start(port);
+	REQUIRE(px);
+	struct unvme_ctrlr *c;
+	REQUIRE(try_open(proxy_port(px), "nqn.never", "kato=0", &c) == 0);
+	struct unvme_qpair *qp;
+	REQUIRE(unvme_qpair_create(c, NULL, &qp) == 0);
+	proxy_linger_close(px, 60000); /* the target hears of the end only when the proxy stops */
+	unvme_qpair_destroy(qp);
+	unsigned before = proxy_accepted(px);
+	int rc = unvme_qpair_create(c, NULL, &qp);
+	CHECK_EQ(rc, NVME_STATUS(NVME_SCT_GENERIC, NVME_SC_CMD_SEQ_ERROR));
+	CHECK(strstr(unvme_errmsg(), "still releasing the queue id") != NULL);
+	CHECK(proxy_accepted(px) - before > 1); /* it did try again */
+	unvme_ctrlr_close(c);
+	proxy_stop(px);
+	unvme_target_stop(t);
+}
+
 static void test_keep_alive_idle(void)
 {
 	struct unvme_target *t;
@@ -383,5 +408,6 @@ static void test_misbehaving_target(void)
 
 TEST_MAIN(TEST(test_allow_list), TEST(test_auth_null_group), TEST(test_auth_ffdhe2048_transformed_keys),
 	  TEST(test_reconnect_after_cut), TEST(test_timeout_then_reconnect), TEST(test_queue_id_still_held_by_the_target),
-	  TEST(test_queue_ids_taken_in_turn), TEST(test_keep_alive_idle),
+	  TEST(test_queue_ids_taken_in_turn), TEST(test_queue_id_never_given_back),
+	  TEST(test_keep_alive_idle),
 	  TEST(test_misbehaving_target))
